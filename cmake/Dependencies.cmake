@@ -1,0 +1,29 @@
+# Every dependency comes from Debian (scripts/install-deps.sh installs them).
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(absl CONFIG REQUIRED)
+find_package(Boost 1.74 REQUIRED COMPONENTS system)
+find_package(spdlog CONFIG REQUIRED)
+find_package(yaml-cpp CONFIG REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+
+pkg_check_modules(ESPEAK_NG REQUIRED IMPORTED_TARGET espeak-ng)
+pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
+pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
+pkg_check_modules(ICU REQUIRED IMPORTED_TARGET icu-uc icu-i18n)
+pkg_check_modules(AVCODEC REQUIRED IMPORTED_TARGET libavcodec libavutil)
+
+# libsonic ships neither a pkg-config file nor a CMake package.
+find_path(SONIC_INCLUDE_DIR sonic.h REQUIRED)
+find_library(SONIC_LIBRARY sonic REQUIRED)
+add_library(sonic::sonic UNKNOWN IMPORTED)
+set_target_properties(sonic::sonic PROPERTIES IMPORTED_LOCATION ${SONIC_LIBRARY}
+                      INTERFACE_INCLUDE_DIRECTORIES ${SONIC_INCLUDE_DIR})
+
+if(VOXSERVE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(VOXSERVE_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

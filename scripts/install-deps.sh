@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages voxserve builds, runs and tests with. Idempotent: asks apt only for
+# packages that are missing, so a second run costs a dpkg query and nothing else.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config
+  # libraries (see shared/reference/build-facts.md for the versions this is checked against)
+  libboost-dev libboost-system-dev libabsl-dev libssl-dev
+  libespeak-ng-dev espeak-ng-data libsndfile1-dev libsoxr-dev libsonic-dev libicu-dev
+  libavcodec-dev libavutil-dev
+  nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-pytest python3-requests python3-numpy python3-soundfile
+  curl wrk
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,90 @@
+#include "core/error.h"
+
+#include <charconv>
+
+#include "absl/strings/cord.h"
+
+namespace voxserve::core {
+namespace {
+
+// Debian's absl is built without std::string_view aliasing: absl::string_view is its own type.
+constexpr absl::string_view kReasonUrl = "voxserve/reason";
+constexpr absl::string_view kParamUrl = "voxserve/param";
+constexpr absl::string_view kCodeUrl = "voxserve/code";
+constexpr absl::string_view kRetryAfterUrl = "voxserve/retry_after";
+
+absl::string_view ToAbsl(std::string_view text) { return {text.data(), text.size()}; }
+
+absl::Status Make(absl::StatusCode code, std::string_view message, ErrorReason reason,
+                  std::string_view param, std::string_view error_code) {
+  absl::Status status(code, ToAbsl(message));
+  if (reason != ErrorReason::kUnspecified) {
+    status.SetPayload(kReasonUrl, absl::Cord(std::to_string(static_cast<int>(reason))));
+  }
+  if (!param.empty()) status.SetPayload(kParamUrl, absl::Cord(ToAbsl(param)));
+  if (!error_code.empty()) status.SetPayload(kCodeUrl, absl::Cord(ToAbsl(error_code)));
+  return status;
+}
+
+std::optional<int> IntPayload(const absl::Status& status, absl::string_view url) {
+  auto cord = status.GetPayload(url);
+  if (!cord) return std::nullopt;
+  std::string text(*cord);
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+absl::Status InvalidArgument(std::string_view message, std::string_view param,
+                             std::string_view code) {
+  return Make(absl::StatusCode::kInvalidArgument, message, ErrorReason::kUnspecified, param, code);
+}
+
+absl::Status NotFound(std::string_view message, std::string_view param, std::string_view code) {
+  return Make(absl::StatusCode::kNotFound, message, ErrorReason::kUnspecified, param, code);
+}
+
+absl::Status PayloadTooLarge(std::string_view message, std::string_view param) {
+  return Make(absl::StatusCode::kInvalidArgument, message, ErrorReason::kPayloadTooLarge, param,
+              "payload_too_large");
+}
+
+absl::Status UnsupportedMediaType(std::string_view message) {
+  return Make(absl::StatusCode::kInvalidArgument, message, ErrorReason::kUnsupportedMediaType, {},
+              "unsupported_media_type");
+}
+
+absl::Status MethodNotAllowed(std::string_view message) {
+  return Make(absl::StatusCode::kUnimplemented, message, ErrorReason::kMethodNotAllowed, {},
+              "method_not_allowed");
+}
+
+absl::Status QueueFull(std::string_view message, int retry_after_seconds) {
+  absl::Status status = Make(absl::StatusCode::kResourceExhausted, message,
+                             ErrorReason::kQueueFull, {}, "queue_full");
+  status.SetPayload(kRetryAfterUrl, absl::Cord(std::to_string(retry_after_seconds)));
+  return status;
+}
+
+absl::Status Draining(std::string_view message) {
+  return Make(absl::StatusCode::kUnavailable, message, ErrorReason::kDraining, {},
+              "server_draining");
+}
+
+absl::Status Internal(std::string_view message) {
+  return Make(absl::StatusCode::kInternal, message, ErrorReason::kUnspecified, {}, {});
+}
+
+ErrorDetail DetailOf(const absl::Status& status) {
+  ErrorDetail detail;
+  if (auto reason = IntPayload(status, kReasonUrl)) detail.reason = static_cast<ErrorReason>(*reason);
+  if (auto param = status.GetPayload(kParamUrl)) detail.param = std::string(*param);
+  if (auto code = status.GetPayload(kCodeUrl)) detail.code = std::string(*code);
+  detail.retry_after_seconds = IntPayload(status, kRetryAfterUrl);
+  return detail;
+}
+
+}  // namespace voxserve::core

@@ -1,0 +1,45 @@
+// Errors with the detail clients need (which parameter, a machine-readable code, why), carried on
+// absl::Status so every fallible call returns one type. Transports turn them into HTTP or gRPC
+// answers in exactly one place each (transport/http/error_response.cc for HTTP).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace voxserve::core {
+
+// Refines the absl code where HTTP tells apart cases that share one gRPC code.
+enum class ErrorReason {
+  kUnspecified,
+  kPayloadTooLarge,       // body or input over a configured limit (HTTP 413)
+  kUnsupportedMediaType,  // body is not JSON (HTTP 415)
+  kMethodNotAllowed,      // route exists, method does not (HTTP 405)
+  kQueueFull,             // admission control rejected the request (HTTP 429)
+  kDraining,              // server is shutting down (HTTP 503)
+};
+
+struct ErrorDetail {
+  ErrorReason reason = ErrorReason::kUnspecified;
+  std::string param;  // the request field at fault, e.g. "voice"; empty when none
+  std::string code;   // machine-readable code, e.g. "voice_not_found"; empty when none
+  std::optional<int> retry_after_seconds;
+};
+
+absl::Status InvalidArgument(std::string_view message, std::string_view param = {},
+                             std::string_view code = {});
+absl::Status NotFound(std::string_view message, std::string_view param = {},
+                      std::string_view code = {});
+absl::Status PayloadTooLarge(std::string_view message, std::string_view param = {});
+absl::Status UnsupportedMediaType(std::string_view message);
+absl::Status MethodNotAllowed(std::string_view message);
+absl::Status QueueFull(std::string_view message, int retry_after_seconds);
+absl::Status Draining(std::string_view message);
+absl::Status Internal(std::string_view message);
+
+// Reads back what the constructors above attached; defaults for a plain absl::Status.
+ErrorDetail DetailOf(const absl::Status& status);
+
+}  // namespace voxserve::core

@@ -1,0 +1,68 @@
+#include "core/logging.h"
+
+#include <memory>
+#include <string>
+
+#include "core/error.h"
+#include "spdlog/pattern_formatter.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace voxserve::core {
+namespace {
+
+// Writes the message as a JSON string body: quotes, backslashes and control characters escaped.
+class JsonEscapedMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    for (char c : std::string_view(msg.payload.data(), msg.payload.size())) {
+      switch (c) {
+        case '"': dest.append(std::string_view("\\\"")); break;
+        case '\\': dest.append(std::string_view("\\\\")); break;
+        case '\n': dest.append(std::string_view("\\n")); break;
+        case '\r': dest.append(std::string_view("\\r")); break;
+        case '\t': dest.append(std::string_view("\\t")); break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            char buffer[8];
+            std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+            dest.append(std::string_view(buffer));
+          } else {
+            dest.push_back(c);
+          }
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonEscapedMessage>();
+  }
+};
+
+}  // namespace
+
+absl::Status ConfigureLogging(std::string_view level, std::string_view format) {
+  spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
+  if (parsed == spdlog::level::off && level != "off") {
+    return InvalidArgument("log.level must be one of trace, debug, info, warn, error, off; got '" +
+                           std::string(level) + "'");
+  }
+  auto logger = std::make_shared<spdlog::logger>(
+      "voxserve", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  if (format == "json") {
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(
+        R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","thread":%t,"msg":"%*"})");
+    logger->set_formatter(std::move(formatter));
+  } else if (format == "text") {
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
+  } else {
+    return InvalidArgument("log.format must be text or json; got '" + std::string(format) + "'");
+  }
+  logger->set_level(parsed);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(std::move(logger));
+  return absl::OkStatus();
+}
+
+}  // namespace voxserve::core

@@ -1,0 +1,62 @@
+// The one interface every synthesis backend implements (espeak-ng, ONNX Runtime, ...). Engines
+// know nothing of HTTP, audio formats or clients: text and a voice in, PCM out.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "audio/pcm.h"
+
+namespace voxserve::engine {
+
+struct VoiceInfo {
+  std::string id;           // what clients put in "voice"; unique within the model
+  std::string language;     // e.g. "en-us", "cmn"; picks sentence rules and is listed to clients
+  int sample_rate = 0;      // of the PCM this voice produces
+  std::string description;  // human-readable, e.g. "English (America)"
+};
+
+struct ModelInfo {
+  std::string id;      // model id clients name, e.g. "espeak"
+  std::string engine;  // backend name, e.g. "espeak"
+  std::vector<VoiceInfo> voices;
+  std::string default_voice;
+  // Largest batch Synthesize accepts; 1 = no batching.
+  int max_batch_size = 1;
+  // True when every segment of a batch must use the same voice.
+  bool batch_requires_same_voice = true;
+};
+
+// One unit of synthesis, usually a sentence. Views stay valid for the duration of the call.
+struct SegmentInput {
+  std::string_view text;      // valid UTF-8, not empty
+  std::string_view voice_id;  // a voice the engine accepts (see AcceptsVoice)
+  double speed = 1.0;         // 0.25 .. 4.0; 1.0 is the voice's natural rate
+};
+
+// A loaded model. Threading: Synthesize and Warmup may be called concurrently from the
+// scheduler's instance workers (one call per worker at a time); an engine whose library keeps
+// global state serializes internally and says so. Owned by the model registry; shared with the
+// schedulers that drive it.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual const ModelInfo& info() const = 0;
+
+  // True for listed voices and for other ids the engine understands (e.g. espeak "en-us+f3").
+  virtual bool AcceptsVoice(std::string_view voice_id) const = 0;
+
+  // Runs a short synthesis so the first real request does not pay one-time costs.
+  virtual absl::Status Warmup(std::span<const std::string> texts) = 0;
+
+  // One result per input, in order; batch.size() <= info().max_batch_size. A failure of one
+  // segment does not fail the others.
+  virtual std::vector<absl::StatusOr<audio::PcmAudio>> Synthesize(
+      std::span<const SegmentInput> batch) = 0;
+};
+
+}  // namespace voxserve::engine

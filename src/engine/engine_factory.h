@@ -1,0 +1,23 @@
+// Builds an engine from its configured name: the one place that knows every backend.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/engine.h"
+
+namespace voxserve::engine {
+
+struct EngineSpec {
+  std::string model_id;       // the id clients use, e.g. "espeak"
+  std::string engine;         // backend: "espeak"
+  std::string default_voice;  // empty = the backend's default
+  std::map<std::string, std::string> options;  // backend-specific, e.g. espeak "data_path"
+};
+
+// Unknown backends and options are errors that name what is allowed.
+absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec);
+
+}  // namespace voxserve::engine

@@ -1,0 +1,161 @@
+#include "engine/espeak/espeak_engine.h"
+
+#include <espeak-ng/speak_lib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "audio/time_stretch.h"
+#include "core/error.h"
+
+namespace voxserve::engine {
+namespace {
+
+// Guards every call into libespeak-ng and the globals below (see the class comment).
+std::mutex g_espeak_mutex;
+bool g_espeak_in_use = false;
+int g_sample_rate = 0;
+// espeak id → name espeak_SetVoiceByName understands (its voice file identifier).
+std::unordered_map<std::string, std::string> g_voice_files;
+
+// espeak-ng's rate is in words per minute: 175 is its natural rate, 80 its floor. Above 450 it
+// speeds up with its built-in sonic stage (checked: 700 wpm is 4.1x faster than 175).
+constexpr double kNaturalRateWpm = 175.0;
+constexpr double kMinRateWpm = 80.0;
+
+// Receives audio from espeak_Synth (called on the synthesizing thread, under g_espeak_mutex).
+int CollectSamples(short* samples, int count, espeak_EVENT* events) {
+  if (samples == nullptr || count <= 0) return 0;
+  auto* out = static_cast<std::vector<float>*>(events->user_data);
+  out->reserve(out->size() + count);
+  for (int i = 0; i < count; ++i) out->push_back(samples[i] / 32768.0f);
+  return 0;  // 0 = continue synthesis
+}
+
+// Voice ids are the voice's first language ("en-us", "cmn"); a second voice claiming the same
+// language gets its file name instead ("yue-latn-jyutping"), lowercased like the others.
+std::string VoiceIdFor(const espeak_VOICE& voice, const std::set<std::string>& taken) {
+  std::string id = voice.languages + 1;  // languages = priority byte, then the name
+  if (!taken.contains(id)) return id;
+  std::string file = voice.identifier;
+  id = file.substr(file.find('/') + 1);
+  std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return std::tolower(c); });
+  return id;
+}
+
+}  // namespace
+
+EspeakEngine::EspeakEngine(ModelInfo info, std::vector<std::string> variants)
+    : info_(std::move(info)), variants_(std::move(variants)) {}
+
+absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakConfig& config) {
+  std::lock_guard lock(g_espeak_mutex);
+  if (g_espeak_in_use) {
+    return core::Internal("espeak-ng keeps global state: only one espeak model may be loaded");
+  }
+  const char* path = config.data_path.empty() ? nullptr : config.data_path.c_str();
+  int sample_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, path, 0);
+  if (sample_rate <= 0) {
+    return core::Internal("espeak-ng failed to initialize (data path '" + config.data_path + "')");
+  }
+  espeak_SetSynthCallback(CollectSamples);
+  g_sample_rate = sample_rate;
+
+  ModelInfo info;
+  info.id = config.model_id;
+  info.engine = "espeak";
+  info.max_batch_size = 1;  // serialized by the library's global state: batching buys nothing
+  info.batch_requires_same_voice = true;
+  std::set<std::string> taken;
+  g_voice_files.clear();
+  for (const espeak_VOICE** voice = espeak_ListVoices(nullptr); *voice != nullptr; ++voice) {
+    std::string id = VoiceIdFor(**voice, taken);
+    taken.insert(id);
+    g_voice_files[id] = (*voice)->identifier;
+    info.voices.push_back({id, (*voice)->languages + 1, sample_rate, (*voice)->name});
+  }
+  std::vector<std::string> variants;
+  espeak_VOICE variant_spec{};
+  variant_spec.languages = "variant";
+  for (const espeak_VOICE** v = espeak_ListVoices(&variant_spec); *v != nullptr; ++v) {
+    std::string file = (*v)->identifier;  // "!v/f3"
+    variants.push_back(file.substr(file.find('/') + 1));
+  }
+  if (!taken.contains(config.default_voice)) {
+    return core::InvalidArgument("espeak default voice '" + config.default_voice +
+                                 "' is not installed");
+  }
+  info.default_voice = config.default_voice;
+  g_espeak_in_use = true;
+  return std::unique_ptr<EspeakEngine>(new EspeakEngine(std::move(info), std::move(variants)));
+}
+
+EspeakEngine::~EspeakEngine() {
+  std::lock_guard lock(g_espeak_mutex);
+  espeak_Terminate();
+  g_espeak_in_use = false;
+}
+
+bool EspeakEngine::AcceptsVoice(std::string_view voice_id) const {
+  std::string_view base = voice_id.substr(0, voice_id.find('+'));
+  bool known_base = std::any_of(info_.voices.begin(), info_.voices.end(),
+                                [&](const VoiceInfo& v) { return v.id == base; });
+  if (!known_base) return false;
+  if (base.size() == voice_id.size()) return true;
+  std::string_view variant = voice_id.substr(base.size() + 1);
+  return std::find(variants_.begin(), variants_.end(), variant) != variants_.end();
+}
+
+absl::Status EspeakEngine::Warmup(std::span<const std::string> texts) {
+  for (const std::string& text : texts) {
+    auto audio = SynthesizeOne({text, info_.default_voice, 1.0});
+    if (!audio.ok()) return audio.status();
+  }
+  return absl::OkStatus();
+}
+
+std::vector<absl::StatusOr<audio::PcmAudio>> EspeakEngine::Synthesize(
+    std::span<const SegmentInput> batch) {
+  std::vector<absl::StatusOr<audio::PcmAudio>> results;
+  results.reserve(batch.size());
+  for (const SegmentInput& input : batch) results.push_back(SynthesizeOne(input));
+  return results;
+}
+
+absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& input) {
+  if (!AcceptsVoice(input.voice_id)) {
+    return core::NotFound("espeak has no voice '" + std::string(input.voice_id) + "'", "voice",
+                          "voice_not_found");
+  }
+  double rate = kNaturalRateWpm * input.speed;
+  // Below espeak's floor, synthesize at the floor and slow the rest down without changing pitch.
+  double remaining_speed = rate < kMinRateWpm ? rate / kMinRateWpm : 1.0;
+  rate = std::max(rate, kMinRateWpm);
+
+  audio::PcmAudio pcm;
+  {
+    std::lock_guard lock(g_espeak_mutex);
+    std::string_view voice = input.voice_id;
+    size_t plus = voice.find('+');
+    std::string file = g_voice_files.at(std::string(voice.substr(0, plus)));
+    if (plus != std::string_view::npos) file += voice.substr(plus);
+    if (espeak_SetVoiceByName(file.c_str()) != EE_OK) {
+      return core::Internal("espeak-ng could not select voice '" + std::string(voice) + "'");
+    }
+    espeak_SetParameter(espeakRATE, static_cast<int>(std::lround(rate)), 0);
+    std::string text(input.text);  // espeak wants a NUL-terminated buffer
+    espeak_ERROR error = espeak_Synth(text.c_str(), text.size() + 1, 0, POS_CHARACTER, 0,
+                                      espeakCHARS_UTF8, nullptr, &pcm.samples);
+    if (error != EE_OK) {
+      return core::Internal("espeak-ng synthesis failed with code " + std::to_string(error));
+    }
+    pcm.sample_rate = g_sample_rate;
+  }
+  if (remaining_speed < 1.0) return audio::TimeStretch(pcm, remaining_speed);
+  return pcm;
+}
+
+}  // namespace voxserve::engine

@@ -1,0 +1,32 @@
+// The scheduler's metrics, registered once per process and labelled by model.
+#pragma once
+
+#include <string>
+
+#include "core/metrics.h"
+
+namespace voxserve::scheduler {
+
+// One model's children of the families below; plain pointers into the registry, which outlives
+// every scheduler. Null members are allowed (tests) and mean "not recorded".
+struct ModelSchedulerMetrics {
+  core::Gauge* queue_depth = nullptr;
+  core::Histogram* queue_wait_seconds = nullptr;
+  core::Histogram* batch_size = nullptr;
+  core::Counter* dropped_expired = nullptr;
+  core::Counter* dropped_cancelled = nullptr;
+};
+
+class SchedulerMetricFamilies {
+ public:
+  explicit SchedulerMetricFamilies(core::MetricsRegistry& registry);
+  ModelSchedulerMetrics ForModel(const std::string& model_id);
+
+ private:
+  core::Family<core::Gauge>& queue_depth_;
+  core::Family<core::Histogram>& queue_wait_;
+  core::Family<core::Histogram>& batch_size_;
+  core::Family<core::Counter>& dropped_;
+};
+
+}  // namespace voxserve::scheduler

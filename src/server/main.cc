@@ -1,0 +1,25 @@
+// voxserve: see README.md. Configuration: voxserve --help.
+#include <cstdio>
+
+#include "core/logging.h"
+#include "server/server_app.h"
+#include "server/server_config.h"
+
+int main(int argc, char** argv) {
+  auto parsed = voxserve::server::LoadServerConfig(argc, argv, voxserve::core::ProcessEnvironment());
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "voxserve: %s\n", std::string(parsed.status().message()).c_str());
+    return 2;
+  }
+  if (parsed->exit_now) {
+    std::fputs(parsed->message.c_str(), stdout);
+    return 0;
+  }
+  const auto& config = parsed->config;
+  if (auto status = voxserve::core::ConfigureLogging(config.log_level, config.log_format);
+      !status.ok()) {
+    std::fprintf(stderr, "voxserve: %s\n", std::string(status.message()).c_str());
+    return 2;
+  }
+  return voxserve::server::RunServer(config);
+}

@@ -1,0 +1,281 @@
+#include "server/server_config.h"
+
+#include <CLI/CLI.hpp>
+#include <map>
+
+#include "core/error.h"
+#include "yaml-cpp/yaml.h"
+
+namespace voxserve::server {
+namespace {
+
+using core::OptionSpec;
+using core::OptionTable;
+
+template <typename Int>
+std::function<absl::Status(std::string_view)> IntSetter(Int* target, long long min, long long max) {
+  return [target, min, max](std::string_view text) {
+    long long value = 0;
+    if (absl::Status status = core::ParseInt(text, min, max, &value); !status.ok()) return status;
+    *target = static_cast<Int>(value);
+    return absl::OkStatus();
+  };
+}
+
+std::function<absl::Status(std::string_view)> StringSetter(std::string* target) {
+  return [target](std::string_view text) {
+    *target = std::string(text);
+    return absl::OkStatus();
+  };
+}
+
+// The scalar options, declared once for all three sources.
+OptionTable BuildOptionTable(ServerConfig& c) {
+  OptionTable table;
+  auto add = [&](std::string key, std::string flag, std::string help, std::string fallback,
+                 std::function<absl::Status(std::string_view)> set) {
+    table.Add({std::move(key), std::move(flag), std::move(help), std::move(fallback),
+               std::move(set)});
+  };
+  transport::http::HttpConfig& h = c.http;
+  service::ServiceConfig& s = c.service;
+  add("http.host", "host", "address to listen on", h.host, StringSetter(&h.host));
+  add("http.port", "port", "port to listen on, 0..65535 (0 = any free port)",
+      std::to_string(h.port), IntSetter(&h.port, 0, 65535));
+  add("http.io_threads", "io-threads", "HTTP I/O threads, 0 = one per core",
+      std::to_string(h.io_threads), IntSetter(&h.io_threads, 0, 1024));
+  add("http.max_body_bytes", "max-body-bytes", "largest request body accepted (413 above)",
+      std::to_string(h.max_body_bytes), IntSetter(&h.max_body_bytes, 1024, 1LL << 30));
+  add("http.max_header_bytes", "max-header-bytes", "largest request header block (431 above)",
+      std::to_string(h.max_header_bytes), IntSetter(&h.max_header_bytes, 1024, 1 << 20));
+  add("http.header_timeout_ms", "header-timeout-ms", "time allowed to send the request headers",
+      std::to_string(h.header_timeout_ms), IntSetter(&h.header_timeout_ms, 1, 3'600'000));
+  add("http.body_timeout_ms", "body-timeout-ms", "time allowed to send the request body",
+      std::to_string(h.body_timeout_ms), IntSetter(&h.body_timeout_ms, 1, 3'600'000));
+  add("http.idle_timeout_ms", "idle-timeout-ms", "keep-alive connection idle time before closing",
+      std::to_string(h.idle_timeout_ms), IntSetter(&h.idle_timeout_ms, 1, 3'600'000));
+  add("http.write_timeout_ms", "write-timeout-ms",
+      "time a client may take to accept one write before it is cut off",
+      std::to_string(h.write_timeout_ms), IntSetter(&h.write_timeout_ms, 1, 3'600'000));
+  add("http.max_connections", "max-connections", "open connections before new ones are refused",
+      std::to_string(h.max_connections), IntSetter(&h.max_connections, 1, 1'000'000));
+  add("default_model", "default-model", "model used when a request names none or an OpenAI model",
+      "first model", StringSetter(&s.default_model));
+  add("limits.max_input_chars", "max-input-chars", "longest input text in characters (413 above)",
+      std::to_string(s.limits.max_input_chars),
+      IntSetter(&s.limits.max_input_chars, 1, 1'000'000));
+  add("limits.request_timeout_ms", "request-timeout-ms",
+      "deadline of a request that names none", std::to_string(s.default_timeout_ms),
+      IntSetter(&s.default_timeout_ms, 1, 86'400'000));
+  add("limits.max_request_timeout_ms", "max-request-timeout-ms",
+      "longest deadline a request may ask for", std::to_string(s.max_timeout_ms),
+      IntSetter(&s.max_timeout_ms, 1, 86'400'000));
+  add("limits.max_segment_chars", "max-segment-chars",
+      "longest segment sent to an engine; longer sentences are cut at clause boundaries",
+      std::to_string(s.max_segment_chars), IntSetter(&s.max_segment_chars, 16, 100'000));
+  add("limits.stream_buffer_bytes", "stream-buffer-bytes",
+      "encoded audio a slow streaming client may hold back before its request pauses",
+      std::to_string(s.stream_buffer_bytes), IntSetter(&s.stream_buffer_bytes, 1024, 1LL << 30));
+  add("service.pipeline_depth", "pipeline-depth",
+      "segments of one request queued at once (2 overlaps encoding with synthesis)",
+      std::to_string(s.pipeline_depth), IntSetter(&s.pipeline_depth, 1, 64));
+  add("service.encode_threads", "encode-threads", "threads that resample and encode, 0 = cores",
+      std::to_string(s.encode_threads), IntSetter(&s.encode_threads, 0, 1024));
+  add("log.level", "log-level", "trace, debug, info, warn, error or off", c.log_level,
+      StringSetter(&c.log_level));
+  add("log.format", "log-format", "text or json", c.log_format, StringSetter(&c.log_format));
+  add("drain_timeout_ms", "drain-timeout-ms",
+      "on SIGTERM, how long in-flight requests may run before exit",
+      std::to_string(c.drain_timeout_ms), IntSetter(&c.drain_timeout_ms, 0, 3'600'000));
+  return table;
+}
+
+absl::Status Expect(bool condition, const std::string& message) {
+  return condition ? absl::OkStatus() : core::InvalidArgument(message);
+}
+
+std::string ScalarOr(const YAML::Node& node, const std::string& fallback) {
+  return node && node.IsScalar() ? node.Scalar() : fallback;
+}
+
+absl::Status ReadSchedulingInt(const YAML::Node& node, const std::string& where, const char* key,
+                               int* out) {
+  if (!node[key]) return absl::OkStatus();
+  long long value = 0;
+  absl::Status status = node[key].IsScalar()
+                            ? core::ParseInt(node[key].Scalar(), 0, 1'000'000'000, &value)
+                            : core::InvalidArgument("expected a number");
+  if (!status.ok()) return core::InvalidArgument(where + "." + key + ": " + std::string(status.message()));
+  *out = static_cast<int>(value);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t index) {
+  std::string where = "models[" + std::to_string(index) + "]";
+  if (!node.IsMap()) return core::InvalidArgument(where + ": expected a mapping");
+  service::ModelConfig model;
+  model.engine.model_id = ScalarOr(node["id"], "");
+  model.engine.engine = ScalarOr(node["engine"], "espeak");
+  model.engine.default_voice = ScalarOr(node["default_voice"], "");
+  if (model.engine.model_id.empty()) return core::InvalidArgument(where + ".id is required");
+  if (const YAML::Node& options = node["options"]) {
+    if (!options.IsMap()) return core::InvalidArgument(where + ".options: expected a mapping");
+    for (const auto& entry : options) {
+      model.engine.options[entry.first.Scalar()] = ScalarOr(entry.second, "");
+    }
+  }
+  if (const YAML::Node& scheduling = node["scheduling"]) {
+    std::string at = where + ".scheduling";
+    scheduler::SchedulerConfig& s = model.scheduling;
+    for (auto [key, target] : {std::pair{"instances", &s.instances},
+                               {"max_batch_size", &s.max_batch_size},
+                               {"max_queue_delay_ms", &s.max_queue_delay_ms},
+                               {"queue_capacity", &s.queue_capacity},
+                               {"first_segment_lead_ms", &s.first_segment_lead_ms}}) {
+      if (absl::Status status = ReadSchedulingInt(scheduling, at, key, target); !status.ok()) {
+        return status;
+      }
+    }
+  }
+  if (const YAML::Node& warmup = node["warmup"]) {
+    if (!warmup.IsSequence()) return core::InvalidArgument(where + ".warmup: expected a list");
+    model.warmup.clear();
+    for (const auto& text : warmup) model.warmup.push_back(ScalarOr(text, ""));
+  }
+  return model;
+}
+
+// The structured parts of the file: models, voice aliases, OpenAI voice names.
+absl::Status ApplyStructuredYaml(const YAML::Node& root, ServerConfig& config) {
+  service::ServiceConfig& s = config.service;
+  if (const YAML::Node& models = root["models"]) {
+    if (absl::Status st = Expect(models.IsSequence(), "models: expected a list"); !st.ok()) return st;
+    s.models.clear();
+    for (size_t i = 0; i < models.size(); ++i) {
+      auto model = ReadModel(models[i], i);
+      if (!model.ok()) return model.status();
+      s.models.push_back(std::move(*model));
+    }
+  }
+  if (const YAML::Node& aliases = root["voice_aliases"]) {
+    if (absl::Status st = Expect(aliases.IsMap(), "voice_aliases: expected a mapping"); !st.ok()) {
+      return st;
+    }
+    for (const auto& entry : aliases) {
+      service::VoiceAlias alias;
+      if (entry.second.IsMap()) {
+        alias.model = ScalarOr(entry.second["model"], "");
+        alias.voice = ScalarOr(entry.second["voice"], "");
+      } else {
+        alias.voice = ScalarOr(entry.second, "");
+      }
+      s.voice_aliases[entry.first.Scalar()] = alias;
+    }
+  }
+  if (const YAML::Node& openai = root["openai_voices"]) {
+    if (absl::Status st = Expect(openai.IsMap(), "openai_voices: expected a mapping"); !st.ok()) {
+      return st;
+    }
+    for (const auto& entry : openai) s.openai_voices[entry.first.Scalar()] = ScalarOr(entry.second, "");
+  }
+  return absl::OkStatus();
+}
+
+ServerConfig Defaults() {
+  ServerConfig config;
+  service::ModelConfig espeak;
+  espeak.engine.model_id = "espeak";
+  espeak.engine.engine = "espeak";
+  config.service.models.push_back(espeak);
+  config.service.openai_voices = service::DefaultOpenAiVoicesForEspeak();
+  return config;
+}
+
+std::string HelpFooter(const OptionTable& table) {
+  std::string text =
+      "\nEvery option can also be set in the YAML file (--config) under its key, or in the\n"
+      "environment; precedence is file < environment < flag.\n\n  flag                     "
+      "environment variable            YAML key\n";
+  for (const OptionSpec& spec : table.specs()) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  --%-22s %-31s %s\n", spec.flag.c_str(),
+                  OptionTable::EnvName(spec.flag).c_str(), spec.yaml_key.c_str());
+    text += line;
+  }
+  text += "  --config                 VOXSERVE_CONFIG\n";
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* argv,
+                                                   const core::EnvLookup& env) {
+  ParsedCommandLine parsed;
+  parsed.config = Defaults();
+  ServerConfig& config = parsed.config;
+  OptionTable table = BuildOptionTable(config);
+
+  CLI::App app{"voxserve: text-to-speech server (OpenAI-compatible REST, streaming)", "voxserve"};
+  std::map<std::string, std::string> flag_values;
+  std::map<std::string, CLI::Option*> flag_options;
+  for (const OptionSpec& spec : table.specs()) {
+    flag_options[spec.flag] =
+        app.add_option("--" + spec.flag, flag_values[spec.flag], spec.help)
+            ->default_str(spec.default_value);
+  }
+  std::string config_path;
+  app.add_option("--config", config_path, "YAML configuration file");
+  bool version = false;
+  app.add_flag("--version", version, "print the version and exit");
+  app.footer(HelpFooter(table));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    parsed.exit_now = true;
+    parsed.message = app.help();
+    return parsed;
+  } catch (const CLI::ParseError& error) {
+    return core::InvalidArgument(std::string(error.what()) + " (see voxserve --help)");
+  }
+  if (version) {
+    parsed.exit_now = true;
+    parsed.message = std::string("voxserve ") + VOXSERVE_VERSION + "\n";
+    return parsed;
+  }
+
+  if (config_path.empty()) config_path = env("VOXSERVE_CONFIG").value_or("");
+  if (!config_path.empty()) {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(config_path);
+    } catch (const YAML::Exception& error) {
+      return core::InvalidArgument("cannot read config file " + config_path + ": " + error.what());
+    }
+    if (!root.IsNull()) {
+      if (!root.IsMap()) return core::InvalidArgument(config_path + ": expected a YAML mapping");
+      // Structured settings are rebuilt on every Apply; scalars go through the table.
+      if (absl::Status status = ApplyStructuredYaml(root, config); !status.ok()) {
+        return core::InvalidArgument(config_path + ": " + std::string(status.message()));
+      }
+      if (absl::Status status = table.ApplyYaml(root); !status.ok()) {
+        return core::InvalidArgument(config_path + ": " + std::string(status.message()));
+      }
+    }
+    config.config_path = config_path;
+  }
+  if (absl::Status status = table.ApplyEnv(env); !status.ok()) return status;
+  std::map<std::string, std::string> given;
+  for (const auto& [flag, option] : flag_options) {
+    if (option->count() > 0) given[flag] = flag_values[flag];
+  }
+  if (absl::Status status = table.ApplyFlags(given); !status.ok()) return status;
+
+  if (absl::Status status = config.http.Validate(); !status.ok()) return status;
+  if (absl::Status status = config.service.Validate(); !status.ok()) return status;
+  if (config.log_format != "text" && config.log_format != "json") {
+    return core::InvalidArgument("log.format must be text or json");
+  }
+  return parsed;
+}
+
+}  // namespace voxserve::server

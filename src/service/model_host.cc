@@ -1,0 +1,59 @@
+#include "service/model_host.h"
+
+#include "spdlog/spdlog.h"
+
+namespace voxserve::service {
+
+std::string_view ModelStateName(ModelState state) {
+  switch (state) {
+    case ModelState::kLoading: return "loading";
+    case ModelState::kWarmingUp: return "warming_up";
+    case ModelState::kReady: return "ready";
+    case ModelState::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+ModelHost::ModelHost(ModelConfig config, scheduler::ModelSchedulerMetrics metrics)
+    : config_(std::move(config)), metrics_(metrics) {}
+
+ModelHost::~ModelHost() {
+  scheduler_.reset();  // joins the workers before the engine they drive goes away
+}
+
+void ModelHost::Shutdown() {
+  if (scheduler_) scheduler_->Shutdown();
+}
+
+std::string ModelHost::error() const {
+  return state() == ModelState::kFailed ? error_ : std::string();
+}
+
+absl::Status ModelHost::Load() {
+  auto fail = [&](const absl::Status& status) {
+    error_ = std::string(status.message());
+    state_.store(ModelState::kFailed, std::memory_order_release);
+    spdlog::error("model {}: {}", id(), error_);
+    return status;
+  };
+  auto created = engine::CreateEngine(config_.engine);
+  if (!created.ok()) return fail(created.status());
+  engine_ = std::move(*created);
+
+  state_.store(ModelState::kWarmingUp, std::memory_order_release);
+  auto started = std::chrono::steady_clock::now();
+  if (auto status = engine_->Warmup(config_.warmup); !status.ok()) return fail(status);
+  auto scheduler = scheduler::Scheduler::Create(engine_, config_.scheduling, metrics_);
+  if (!scheduler.ok()) return fail(scheduler.status());
+  scheduler_ = std::move(*scheduler);
+
+  double warmup_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  spdlog::info("model {} ready: engine {}, {} voices, {} instance(s), max batch {}, warm-up {:.1f} ms",
+               id(), engine_->info().engine, engine_->info().voices.size(),
+               config_.scheduling.instances, engine_->info().max_batch_size, warmup_ms);
+  state_.store(ModelState::kReady, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+}  // namespace voxserve::service

@@ -1,0 +1,54 @@
+#include "service/service_config.h"
+
+#include <set>
+
+#include "core/error.h"
+
+namespace voxserve::service {
+
+absl::Status ServiceConfig::Validate() const {
+  if (models.empty()) return core::InvalidArgument("models: at least one model must be configured");
+  std::set<std::string> ids;
+  for (const ModelConfig& model : models) {
+    const std::string& id = model.engine.model_id;
+    if (id.empty()) return core::InvalidArgument("models[].id must not be empty");
+    if (!ids.insert(id).second) return core::InvalidArgument("models: duplicate id '" + id + "'");
+    if (absl::Status status = model.scheduling.Validate(id); !status.ok()) return status;
+  }
+  if (!default_model.empty() && !ids.contains(default_model)) {
+    return core::InvalidArgument("default_model '" + default_model + "' is not among the models");
+  }
+  for (const auto& [name, alias] : voice_aliases) {
+    if (alias.voice.empty()) {
+      return core::InvalidArgument("voice_aliases." + name + ": the target voice is empty");
+    }
+    if (!alias.model.empty() && !ids.contains(alias.model)) {
+      return core::InvalidArgument("voice_aliases." + name + ": model '" + alias.model +
+                                   "' is not among the models");
+    }
+  }
+  if (limits.max_input_chars < 1 || limits.max_input_chars > 1'000'000) {
+    return core::InvalidArgument("limits.max_input_chars must be within 1..1000000");
+  }
+  if (default_timeout_ms < 1 || default_timeout_ms > max_timeout_ms) {
+    return core::InvalidArgument("limits.request_timeout_ms must be within 1..max_request_timeout_ms");
+  }
+  if (max_segment_chars < 16) return core::InvalidArgument("limits.max_segment_chars must be >= 16");
+  if (pipeline_depth < 1 || pipeline_depth > 64) {
+    return core::InvalidArgument("pipeline_depth must be within 1..64");
+  }
+  return absl::OkStatus();
+}
+
+std::map<std::string, std::string> DefaultOpenAiVoicesForEspeak() {
+  // Distinct espeak-ng voice variants (pitch, formants, accent) so each name sounds different.
+  return {
+      {"alloy", "en-us+f2"},   {"ash", "en-us+m1"},     {"ballad", "en-gb+m2"},
+      {"cedar", "en-us+m4"},   {"coral", "en-us+f3"},   {"echo", "en-us+m3"},
+      {"fable", "en-gb+f2"},   {"marin", "en-us+f4"},   {"nova", "en-us+f1"},
+      {"onyx", "en-us+m7"},    {"sage", "en-gb+f3"},    {"shimmer", "en-us+f5"},
+      {"verse", "en-gb+m5"},
+  };
+}
+
+}  // namespace voxserve::service

@@ -1,0 +1,48 @@
+// Settings of the service layer: which models to load, how names resolve, request limits.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/engine_factory.h"
+#include "scheduler/scheduler_config.h"
+#include "text/input_limits.h"
+
+namespace voxserve::service {
+
+struct ModelConfig {
+  engine::EngineSpec engine;
+  scheduler::SchedulerConfig scheduling;
+  std::vector<std::string> warmup = {"Hello."};  // synthesized before the model counts as ready
+};
+
+// A name clients may use for a voice of some model.
+struct VoiceAlias {
+  std::string model;  // empty = the default model
+  std::string voice;
+};
+
+struct ServiceConfig {
+  std::vector<ModelConfig> models;
+  std::string default_model;  // empty = the first model
+  std::map<std::string, VoiceAlias> voice_aliases;
+  // OpenAI's voice names → voices of the default model (defaults cover espeak; see voice_catalog).
+  std::map<std::string, std::string> openai_voices;
+  text::InputLimits limits;
+  int default_timeout_ms = 60'000;  // a request's deadline when it names none
+  int max_timeout_ms = 600'000;     // the most a request may ask for
+  int max_segment_chars = 400;      // longer sentences are cut at clause punctuation or spaces
+  // Segments of one request in the scheduler at once: 2 overlaps encoding and synthesis.
+  int pipeline_depth = 2;
+  size_t stream_buffer_bytes = 1 << 20;  // encoded audio a slow streaming client may hold back
+  int encode_threads = 0;                // 0 = number of cores
+
+  absl::Status Validate() const;
+};
+
+// The built-in mapping of OpenAI's 13 voice names to distinct espeak-ng voices.
+std::map<std::string, std::string> DefaultOpenAiVoicesForEspeak();
+
+}  // namespace voxserve::service

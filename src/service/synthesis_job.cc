@@ -1,0 +1,189 @@
+#include "service/synthesis_job.h"
+
+#include <boost/asio/post.hpp>
+
+#include "core/error.h"
+
+namespace voxserve::service {
+namespace {
+
+double SecondsSince(core::Clock::time_point start) {
+  return std::chrono::duration<double>(core::Clock::now() - start).count();
+}
+
+std::string CodeLabel(const absl::Status& status) {
+  std::string name = absl::StatusCodeToString(status.code());
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+}  // namespace
+
+SynthesisJob::SynthesisJob(JobPlan plan, std::unique_ptr<audio::AudioEncoder> encoder,
+                           int output_sample_rate, std::shared_ptr<SynthesisSink> sink,
+                           EncodeStrand strand, ServiceMetrics& metrics,
+                           absl::AnyInvocable<void()> on_finished)
+    : plan_(std::move(plan)),
+      output_sample_rate_(output_sample_rate),
+      encoder_(std::move(encoder)),
+      sink_(std::move(sink)),
+      strand_(std::move(strand)),
+      metrics_(metrics),
+      on_finished_(std::move(on_finished)) {
+  summary_.model = plan_.voice.model->id();
+  summary_.voice = plan_.voice.voice_id;
+  summary_.input_chars = plan_.input_chars;
+  summary_.segments = static_cast<int>(plan_.segments.size());
+  summary_.output_sample_rate = output_sample_rate_;
+}
+
+absl::Status SynthesisJob::Start() {
+  // Runs before any callback can exist, so touching strand state here is safe; Submit's lock
+  // publishes it to the worker that runs the segment.
+  next_to_submit_ = 1;
+  in_scheduler_ = 1;
+  if (absl::Status status = SubmitSegment(0); !status.ok()) {
+    finished_ = true;
+    return status;
+  }
+  boost::asio::post(strand_, [self = shared_from_this()] { self->SubmitMore(); });
+  return absl::OkStatus();
+}
+
+absl::Status SynthesisJob::SubmitSegment(size_t index) {
+  scheduler::SegmentTask task;
+  task.text = plan_.segments[index];
+  task.voice_id = plan_.voice.voice_id;
+  task.speed = plan_.speed;
+  task.first_of_request = index == 0;
+  task.deadline = plan_.context.deadline;
+  task.cancellation = plan_.context.cancellation;
+  task.done = [self = shared_from_this(), index](absl::StatusOr<audio::PcmAudio> audio,
+                                                 const scheduler::SegmentTiming& timing) {
+    // On a scheduler worker: hand over to the strand, where encoding happens.
+    boost::asio::post(self->strand_, [self, index, audio = std::move(audio), timing]() mutable {
+      self->OnSegmentDone(index, std::move(audio), timing);
+    });
+  };
+  return plan_.voice.model->scheduler().Submit(std::move(task));
+}
+
+void SynthesisJob::Cancel() {
+  plan_.context.cancellation->Cancel();
+  plan_.voice.model->scheduler().SweepDeadSegments();
+  boost::asio::post(strand_, [self = shared_from_this()] {
+    if (!self->finished_) self->Complete(absl::CancelledError("request cancelled by the client"));
+  });
+}
+
+void SynthesisJob::Resume() {
+  boost::asio::post(strand_, [self = shared_from_this()] {
+    if (self->paused_) {
+      self->paused_ = false;
+      self->SubmitMore();
+    }
+  });
+}
+
+void SynthesisJob::OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> audio,
+                                 const scheduler::SegmentTiming& timing) {
+  --in_scheduler_;
+  if (finished_) return;
+  if (!audio.ok()) return Complete(audio.status());
+  summary_.queue_wait_seconds +=
+      std::chrono::duration<double>(timing.started - timing.enqueued).count();
+  ready_.emplace(index, std::move(*audio));
+  if (absl::Status status = EncodeReadySegments(); !status.ok()) return Complete(status);
+  if (next_to_deliver_ < plan_.segments.size()) return SubmitMore();
+
+  std::string tail;
+  if (absl::Status status = encoder_->Finish(&tail); !status.ok()) return Complete(status);
+  if (plan_.streaming) {
+    Deliver(std::move(tail));
+  } else {
+    body_ += tail;
+    Deliver(std::move(body_));
+  }
+  Complete(absl::OkStatus());
+}
+
+absl::Status SynthesisJob::EncodeReadySegments() {
+  for (auto it = ready_.find(next_to_deliver_); it != ready_.end();
+       it = ready_.find(next_to_deliver_)) {
+    const audio::PcmAudio& pcm = it->second;
+    if (pcm.sample_rate != plan_.voice.sample_rate) {
+      return core::Internal("engine returned audio at " + std::to_string(pcm.sample_rate) +
+                            " Hz for a voice declared at " +
+                            std::to_string(plan_.voice.sample_rate) + " Hz");
+    }
+    summary_.audio_seconds += pcm.DurationSeconds();
+    std::string bytes;
+    if (absl::Status status = encoder_->Encode(pcm.samples, &bytes); !status.ok()) return status;
+    ready_.erase(it);
+    ++next_to_deliver_;
+    if (plan_.streaming) {
+      Deliver(std::move(bytes));
+    } else {
+      body_ += bytes;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void SynthesisJob::Deliver(std::string bytes) {
+  if (bytes.empty()) return;
+  if (!delivered_any_) {
+    delivered_any_ = true;
+    summary_.time_to_first_audio_seconds = SecondsSince(plan_.context.received_at);
+    sink_->OnStart(output_sample_rate_);
+  }
+  sink_->OnAudio(std::move(bytes));
+}
+
+void SynthesisJob::SubmitMore() {
+  if (finished_) return;
+  if (plan_.context.cancellation->IsCancelled()) {
+    return Complete(absl::CancelledError("request cancelled by the client"));
+  }
+  if (plan_.context.Expired()) {
+    return Complete(absl::DeadlineExceededError("request deadline passed"));
+  }
+  while (next_to_submit_ < plan_.segments.size() &&
+         in_scheduler_ + ready_.size() < static_cast<size_t>(plan_.pipeline_depth)) {
+    if (plan_.streaming && sink_->BufferedBytes() > plan_.stream_buffer_bytes) {
+      paused_ = true;  // Resume() continues once the client has caught up
+      return;
+    }
+    if (absl::Status status = SubmitSegment(next_to_submit_); !status.ok()) {
+      return Complete(status);
+    }
+    ++next_to_submit_;
+    ++in_scheduler_;
+  }
+}
+
+void SynthesisJob::Complete(const absl::Status& status) {
+  finished_ = true;
+  summary_.total_seconds = SecondsSince(plan_.context.received_at);
+  const std::string& model = summary_.model;
+  if (status.ok()) {
+    if (summary_.time_to_first_audio_seconds) {
+      metrics_.time_to_first_audio.WithLabels({model}).Observe(*summary_.time_to_first_audio_seconds);
+    }
+    metrics_.synthesis_duration.WithLabels({model}).Observe(summary_.total_seconds);
+    if (summary_.audio_seconds > 0) {
+      metrics_.real_time_factor.WithLabels({model}).Observe(summary_.total_seconds /
+                                                            summary_.audio_seconds);
+    }
+    metrics_.audio_seconds.WithLabels({model}).Increment(summary_.audio_seconds);
+    metrics_.characters.WithLabels({model}).Increment(static_cast<double>(summary_.input_chars));
+  } else {
+    metrics_.failed.WithLabels({model, CodeLabel(status)}).Increment();
+  }
+  std::shared_ptr<SynthesisSink> sink = std::move(sink_);
+  sink->OnComplete(status, summary_);
+  ready_.clear();
+  if (on_finished_) std::move(on_finished_)();
+}
+
+}  // namespace voxserve::service

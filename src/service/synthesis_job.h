@@ -1,0 +1,83 @@
+// One request on its way through the service: feeds its segments to the model's scheduler a few
+// at a time, encodes results in order and hands bytes to the transport's sink, pausing while the
+// client is behind. The transport keeps a shared_ptr to call Cancel() and Resume().
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "audio/encoder.h"
+#include "scheduler/scheduler.h"
+#include "service/service_metrics.h"
+#include "service/synthesis_request.h"
+#include "service/voice_catalog.h"
+
+namespace voxserve::service {
+
+using EncodeStrand = boost::asio::strand<boost::asio::thread_pool::executor_type>;
+
+struct JobPlan {
+  ResolvedVoice voice;
+  std::vector<std::string> segments;  // non-empty
+  double speed = 1.0;
+  bool streaming = false;
+  size_t input_chars = 0;
+  int pipeline_depth = 2;
+  size_t stream_buffer_bytes = 1 << 20;
+  core::RequestContext context;
+};
+
+// Shared by the transport (Cancel/Resume), the scheduler callbacks in flight and its own strand.
+// All mutable state below is touched only on `strand_`, except where noted.
+class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
+ public:
+  SynthesisJob(JobPlan plan, std::unique_ptr<audio::AudioEncoder> encoder, int output_sample_rate,
+               std::shared_ptr<SynthesisSink> sink, EncodeStrand strand, ServiceMetrics& metrics,
+               absl::AnyInvocable<void()> on_finished);
+
+  // Queues the first segment. On error nothing was queued and the sink will never be called:
+  // the caller answers the error itself (e.g. 429 with Retry-After).
+  absl::Status Start();
+
+  // The client went away: queued segments are dropped and the sink gets Cancelled. Safe cross
+  // thread, idempotent.
+  void Cancel();
+  // The transport has written enough of what it held; continue if paused. Safe cross thread.
+  void Resume();
+
+ private:
+  void OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> audio,
+                     const scheduler::SegmentTiming& timing);
+  absl::Status SubmitSegment(size_t index);
+  void SubmitMore();
+  absl::Status EncodeReadySegments();
+  void Deliver(std::string bytes);
+  void Complete(const absl::Status& status);
+
+  const JobPlan plan_;
+  const int output_sample_rate_;
+  std::unique_ptr<audio::AudioEncoder> encoder_;
+  std::shared_ptr<SynthesisSink> sink_;  // released after OnComplete
+  EncodeStrand strand_;
+  ServiceMetrics& metrics_;
+  absl::AnyInvocable<void()> on_finished_;
+
+  size_t next_to_submit_ = 0;
+  size_t next_to_deliver_ = 0;
+  size_t in_scheduler_ = 0;
+  std::map<size_t, audio::PcmAudio> ready_;  // finished out of order, waiting for their turn
+  std::string body_;                         // non-streaming: the whole file, delivered at the end
+  bool paused_ = false;
+  bool finished_ = false;
+  bool delivered_any_ = false;
+  SynthesisSummary summary_;
+};
+
+}  // namespace voxserve::service

@@ -1,0 +1,205 @@
+#include "service/tts_service.h"
+
+#include <boost/asio/strand.hpp>
+#include <cmath>
+#include <thread>
+
+#include "core/error.h"
+#include "spdlog/spdlog.h"
+#include "text/utf8.h"
+
+namespace voxserve::service {
+namespace {
+
+// ICU sentence rules by language: Chinese voices ("cmn", "yue") use "zh", others their primary
+// subtag ("en-us" → "en").
+std::string LocaleForLanguage(const std::string& language) {
+  std::string primary = language.substr(0, language.find('-'));
+  if (primary == "cmn" || primary == "yue" || primary == "zh" || primary == "hak") return "zh";
+  return primary.empty() ? "en" : primary;
+}
+
+int EncodeThreads(int configured) {
+  if (configured > 0) return configured;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string ReasonLabel(const absl::Status& status) {
+  switch (core::DetailOf(status).reason) {
+    case core::ErrorReason::kQueueFull: return "queue_full";
+    case core::ErrorReason::kDraining: return "draining";
+    default: break;
+  }
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound: return "not_found";
+    case absl::StatusCode::kUnavailable: return "unavailable";
+    default: return "invalid";
+  }
+}
+
+}  // namespace
+
+TtsService::TtsService(ServiceConfig config, core::MetricsRegistry& registry)
+    : config_(std::move(config)),
+      metrics_(registry),
+      scheduler_metrics_(registry),
+      encode_pool_(EncodeThreads(config_.encode_threads)) {
+  ModelHost* default_model = nullptr;
+  std::vector<ModelHost*> hosts;
+  for (const ModelConfig& model : config_.models) {
+    models_.push_back(std::make_unique<ModelHost>(
+        model, scheduler_metrics_.ForModel(model.engine.model_id)));
+    hosts.push_back(models_.back().get());
+    if (model.engine.model_id == config_.default_model) default_model = hosts.back();
+  }
+  if (default_model == nullptr) default_model = hosts.front();
+  catalog_ = std::make_unique<VoiceCatalog>(config_, std::move(hosts), default_model);
+}
+
+absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(ServiceConfig config,
+                                                               core::MetricsRegistry& registry) {
+  if (absl::Status status = config.Validate(); !status.ok()) return status;
+  return std::unique_ptr<TtsService>(new TtsService(std::move(config), registry));
+}
+
+TtsService::~TtsService() {
+  // Schedulers stop first (their workers post to the encode pool), then the pool drains, and
+  // only then do the models go: jobs finishing on the pool still point at their model.
+  for (auto& model : models_) model->Shutdown();
+  encode_pool_.join();
+  models_.clear();
+}
+
+absl::Status TtsService::LoadModels() {
+  absl::Status first_error;
+  for (auto& model : models_) {
+    absl::Status status = model->Load();
+    if (!status.ok() && first_error.ok()) {
+      first_error = absl::Status(status.code(), "model " + model->id() + ": " +
+                                                    std::string(status.message()));
+    }
+  }
+  loaded_.store(first_error.ok());
+  return first_error;
+}
+
+bool TtsService::Ready() const { return loaded_.load() && !draining_.load(); }
+
+void TtsService::BeginDrain() { draining_.store(true); }
+
+size_t TtsService::InFlight() const {
+  std::lock_guard lock(in_flight_mutex_);
+  return in_flight_;
+}
+
+bool TtsService::WaitIdle(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(in_flight_mutex_);
+  return idle_.wait_for(lock, timeout, [&] { return in_flight_ == 0; });
+}
+
+void TtsService::OnJobFinished() {
+  std::lock_guard lock(in_flight_mutex_);
+  --in_flight_;
+  metrics_.in_flight.Set(static_cast<double>(in_flight_));
+  if (in_flight_ == 0) idle_.notify_all();
+}
+
+std::vector<ModelStatus> TtsService::ModelStatuses() const {
+  std::vector<ModelStatus> statuses;
+  for (const auto& model : models_) {
+    ModelStatus status;
+    status.id = model->id();
+    status.engine = model->config().engine.engine;
+    status.state = model->state();
+    status.error = model->error();
+    status.instances = model->config().scheduling.instances;
+    if (status.state == ModelState::kReady) {
+      status.queue_depth = model->scheduler().QueueDepth();
+      status.voices = model->engine().info().voices.size();
+      status.max_batch_size = std::min(model->config().scheduling.max_batch_size,
+                                       model->engine().info().max_batch_size);
+    }
+    statuses.push_back(std::move(status));
+  }
+  return statuses;
+}
+
+const text::SentenceSplitter& TtsService::SplitterFor(const std::string& language) {
+  std::string locale = LocaleForLanguage(language);
+  std::lock_guard lock(splitters_mutex_);
+  auto& splitter = splitters_[locale];
+  if (!splitter) {
+    auto created = text::SentenceSplitter::Create(locale);
+    if (!created.ok()) created = text::SentenceSplitter::Create("en");
+    splitter = std::move(*created);
+  }
+  return *splitter;
+}
+
+absl::Status TtsService::Reject(const std::string& model, const absl::Status& status) {
+  metrics_.rejected.WithLabels({model, ReasonLabel(status)}).Increment();
+  return status;
+}
+
+absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
+    SynthesisRequest request, std::shared_ptr<SynthesisSink> sink) {
+  const std::string& field = request.text_field;
+  if (draining_.load()) return Reject("", core::Draining("server is shutting down"));
+  if (absl::Status status = text::CheckInput(request.text, config_.limits, field); !status.ok()) {
+    return Reject("", status);
+  }
+  if (!std::isfinite(request.speed) || request.speed < 0.25 || request.speed > 4.0) {
+    return Reject("", core::InvalidArgument("speed must be between 0.25 and 4.0", "speed",
+                                            "invalid_speed"));
+  }
+  auto voice = catalog_->Resolve(request.model, request.voice);
+  if (!voice.ok()) return Reject("", voice.status());
+  const std::string& model_id = voice->model->id();
+
+  auto timeout = std::chrono::milliseconds(config_.default_timeout_ms);
+  if (request.timeout) {
+    if (request.timeout->count() <= 0 || request.timeout->count() > config_.max_timeout_ms) {
+      return Reject(model_id, core::InvalidArgument(
+                                  "timeout must be between 1 and " +
+                                      std::to_string(config_.max_timeout_ms) + " ms",
+                                  "timeout_ms", "invalid_timeout"));
+    }
+    timeout = *request.timeout;
+  }
+  request.context.deadline = request.context.received_at + timeout;
+
+  JobPlan plan;
+  plan.segments = SplitterFor(voice->language)
+                      .Split(request.text, static_cast<size_t>(config_.max_segment_chars));
+  if (plan.segments.empty()) {
+    return Reject(model_id, core::InvalidArgument(field + " has nothing to speak", field,
+                                                  "empty_input"));
+  }
+  auto encoder = audio::CreateEncoder({request.format, voice->sample_rate, request.streaming});
+  if (!encoder.ok()) return Reject(model_id, encoder.status());
+
+  plan.voice = *voice;
+  plan.speed = request.speed;
+  plan.streaming = request.streaming;
+  plan.input_chars = text::CountCodePoints(request.text);
+  plan.pipeline_depth = config_.pipeline_depth;
+  plan.stream_buffer_bytes = config_.stream_buffer_bytes;
+  plan.context = std::move(request.context);
+  int output_rate = audio::OutputSampleRate(request.format, voice->sample_rate);
+
+  {
+    std::lock_guard lock(in_flight_mutex_);
+    ++in_flight_;
+    metrics_.in_flight.Set(static_cast<double>(in_flight_));
+  }
+  auto job = std::make_shared<SynthesisJob>(std::move(plan), std::move(*encoder), output_rate,
+                                            std::move(sink), boost::asio::make_strand(encode_pool_),
+                                            metrics_, [this] { OnJobFinished(); });
+  if (absl::Status status = job->Start(); !status.ok()) {
+    OnJobFinished();
+    return Reject(model_id, status);
+  }
+  return job;
+}
+
+}  // namespace voxserve::service

@@ -1,0 +1,118 @@
+#include "service/voice_catalog.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace voxserve::service {
+namespace {
+
+const engine::VoiceInfo* FindVoiceInfo(const engine::Engine& engine, std::string_view voice_id) {
+  // "en-us+f3" is a variant of the listed "en-us": it shares its language and rate.
+  std::string_view base = voice_id.substr(0, voice_id.find('+'));
+  for (const engine::VoiceInfo& info : engine.info().voices) {
+    if (info.id == voice_id || info.id == base) return &info;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+VoiceCatalog::VoiceCatalog(const ServiceConfig& config, std::vector<ModelHost*> models,
+                           ModelHost* default_model)
+    : models_(std::move(models)), default_model_(default_model) {
+  aliases_.insert(config.voice_aliases.begin(), config.voice_aliases.end());
+  openai_voices_.insert(config.openai_voices.begin(), config.openai_voices.end());
+}
+
+bool VoiceCatalog::IsOpenAiModelName(std::string_view name) {
+  return name == "tts-1" || name == "tts-1-hd" || name == "gpt-4o-mini-tts" ||
+         name.starts_with("gpt-4o-mini-tts-") || name.starts_with("tts-1-");
+}
+
+absl::StatusOr<ModelHost*> VoiceCatalog::FindModel(std::string_view name) const {
+  if (name.empty() || IsOpenAiModelName(name)) return default_model_;
+  for (ModelHost* model : models_) {
+    if (model->id() == name) return model;
+  }
+  std::string known;
+  for (ModelHost* model : models_) known += (known.empty() ? "" : ", ") + model->id();
+  return core::NotFound("model '" + std::string(name) + "' does not exist; available: " + known +
+                            " (or tts-1, tts-1-hd, gpt-4o-mini-tts for the default)",
+                        "model", "model_not_found");
+}
+
+std::string VoiceCatalog::Translate(const ModelHost& model, std::string_view voice) const {
+  if (model.engine().AcceptsVoice(voice)) return std::string(voice);
+  if (&model == default_model_) {
+    if (auto it = openai_voices_.find(voice); it != openai_voices_.end()) {
+      if (model.engine().AcceptsVoice(it->second)) return it->second;
+    }
+  }
+  return {};
+}
+
+absl::StatusOr<ResolvedVoice> VoiceCatalog::Resolve(std::string_view model_name,
+                                                    std::string_view voice) const {
+  auto model = FindModel(model_name);
+  if (!model.ok()) return model.status();
+  ModelHost* host = *model;
+  std::string_view voice_name = voice;
+  // An alias may point into another model; it wins when the client named no specific model.
+  if (auto alias = aliases_.find(voice); alias != aliases_.end()) {
+    bool generic_model = model_name.empty() || IsOpenAiModelName(model_name);
+    if (!alias->second.model.empty() && generic_model) {
+      auto aliased = FindModel(alias->second.model);
+      if (!aliased.ok()) return aliased.status();
+      host = *aliased;
+    }
+    voice_name = alias->second.voice;
+  }
+  if (host->state() != ModelState::kReady) {
+    return absl::UnavailableError("model '" + host->id() + "' is " +
+                                  std::string(ModelStateName(host->state())));
+  }
+  if (voice_name.empty()) voice_name = host->engine().info().default_voice;
+  std::string voice_id = Translate(*host, voice_name);
+  if (voice_id.empty()) {
+    return core::NotFound("voice '" + std::string(voice) + "' does not exist for model '" +
+                              host->id() + "'; GET /v1/voices lists the voices",
+                          "voice", "voice_not_found");
+  }
+  const engine::VoiceInfo* info = FindVoiceInfo(host->engine(), voice_id);
+  if (info == nullptr) return core::Internal("voice '" + voice_id + "' has no voice information");
+  return ResolvedVoice{host, voice_id, info->language, info->sample_rate};
+}
+
+std::vector<VoiceListing> VoiceCatalog::List() const {
+  std::vector<VoiceListing> listing;
+  auto listing_for = [&](const ModelHost& model, const std::string& id,
+                         const std::string& voice_id) -> std::optional<VoiceListing> {
+    const engine::VoiceInfo* info = FindVoiceInfo(model.engine(), voice_id);
+    if (info == nullptr) return std::nullopt;
+    return VoiceListing{id, model.id(), model.engine().info().engine, info->language,
+                        info->sample_rate, info->description, id == voice_id ? "" : voice_id};
+  };
+  for (ModelHost* model : models_) {
+    if (model->state() != ModelState::kReady) continue;
+    for (const engine::VoiceInfo& info : model->engine().info().voices) {
+      listing.push_back({info.id, model->id(), model->engine().info().engine, info.language,
+                         info.sample_rate, info.description, ""});
+    }
+  }
+  for (const auto& [name, alias] : aliases_) {
+    auto host = FindModel(alias.model);
+    if (!host.ok() || (*host)->state() != ModelState::kReady) continue;
+    std::string voice_id = Translate(**host, alias.voice);
+    if (auto entry = listing_for(**host, name, voice_id)) listing.push_back(*entry);
+  }
+  if (default_model_->state() == ModelState::kReady) {
+    for (const auto& [name, voice_id] : openai_voices_) {
+      if (aliases_.contains(name) || !default_model_->engine().AcceptsVoice(voice_id)) continue;
+      if (auto entry = listing_for(*default_model_, name, voice_id)) listing.push_back(*entry);
+    }
+  }
+  return listing;
+}
+
+}  // namespace voxserve::service

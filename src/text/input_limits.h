@@ -1,0 +1,19 @@
+// The limits every text input passes before any work is queued for it.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace voxserve::text {
+
+struct InputLimits {
+  std::size_t max_input_chars = 4096;  // OpenAI's documented maximum for /v1/audio/speech
+};
+
+// Valid UTF-8, not empty or whitespace only, at most max_input_chars code points. Errors name
+// `param`; an over-long input is PayloadTooLarge (HTTP 413).
+absl::Status CheckInput(std::string_view text, const InputLimits& limits, std::string_view param);
+
+}  // namespace voxserve::text

@@ -1,0 +1,127 @@
+// One client connection: reads requests (with header, body and idle timeouts and size limits),
+// hands each to its route, writes whole or chunked responses, and notices when the client goes
+// away mid-request so its work can be cancelled.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include "core/request_context.h"
+#include "transport/http/http_config.h"
+#include "transport/http/http_metrics.h"
+#include "transport/http/router.h"
+
+namespace voxserve::transport::http {
+
+// What every session of one server shares; owned by HttpServer, which outlives its sessions'
+// I/O (the io_context stops before the server goes away).
+struct SessionShared {
+  HttpConfig config;
+  const Router* router = nullptr;
+  HttpMetrics* metrics = nullptr;
+  std::atomic<bool> draining{false};  // answer with Connection: close from now on
+};
+
+// Owned by shared_ptrs held by its pending I/O handlers and by the exchanges handed to routes.
+// Every member is touched only on the socket's strand, except buffered_bytes_ (atomic).
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<SessionShared> shared);
+  ~HttpSession();
+
+  void Start();  // safe cross thread
+  void Close();  // safe cross thread
+
+  // The exchange's calls, each posted onto the strand by the exchange (http_exchange_impl.cc);
+  // calls for an exchange that has ended are ignored.
+  void Respond(uint64_t exchange, HttpResponse response);
+  void StartStream(uint64_t exchange, HttpResponse head);
+  void WriteStream(uint64_t exchange, std::string bytes);
+  void EndStream(uint64_t exchange);
+  void AbortStream(uint64_t exchange);
+  void SetOnDrained(uint64_t exchange, std::function<void()> callback);
+  void SetOnClientGone(uint64_t exchange, std::function<void()> callback);
+  size_t BufferedBytes() const { return buffered_bytes_.load(std::memory_order_relaxed); }
+
+  boost::asio::any_io_executor executor() { return socket_.get_executor(); }
+
+ private:
+  using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+  struct FullResponse {
+    std::shared_ptr<boost::beast::http::response<boost::beast::http::string_body>> message;
+  };
+  struct StreamHead {
+    std::shared_ptr<boost::beast::http::response<boost::beast::http::empty_body>> message;
+    std::shared_ptr<
+        boost::beast::http::response_serializer<boost::beast::http::empty_body>> serializer;
+  };
+  struct Chunk {
+    std::shared_ptr<std::string> bytes;
+  };
+  struct LastChunk {};
+  struct Raw {
+    std::shared_ptr<std::string> bytes;
+  };
+  using Outgoing = std::variant<FullResponse, StreamHead, Chunk, LastChunk, Raw>;
+
+  struct Exchange {
+    uint64_t id = 0;
+    bool active = false;
+    bool keep_alive = true;
+    bool head_only = false;
+    bool stream_started = false;
+    bool final_queued = false;
+    int status = 0;
+    std::string route;
+    std::string request_id;
+    core::Clock::time_point started;
+    std::function<void()> on_drained;
+    std::function<void()> on_client_gone;
+  };
+
+  void WaitForRequest();
+  void ReadSome();
+  void OnReadSome(boost::system::error_code ec, size_t bytes);
+  void ReadHeader();
+  void OnHeader(boost::system::error_code ec);
+  void OnBody(boost::system::error_code ec);
+  void Dispatch();
+  void RespondToBadRequest(int status, const std::string& message);
+
+  void BeginExchange(std::string route, bool keep_alive, bool head_only);
+  bool IsCurrent(uint64_t exchange) const;
+  void Enqueue(Outgoing item);
+  void WriteNext();
+  void OnWritten(boost::system::error_code ec, bool final, size_t chunk_bytes);
+  void FinishExchange();
+  void CloseSocket();
+
+  void ArmTimer(boost::asio::steady_timer& timer, int milliseconds);
+
+  boost::asio::ip::tcp::socket socket_;
+  std::shared_ptr<SessionShared> shared_;
+  boost::asio::steady_timer read_timer_;
+  boost::asio::steady_timer write_timer_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<Parser> parser_;
+  bool reading_some_ = false;
+  bool first_request_ = true;
+  bool closed_ = false;
+  bool writing_ = false;
+  std::deque<Outgoing> outgoing_;
+  Exchange exchange_;
+  uint64_t next_exchange_id_ = 0;
+  std::atomic<size_t> buffered_bytes_{0};
+};
+
+}  // namespace voxserve::transport::http

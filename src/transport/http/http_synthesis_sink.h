@@ -1,0 +1,39 @@
+// Delivers a synthesis to an HTTP client: one complete response, a chunked audio stream, or
+// OpenAI's server-sent events (speech.audio.delta / speech.audio.done).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "audio/audio_format.h"
+#include "service/synthesis_request.h"
+#include "transport/http/http_exchange.h"
+#include "transport/http/speech_request_parser.h"
+
+namespace voxserve::transport::http {
+
+// Owned by the service's job until OnComplete; calls arrive serialized on a service thread and
+// are forwarded to the exchange (itself safe cross thread).
+class HttpSynthesisSink final : public service::SynthesisSink {
+ public:
+  HttpSynthesisSink(std::shared_ptr<HttpExchange> exchange, StreamMode mode,
+                    audio::AudioFormat format);
+
+  void OnStart(int output_sample_rate) override { output_sample_rate_ = output_sample_rate; }
+  void OnAudio(std::string bytes) override;
+  void OnComplete(const absl::Status& status, const service::SynthesisSummary& summary) override;
+  size_t BufferedBytes() const override { return exchange_->BufferedBytes(); }
+
+ private:
+  HttpResponse Head() const;
+  void StartIfNeeded();
+
+  std::shared_ptr<HttpExchange> exchange_;
+  const StreamMode mode_;
+  const audio::AudioFormat format_;
+  int output_sample_rate_ = 0;
+  bool started_ = false;
+  std::string body_;  // StreamMode::kNone: the file, sent on completion
+};
+
+}  // namespace voxserve::transport::http

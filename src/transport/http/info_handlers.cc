@@ -1,0 +1,119 @@
+#include "transport/http/info_handlers.h"
+
+#include <map>
+
+#include "nlohmann/json.hpp"
+
+namespace voxserve::transport::http {
+namespace {
+
+using nlohmann::json;
+
+// Query parameters of a GET, undecoded values; enough for the simple filters used here.
+std::map<std::string, std::string> QueryParameters(const std::string& query) {
+  std::map<std::string, std::string> params;
+  size_t start = 0;
+  while (start < query.size()) {
+    size_t end = query.find('&', start);
+    std::string pair = query.substr(start, end == std::string::npos ? end : end - start);
+    size_t equals = pair.find('=');
+    if (equals != std::string::npos) params[pair.substr(0, equals)] = pair.substr(equals + 1);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return params;
+}
+
+json VoicesJson(const service::TtsService& service, const std::string& query) {
+  auto params = QueryParameters(query);
+  json data = json::array();
+  for (const service::VoiceListing& voice : service.ListVoices()) {
+    if (params.contains("model") && params["model"] != voice.model) continue;
+    if (params.contains("language") && !voice.language.starts_with(params["language"])) continue;
+    json entry = {{"id", voice.id},
+                  {"object", "voice"},
+                  {"model", voice.model},
+                  {"engine", voice.engine},
+                  {"language", voice.language},
+                  {"sample_rate", voice.sample_rate},
+                  {"description", voice.description}};
+    if (!voice.alias_of.empty()) entry["alias_of"] = voice.alias_of;
+    data.push_back(std::move(entry));
+  }
+  return {{"object", "list"}, {"data", data}};
+}
+
+json ModelsJson(const service::TtsService& service) {
+  json data = json::array();
+  std::string default_model;
+  for (const service::ModelStatus& model : service.ModelStatuses()) {
+    if (default_model.empty()) default_model = model.id;
+    data.push_back({{"id", model.id},
+                    {"object", "model"},
+                    {"owned_by", "voxserve"},
+                    {"engine", model.engine},
+                    {"state", service::ModelStateName(model.state)},
+                    {"voices", model.voices}});
+  }
+  if (!service.config().default_model.empty()) default_model = service.config().default_model;
+  for (const char* alias : {"tts-1", "tts-1-hd", "gpt-4o-mini-tts"}) {
+    data.push_back({{"id", alias}, {"object", "model"}, {"owned_by", "voxserve"},
+                    {"alias_of", default_model}});
+  }
+  return {{"object", "list"}, {"data", data}};
+}
+
+json HealthJson(const service::TtsService& service, const ServerIdentity& identity) {
+  json models = json::array();
+  for (const service::ModelStatus& model : service.ModelStatuses()) {
+    json entry = {{"id", model.id},
+                  {"engine", model.engine},
+                  {"state", service::ModelStateName(model.state)},
+                  {"queue_depth", model.queue_depth},
+                  {"instances", model.instances},
+                  {"max_batch_size", model.max_batch_size}};
+    if (!model.error.empty()) entry["error"] = model.error;
+    models.push_back(std::move(entry));
+  }
+  double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                identity.started_at)
+                      .count();
+  return {{"status", service.Ready() ? "ready" : (service.Draining() ? "draining" : "starting")},
+          {"version", identity.version},
+          {"uptime_seconds", uptime},
+          {"in_flight", service.InFlight()},
+          {"draining", service.Draining()},
+          {"models", models}};
+}
+
+HttpResponse Json(int status, const json& body) {
+  return JsonResponse(status, body.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+}  // namespace
+
+void AddInfoRoutes(Router& router, service::TtsService& service,
+                   const core::MetricsRegistry& metrics, const ServerIdentity& identity) {
+  router.Add("GET", "/v1/voices", [&service](std::shared_ptr<HttpExchange> exchange) {
+    exchange->Respond(Json(200, VoicesJson(service, exchange->request().query)));
+  });
+  router.Add("GET", "/v1/models", [&service](std::shared_ptr<HttpExchange> exchange) {
+    exchange->Respond(Json(200, ModelsJson(service)));
+  });
+  router.Add("GET", "/health/live", [](std::shared_ptr<HttpExchange> exchange) {
+    exchange->Respond(Json(200, {{"status", "live"}}));
+  });
+  router.Add("GET", "/health/ready", [&service](std::shared_ptr<HttpExchange> exchange) {
+    bool ready = service.Ready();
+    exchange->Respond(Json(ready ? 200 : 503, {{"status", ready ? "ready" : "not_ready"}}));
+  });
+  router.Add("GET", "/health", [&service, &identity](std::shared_ptr<HttpExchange> exchange) {
+    exchange->Respond(Json(service.Ready() ? 200 : 503, HealthJson(service, identity)));
+  });
+  router.Add("GET", "/metrics", [&metrics](std::shared_ptr<HttpExchange> exchange) {
+    exchange->Respond(TextResponse(200, "text/plain; version=0.0.4; charset=utf-8",
+                                   metrics.RenderText()));
+  });
+}
+
+}  // namespace voxserve::transport::http

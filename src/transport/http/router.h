@@ -1,0 +1,37 @@
+// Maps method + path to a handler; unknown paths get 404, known paths with another method 405
+// with an Allow header.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/http/http_exchange.h"
+
+namespace voxserve::transport::http {
+
+using Handler = std::function<void(std::shared_ptr<HttpExchange>)>;
+
+// Built at startup, then read-only: safe cross thread.
+class Router {
+ public:
+  void Add(std::string method, std::string path, Handler handler);
+
+  struct Match {
+    const Handler* handler = nullptr;  // null → respond with `error`
+    std::string route;                 // bounded label for metrics: the path, or "unmatched"
+    HttpResponse error;
+  };
+  Match Find(const std::string& method, const std::string& path) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::string path;
+    Handler handler;
+  };
+  std::vector<Route> routes_;
+};
+
+}  // namespace voxserve::transport::http

@@ -1,0 +1,166 @@
+#include "transport/http/speech_request_parser.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "nlohmann/json.hpp"
+#include "text/utf8.h"
+
+namespace voxserve::transport::http {
+namespace {
+
+using nlohmann::json;
+
+// The OpenAI limit on instructions, enforced so nobody can park large strings in requests.
+constexpr size_t kMaxInstructionsChars = 4096;
+
+absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
+  std::string_view content_type = request.Header("content-type");
+  std::string_view media_type = content_type.substr(0, content_type.find(';'));
+  while (!media_type.empty() && media_type.back() == ' ') media_type.remove_suffix(1);
+  if (media_type != "application/json") {
+    return core::UnsupportedMediaType(
+        "Content-Type must be application/json (got '" + std::string(content_type) + "')");
+  }
+  if (absl::Status status = text::ValidateUtf8(request.body, "body"); !status.ok()) {
+    return core::InvalidArgument("request body is not valid UTF-8: " +
+                                     std::string(status.message()),
+                                 {}, "invalid_utf8");
+  }
+  json body;
+  try {
+    body = json::parse(request.body);
+  } catch (const json::parse_error& error) {
+    return core::InvalidArgument(std::string("request body is not valid JSON: ") + error.what(),
+                                 {}, "invalid_json");
+  }
+  if (!body.is_object()) {
+    return core::InvalidArgument("request body must be a JSON object", {}, "invalid_json");
+  }
+  return body;
+}
+
+absl::Status WrongType(const std::string& field, const char* expected) {
+  return core::InvalidArgument(field + " must be " + expected, field, "invalid_type");
+}
+
+absl::Status Missing(const std::string& field) {
+  return core::InvalidArgument(field + " is required", field, "missing_field");
+}
+
+// Reads an optional string field; absent or null leaves *out untouched.
+absl::Status ReadString(const json& body, const std::string& field, std::string* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_string()) return WrongType(field, "a string");
+  *out = it->get<std::string>();
+  return absl::OkStatus();
+}
+
+absl::Status ReadRequiredString(const json& body, const std::string& field, std::string* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return Missing(field);
+  return ReadString(body, field, out);
+}
+
+absl::Status ReadNumber(const json& body, const std::string& field, double* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_number()) return WrongType(field, "a number");
+  *out = it->get<double>();
+  return absl::OkStatus();
+}
+
+absl::Status ReadTimeout(const json& body, service::SynthesisRequest* request) {
+  auto it = body.find("timeout_ms");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_number_integer()) return WrongType("timeout_ms", "an integer");
+  request->timeout = std::chrono::milliseconds(it->get<long long>());
+  return absl::OkStatus();
+}
+
+absl::Status ReadFormat(const json& body, const std::string& default_format,
+                        service::SynthesisRequest* request) {
+  std::string name = default_format;
+  if (absl::Status status = ReadString(body, "response_format", &name); !status.ok()) {
+    return status;
+  }
+  auto format = audio::ParseAudioFormat(name);
+  if (!format.ok()) return format.status();
+  request->format = *format;
+  return absl::OkStatus();
+}
+
+// OpenAI accepts a voice name or a custom-voice object {"id": "..."}.
+absl::Status ReadOpenAiVoice(const json& body, std::string* voice) {
+  auto it = body.find("voice");
+  if (it == body.end() || it->is_null()) return Missing("voice");
+  if (it->is_string()) {
+    *voice = it->get<std::string>();
+  } else if (it->is_object() && it->contains("id") && (*it)["id"].is_string()) {
+    *voice = (*it)["id"].get<std::string>();
+  } else {
+    return WrongType("voice", "a voice name or an object with a string \"id\"");
+  }
+  if (voice->empty()) return core::InvalidArgument("voice must not be empty", "voice", "empty_voice");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& request) {
+  auto body = ParseJsonObject(request);
+  if (!body.ok()) return body.status();
+  ParsedSpeechRequest parsed;
+  service::SynthesisRequest& synthesis = parsed.synthesis;
+  synthesis.text_field = "input";
+  for (absl::Status status :
+       {ReadRequiredString(*body, "model", &synthesis.model),
+        ReadRequiredString(*body, "input", &synthesis.text),
+        ReadOpenAiVoice(*body, &synthesis.voice), ReadFormat(*body, "mp3", &synthesis),
+        ReadNumber(*body, "speed", &synthesis.speed),
+        ReadString(*body, "instructions", &synthesis.instructions), ReadTimeout(*body, &synthesis)}) {
+    if (!status.ok()) return status;
+  }
+  if (text::CountCodePoints(synthesis.instructions) > kMaxInstructionsChars) {
+    return core::PayloadTooLarge("instructions may hold at most 4096 characters", "instructions");
+  }
+  std::string stream_format;
+  if (absl::Status status = ReadString(*body, "stream_format", &stream_format); !status.ok()) {
+    return status;
+  }
+  if (stream_format == "audio") {
+    parsed.stream = StreamMode::kAudio;
+  } else if (stream_format == "sse") {
+    parsed.stream = StreamMode::kSse;
+  } else if (!stream_format.empty()) {
+    return core::InvalidArgument("stream_format must be \"audio\" or \"sse\"", "stream_format",
+                                 "invalid_stream_format");
+  }
+  synthesis.streaming = parsed.stream != StreamMode::kNone;
+  return parsed;
+}
+
+absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& request) {
+  auto body = ParseJsonObject(request);
+  if (!body.ok()) return body.status();
+  ParsedSpeechRequest parsed;
+  service::SynthesisRequest& synthesis = parsed.synthesis;
+  synthesis.text_field = "text";
+  for (absl::Status status :
+       {ReadRequiredString(*body, "text", &synthesis.text),
+        ReadString(*body, "voice", &synthesis.voice), ReadString(*body, "model", &synthesis.model),
+        ReadFormat(*body, "wav", &synthesis), ReadNumber(*body, "speed", &synthesis.speed),
+        ReadTimeout(*body, &synthesis)}) {
+    if (!status.ok()) return status;
+  }
+  auto stream = body->find("stream");
+  if (stream != body->end() && !stream->is_null()) {
+    if (!stream->is_boolean()) return WrongType("stream", "a boolean");
+    if (stream->get<bool>()) parsed.stream = StreamMode::kAudio;
+  }
+  synthesis.streaming = parsed.stream != StreamMode::kNone;
+  return parsed;
+}
+
+}  // namespace voxserve::transport::http
