@@ -1,11 +1,12 @@
 # The README's two commands: `make run` and `make test`. Both install what is missing first.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 PORT       ?= 8080
 
-.PHONY: all deps build build-asan run test test-unit test-asan bench clean format
+.PHONY: all deps build build-asan build-tsan run test test-unit test-tsan bench clean format
 
 all: build
 
@@ -19,20 +20,34 @@ $(ASAN_BUILD)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOXSERVE_SANITIZE=ON \
 	  -DVOXSERVE_BUILD_BENCH=OFF $(CMAKE_ARGS)
 
+# ThreadSanitizer only for the concurrency core (scheduler): Debian's boost/absl are not built
+# with TSan, so whole-server runs would report their internals.
+$(TSAN_BUILD)/build.ninja: | deps
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOXSERVE_SANITIZE_THREAD=ON \
+	  -DVOXSERVE_BUILD_BENCH=OFF $(CMAKE_ARGS)
+
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+build-tsan: deps $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target unit_scheduler_tests
+
 # Serves on 127.0.0.1:$(PORT) with the embedded espeak-ng engine; Ctrl-C drains and stops.
 run: build
 	./$(BUILD)/bin/voxserve --host 127.0.0.1 --port $(PORT)
 
-# Every test twice: the release build, then the AddressSanitizer + UBSan build.
-test: build build-asan
+# Every test in the release build, again under AddressSanitizer + UBSan, and the scheduler's
+# tests under ThreadSanitizer.
+test: build build-asan build-tsan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) test-tsan
+
+test-tsan: build-tsan
+	cd $(TSAN_BUILD) && ctest --output-on-failure -R unit_scheduler
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)

@@ -1,8 +1,8 @@
 #include "core/metrics.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 namespace voxserve::core {
@@ -17,9 +17,11 @@ void AtomicAdd(std::atomic<double>& target, double amount) {
 std::string FormatValue(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  // Shortest text that round-trips, as Prometheus's own clients write it: bucket bounds must read
+  // le="0.005", not "%.17g"'s le="0.0050000000000000001", or PromQL selectors on le miss them.
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.17g", value);
-  return buffer;
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, ec == std::errc() ? end : buffer);
 }
 
 // Label values may hold anything; the format escapes backslash, quote and newline.

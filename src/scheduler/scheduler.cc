@@ -81,11 +81,18 @@ absl::Status Scheduler::Submit(SegmentTask task) {
 }
 
 void Scheduler::SweepDeadSegments() {
+  std::vector<Queued> dead;
   {
     std::lock_guard lock(mutex_);
-    sweep_requested_ = true;
+    TakeDeadSegments(core::Clock::now(), &dead);
+    if (dead.empty()) return;
+    if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
   }
-  wake_.notify_one();
+  // The caller ends them, not a worker: every worker may be inside the engine for a while, and
+  // the point of sweeping is that these requests end (and free queue capacity) now. A removed
+  // head may also change which batch is due, so waiting workers look again.
+  wake_.notify_all();
+  EndDead(std::move(dead));
 }
 
 void Scheduler::TakeDeadSegments(core::Clock::time_point now, std::vector<Queued>* dead) {
@@ -99,7 +106,8 @@ void Scheduler::TakeDeadSegments(core::Clock::time_point now, std::vector<Queued
   }
 }
 
-std::vector<Scheduler::Queue::iterator> Scheduler::CandidateBatch() {
+std::vector<Scheduler::Queue::iterator> Scheduler::CandidateBatch(core::Clock::time_point now,
+                                                                  std::vector<Queued>* dead) {
   std::vector<Queue::iterator> batch;
   auto head = queue_.begin();
   batch.push_back(head);
@@ -107,9 +115,15 @@ std::vector<Scheduler::Queue::iterator> Scheduler::CandidateBatch() {
   size_t scanned = 1;
   for (auto it = std::next(head); it != queue_.end() && scanned < kMaxScan &&
                                   batch.size() < static_cast<size_t>(max_batch_size_);
-       ++it, ++scanned) {
-    if (same_voice && it->second.task.voice_id != head->second.task.voice_id) continue;
-    batch.push_back(it);
+       ++scanned) {
+    if (IsDead(it->second.task, now)) {
+      // Only the head was checked before; a dead segment behind it must not ride along.
+      dead->push_back(std::move(it->second));
+      it = queue_.erase(it);
+      continue;
+    }
+    if (!same_voice || it->second.task.voice_id == head->second.task.voice_id) batch.push_back(it);
+    ++it;
   }
   return batch;
 }
@@ -117,21 +131,20 @@ std::vector<Scheduler::Queue::iterator> Scheduler::CandidateBatch() {
 void Scheduler::WorkerLoop() {
   std::unique_lock lock(mutex_);
   while (true) {
-    wake_.wait(lock, [&] { return stopping_ || sweep_requested_ || !queue_.empty(); });
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) break;
 
     core::Clock::time_point now = core::Clock::now();
     std::vector<Queued> dead;
-    if (sweep_requested_) {
-      sweep_requested_ = false;
-      TakeDeadSegments(now, &dead);
-    }
     // Dead segments at the front never reach the engine.
     while (!queue_.empty() && IsDead(queue_.begin()->second.task, now)) {
       dead.push_back(std::move(queue_.begin()->second));
       queue_.erase(queue_.begin());
     }
+    std::vector<Queue::iterator> candidates;
+    if (!queue_.empty()) candidates = CandidateBatch(now, &dead);
     if (!dead.empty() || queue_.empty()) {
+      // End them outside the lock, then form the batch again from what is left.
       if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
       lock.unlock();
       EndDead(std::move(dead));
@@ -139,7 +152,6 @@ void Scheduler::WorkerLoop() {
       continue;
     }
 
-    std::vector<Queue::iterator> candidates = CandidateBatch();
     if (candidates.size() < static_cast<size_t>(max_batch_size_) && config_.max_queue_delay_ms > 0) {
       core::Clock::time_point oldest = candidates.front()->second.enqueued;
       for (auto it : candidates) oldest = std::min(oldest, it->second.enqueued);

@@ -35,7 +35,8 @@ using SegmentDone =
     absl::AnyInvocable<void(absl::StatusOr<audio::PcmAudio> audio, const SegmentTiming& timing)>;
 
 // One sentence of one request. Owned by the scheduler from a successful Submit until `done` has
-// run; `done` runs exactly once, on a worker thread, never under the scheduler's lock.
+// run; `done` runs exactly once, never under the scheduler's lock: on a worker thread, or on the
+// thread that called SweepDeadSegments for a segment that call dropped.
 struct SegmentTask {
   std::string text;
   std::string voice_id;
@@ -62,8 +63,10 @@ class Scheduler {
   // not run. After Stop(), every Submit fails with Unavailable.
   absl::Status Submit(SegmentTask task);
 
-  // Asks a worker to drop queued segments whose request was cancelled or expired, so their
-  // requests end now rather than when the queue reaches them. Safe cross thread.
+  // Drops queued segments whose request was cancelled or expired and runs their `done` on the
+  // calling thread (outside the lock), so their requests end now rather than when a worker
+  // is free and the queue reaches them. Safe cross thread; never call it holding a lock that a
+  // `done` takes.
   void SweepDeadSegments();
 
   // Ends the workers after their current batch; queued segments end with Unavailable. Stop()
@@ -88,8 +91,10 @@ class Scheduler {
   void WorkerLoop();
   // Requires mutex_. Moves dead segments out of the queue into *dead.
   void TakeDeadSegments(core::Clock::time_point now, std::vector<Queued>* dead);
-  // Requires mutex_. The head segment and those that may share its batch, in priority order.
-  std::vector<Queue::iterator> CandidateBatch();
+  // Requires mutex_ and a live head. The head segment and those that may share its batch, in
+  // priority order; dead segments met on the way are moved into *dead.
+  std::vector<Queue::iterator> CandidateBatch(core::Clock::time_point now,
+                                              std::vector<Queued>* dead);
   void RunBatch(std::vector<Queued> batch);
   void EndDead(std::vector<Queued> dead);
   int RetryAfterSeconds(core::Clock::time_point now) const;  // requires mutex_
@@ -103,7 +108,6 @@ class Scheduler {
   std::condition_variable wake_;
   Queue queue_;                                   // guarded by mutex_
   bool stopping_ = false;                         // guarded by mutex_
-  bool sweep_requested_ = false;                  // guarded by mutex_
   std::deque<core::Clock::time_point> recent_completions_;  // guarded by mutex_; drain-rate window
   std::vector<std::thread> workers_;
 };

@@ -17,6 +17,10 @@ namespace {
 // Guards every call into libespeak-ng and the globals below (see the class comment).
 std::mutex g_espeak_mutex;
 bool g_espeak_in_use = false;
+// espeak-ng is initialized once per process and never terminated: espeak_Terminate followed by
+// a second espeak_Initialize deadlocks in 1.51 (its internal thread waits forever).
+bool g_espeak_initialized = false;
+std::string g_espeak_data_path;
 int g_sample_rate = 0;
 // espeak id → name espeak_SetVoiceByName understands (its voice file identifier).
 std::unordered_map<std::string, std::string> g_voice_files;
@@ -56,13 +60,22 @@ absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakC
   if (g_espeak_in_use) {
     return core::Internal("espeak-ng keeps global state: only one espeak model may be loaded");
   }
-  const char* path = config.data_path.empty() ? nullptr : config.data_path.c_str();
-  int sample_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, path, 0);
-  if (sample_rate <= 0) {
-    return core::Internal("espeak-ng failed to initialize (data path '" + config.data_path + "')");
+  if (!g_espeak_initialized) {
+    const char* path = config.data_path.empty() ? nullptr : config.data_path.c_str();
+    int sample_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, path, 0);
+    if (sample_rate <= 0) {
+      return core::Internal("espeak-ng failed to initialize (data path '" + config.data_path +
+                            "')");
+    }
+    espeak_SetSynthCallback(CollectSamples);
+    g_sample_rate = sample_rate;
+    g_espeak_data_path = config.data_path;
+    g_espeak_initialized = true;
+  } else if (config.data_path != g_espeak_data_path) {
+    return core::InvalidArgument("espeak-ng is already initialized with data path '" +
+                                 g_espeak_data_path + "'; one process uses one data path");
   }
-  espeak_SetSynthCallback(CollectSamples);
-  g_sample_rate = sample_rate;
+  const int sample_rate = g_sample_rate;
 
   ModelInfo info;
   info.id = config.model_id;
@@ -95,8 +108,7 @@ absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakC
 
 EspeakEngine::~EspeakEngine() {
   std::lock_guard lock(g_espeak_mutex);
-  espeak_Terminate();
-  g_espeak_in_use = false;
+  g_espeak_in_use = false;  // the library stays initialized (see g_espeak_initialized)
 }
 
 bool EspeakEngine::AcceptsVoice(std::string_view voice_id) const {

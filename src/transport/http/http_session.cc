@@ -136,16 +136,14 @@ void HttpSession::OnHeader(boost::system::error_code ec) {
     return RespondToBadRequest(431, "request headers exceed " +
                                         std::to_string(shared_->config.max_header_bytes) + " bytes");
   }
+  if (ec == bhttp::error::body_limit) {
+    // Beast checks Content-Length against the limit with the header: the body is never read.
+    return RespondToBadRequest(413, "request body exceeds the limit of " +
+                                        std::to_string(shared_->config.max_body_bytes) + " bytes");
+  }
   if (ec) return RespondToBadRequest(400, "malformed HTTP request: " + ec.message());
   first_request_ = false;
   auto& message = parser_->get();
-  boost::optional<std::uint64_t> length = parser_->content_length();
-  if (length && *length > shared_->config.max_body_bytes) {
-    // Refused on the header alone: the body is never read.
-    return RespondToBadRequest(413, "request body of " + std::to_string(*length) +
-                                        " bytes exceeds the limit of " +
-                                        std::to_string(shared_->config.max_body_bytes));
-  }
   if (beast::iequals(message[bhttp::field::expect], "100-continue")) {
     // curl sends this for bodies over 1 KiB and waits a second for the go-ahead otherwise.
     Enqueue(Raw{std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n")});

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "absl/strings/match.h"
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "text/utf8.h"
@@ -18,7 +19,9 @@ absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
   std::string_view content_type = request.Header("content-type");
   std::string_view media_type = content_type.substr(0, content_type.find(';'));
   while (!media_type.empty() && media_type.back() == ' ') media_type.remove_suffix(1);
-  if (media_type != "application/json") {
+  // Media types are case-insensitive (RFC 9110 §8.3.1).
+  if (!absl::EqualsIgnoreCase(absl::string_view(media_type.data(), media_type.size()),
+                              "application/json")) {
     return core::UnsupportedMediaType(
         "Content-Type must be application/json (got '" + std::string(content_type) + "')");
   }

@@ -1,0 +1,207 @@
+// A deterministic engine::Engine for tests of the layers above engines (scheduler, service):
+// no model, no audio library, just text.size() silent samples per segment, with knobs for
+// latency, batching limits and failures, a record of every call, and a gate that holds calls
+// until the test releases them so tests order events without sleeping.
+//
+// Safe cross thread: Synthesize runs on the scheduler's workers while the test thread inspects
+// calls and works the gate. Owned by the test (usually through a shared_ptr it also hands to the
+// scheduler).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "audio/pcm.h"
+#include "core/request_context.h"
+#include "engine/engine.h"
+
+namespace voxserve::test_support {
+
+struct FakeEngineOptions {
+  std::string model_id = "fake";
+  std::vector<std::string> voices = {"alice", "bob"};
+  int max_batch_size = 1;
+  bool batch_requires_same_voice = false;
+  int sample_rate = 16000;
+  // Time each call takes after the gate lets it through.
+  std::chrono::milliseconds latency{0};
+  // A segment whose text contains fail_marker gets its own InvalidArgument result; the other
+  // segments of its batch succeed. Empty: never.
+  std::string fail_marker;
+  // A batch with a text containing throw_marker throws std::runtime_error. Empty: never.
+  std::string throw_marker;
+  // A batch with a text containing short_result_marker returns one result too few. Empty: never.
+  std::string short_result_marker;
+};
+
+// One Synthesize call as the engine saw it.
+struct EngineCall {
+  std::vector<std::string> texts;
+  std::vector<std::string> voice_ids;
+  std::vector<double> speeds;
+  core::Clock::time_point started;  // when the call entered the engine, before the gate
+};
+
+class FakeEngine : public engine::Engine {
+ public:
+  explicit FakeEngine(FakeEngineOptions options = {}) : options_(std::move(options)) {
+    info_.id = options_.model_id;
+    info_.engine = "fake";
+    for (const std::string& voice : options_.voices) {
+      info_.voices.push_back({voice, "en-us", options_.sample_rate, "fake voice " + voice});
+    }
+    info_.default_voice = options_.voices.empty() ? std::string() : options_.voices.front();
+    info_.max_batch_size = options_.max_batch_size;
+    info_.batch_requires_same_voice = options_.batch_requires_same_voice;
+  }
+
+  const engine::ModelInfo& info() const override { return info_; }
+
+  bool AcceptsVoice(std::string_view voice_id) const override {
+    return std::find(options_.voices.begin(), options_.voices.end(), voice_id) !=
+           options_.voices.end();
+  }
+
+  absl::Status Warmup(std::span<const std::string> texts) override {
+    std::lock_guard lock(mutex_);
+    warmup_texts_ += texts.size();
+    return absl::OkStatus();
+  }
+
+  std::vector<absl::StatusOr<audio::PcmAudio>> Synthesize(
+      std::span<const engine::SegmentInput> batch) override {
+    EngineCall call;
+    call.started = core::Clock::now();
+    for (const engine::SegmentInput& input : batch) {
+      call.texts.emplace_back(input.text);
+      call.voice_ids.emplace_back(input.voice_id);
+      call.speeds.push_back(input.speed);
+    }
+    {
+      std::unique_lock lock(mutex_);
+      calls_.push_back(call);
+      ++in_flight_;
+      changed_.notify_all();
+      changed_.wait(lock, [&] { return !gate_closed_ || permits_ > 0; });
+      if (gate_closed_) --permits_;
+    }
+    if (options_.latency.count() > 0) std::this_thread::sleep_for(options_.latency);
+    {
+      std::lock_guard lock(mutex_);
+      --in_flight_;
+      ++finished_calls_;
+      changed_.notify_all();
+    }
+
+    if (Contains(call.texts, options_.throw_marker)) {
+      throw std::runtime_error("fake engine asked to throw");
+    }
+    std::vector<absl::StatusOr<audio::PcmAudio>> results;
+    for (const std::string& text : call.texts) {
+      if (!options_.fail_marker.empty() && text.find(options_.fail_marker) != std::string::npos) {
+        results.push_back(absl::InvalidArgumentError("fake engine asked to fail"));
+      } else {
+        results.push_back(
+            audio::PcmAudio{std::vector<float>(text.size(), 0.0f), options_.sample_rate});
+      }
+    }
+    if (Contains(call.texts, options_.short_result_marker)) results.pop_back();
+    return results;
+  }
+
+  // The gate. While closed, each call records itself and then blocks until a permit is
+  // released for it or the gate opens. Open by default.
+  void CloseGate() {
+    std::lock_guard lock(mutex_);
+    gate_closed_ = true;
+    permits_ = 0;
+  }
+  void OpenGate() {
+    {
+      std::lock_guard lock(mutex_);
+      gate_closed_ = false;
+    }
+    changed_.notify_all();
+  }
+  // Lets exactly one blocked (or future) call through a closed gate.
+  void ReleaseOne() {
+    {
+      std::lock_guard lock(mutex_);
+      ++permits_;
+    }
+    changed_.notify_all();
+  }
+
+  // Waits until at least `count` calls have entered Synthesize (blocked at the gate or not).
+  // False on timeout; the timeout is a safety net against a hung test, not a speed claim.
+  bool WaitForCalls(size_t count, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return calls_.size() >= count; });
+  }
+  // Waits until at least `count` calls have returned (or are about to return) from Synthesize.
+  bool WaitForFinishedCalls(size_t count,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return finished_calls_ >= count; });
+  }
+
+  std::vector<EngineCall> calls() const {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+  // Every text that reached the engine, in call order.
+  std::vector<std::string> texts() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> all;
+    for (const EngineCall& call : calls_)
+      all.insert(all.end(), call.texts.begin(), call.texts.end());
+    return all;
+  }
+  // Batch sizes in call order.
+  std::vector<size_t> batch_sizes() const {
+    std::lock_guard lock(mutex_);
+    std::vector<size_t> sizes;
+    for (const EngineCall& call : calls_) sizes.push_back(call.texts.size());
+    return sizes;
+  }
+  size_t in_flight() const {
+    std::lock_guard lock(mutex_);
+    return in_flight_;
+  }
+  size_t warmup_texts() const {
+    std::lock_guard lock(mutex_);
+    return warmup_texts_;
+  }
+
+ private:
+  static bool Contains(const std::vector<std::string>& texts, const std::string& marker) {
+    if (marker.empty()) return false;
+    return std::any_of(texts.begin(), texts.end(), [&](const std::string& text) {
+      return text.find(marker) != std::string::npos;
+    });
+  }
+
+  const FakeEngineOptions options_;
+  engine::ModelInfo info_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<EngineCall> calls_;  // guarded by mutex_
+  size_t in_flight_ = 0;           // guarded by mutex_
+  size_t finished_calls_ = 0;      // guarded by mutex_
+  size_t warmup_texts_ = 0;        // guarded by mutex_
+  bool gate_closed_ = false;       // guarded by mutex_
+  size_t permits_ = 0;             // guarded by mutex_
+};
+
+}  // namespace voxserve::test_support

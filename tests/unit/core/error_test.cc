@@ -1,0 +1,116 @@
+#include "core/error.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+
+namespace voxserve::core {
+namespace {
+
+TEST(InvalidArgument, CarriesCodeMessageParamAndMachineCode) {
+  absl::Status status = InvalidArgument("speed must be a number", "speed", "invalid_type");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(status.message()), "speed must be a number");
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
+  EXPECT_EQ(detail.param, "speed");
+  EXPECT_EQ(detail.code, "invalid_type");
+  EXPECT_FALSE(detail.retry_after_seconds.has_value());
+}
+
+TEST(InvalidArgument, WithoutParamOrCodeLeavesThemEmpty) {
+  ErrorDetail detail = DetailOf(InvalidArgument("bad"));
+  EXPECT_EQ(detail.param, "");
+  EXPECT_EQ(detail.code, "");
+}
+
+TEST(NotFound, CarriesNotFoundCodeWithParamAndMachineCode) {
+  absl::Status status = NotFound("no voice 'x'", "voice", "voice_not_found");
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
+  EXPECT_EQ(detail.param, "voice");
+  EXPECT_EQ(detail.code, "voice_not_found");
+}
+
+TEST(PayloadTooLarge, IsInvalidArgumentWithPayloadTooLargeReason) {
+  absl::Status status = PayloadTooLarge("input too long", "input");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kPayloadTooLarge);
+  EXPECT_EQ(detail.param, "input");
+  EXPECT_EQ(detail.code, "payload_too_large");
+}
+
+TEST(UnsupportedMediaType, IsInvalidArgumentWithUnsupportedMediaTypeReason) {
+  absl::Status status = UnsupportedMediaType("not JSON");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kUnsupportedMediaType);
+  EXPECT_EQ(detail.param, "");
+  EXPECT_EQ(detail.code, "unsupported_media_type");
+}
+
+TEST(MethodNotAllowed, IsUnimplementedWithMethodNotAllowedReason) {
+  absl::Status status = MethodNotAllowed("use POST");
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kMethodNotAllowed);
+  EXPECT_EQ(detail.code, "method_not_allowed");
+}
+
+TEST(QueueFull, IsResourceExhaustedAndCarriesRetryAfter) {
+  absl::Status status = QueueFull("queue is full", 3);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kQueueFull);
+  EXPECT_EQ(detail.code, "queue_full");
+  EXPECT_EQ(detail.retry_after_seconds, 3);
+}
+
+TEST(QueueFull, KeepsARetryAfterOfZero) {
+  EXPECT_EQ(DetailOf(QueueFull("queue is full", 0)).retry_after_seconds, 0);
+}
+
+TEST(Draining, IsUnavailableWithDrainingReason) {
+  absl::Status status = Draining("shutting down");
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kDraining);
+  EXPECT_EQ(detail.code, "server_draining");
+  EXPECT_FALSE(detail.retry_after_seconds.has_value());
+}
+
+TEST(Internal, IsInternalWithNoDetail) {
+  absl::Status status = Internal("engine crashed");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(std::string(status.message()), "engine crashed");
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
+  EXPECT_EQ(detail.param, "");
+  EXPECT_EQ(detail.code, "");
+}
+
+TEST(DetailOf, GivesDefaultsForAPlainAbslStatus) {
+  ErrorDetail detail = DetailOf(absl::DeadlineExceededError("too slow"));
+  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
+  EXPECT_EQ(detail.param, "");
+  EXPECT_EQ(detail.code, "");
+  EXPECT_FALSE(detail.retry_after_seconds.has_value());
+}
+
+TEST(DetailOf, GivesDefaultsForOk) {
+  ErrorDetail detail = DetailOf(absl::OkStatus());
+  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
+  EXPECT_FALSE(detail.retry_after_seconds.has_value());
+}
+
+TEST(DetailOf, SurvivesCopyingTheStatus) {
+  absl::Status original = NotFound("gone", "voice", "voice_not_found");
+  absl::Status copy = original;
+  EXPECT_EQ(DetailOf(copy).param, "voice");
+}
+
+}  // namespace
+}  // namespace voxserve::core

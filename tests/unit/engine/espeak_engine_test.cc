@@ -1,0 +1,139 @@
+#include "engine/espeak/espeak_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "engine/engine_factory.h"
+
+namespace voxserve::engine {
+namespace {
+
+double Rms(const std::vector<float>& samples) {
+  double sum = 0;
+  for (float s : samples) sum += static_cast<double>(s) * s;
+  return samples.empty() ? 0 : std::sqrt(sum / static_cast<double>(samples.size()));
+}
+
+class EspeakEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto created = EspeakEngine::Create({});
+    ASSERT_TRUE(created.ok()) << created.status();
+    engine_ = std::move(*created);
+  }
+
+  audio::PcmAudio SynthesizeOk(std::string_view text, std::string_view voice, double speed = 1.0) {
+    SegmentInput input{text, voice, speed};
+    auto results = engine_->Synthesize({&input, 1});
+    EXPECT_EQ(results.size(), 1u);
+    EXPECT_TRUE(results[0].ok()) << results[0].status();
+    return results[0].ok() ? *results[0] : audio::PcmAudio{};
+  }
+
+  std::unique_ptr<EspeakEngine> engine_;
+};
+
+TEST_F(EspeakEngineTest, OffersEveryInstalledVoiceIncludingMandarin) {
+  const ModelInfo& info = engine_->info();
+  EXPECT_EQ(info.engine, "espeak");
+  EXPECT_GT(info.voices.size(), 100u);
+  auto has = [&](const std::string& id) {
+    return std::any_of(info.voices.begin(), info.voices.end(),
+                       [&](const VoiceInfo& v) { return v.id == id; });
+  };
+  EXPECT_TRUE(has("cmn"));
+  EXPECT_TRUE(has("en-us"));
+  EXPECT_TRUE(has("en-gb"));
+  for (const VoiceInfo& voice : info.voices) EXPECT_EQ(voice.sample_rate, 22050) << voice.id;
+}
+
+TEST_F(EspeakEngineTest, VoiceIdsAreUnique) {
+  std::vector<std::string> ids;
+  for (const VoiceInfo& voice : engine_->info().voices) ids.push_back(voice.id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());
+}
+
+TEST_F(EspeakEngineTest, AcceptsListedVoicesAndKnownVariantsOnly) {
+  EXPECT_TRUE(engine_->AcceptsVoice("en-us"));
+  EXPECT_TRUE(engine_->AcceptsVoice("en-us+f3"));
+  EXPECT_TRUE(engine_->AcceptsVoice("cmn+m1"));
+  EXPECT_FALSE(engine_->AcceptsVoice("en-us+nonexistent"));
+  EXPECT_FALSE(engine_->AcceptsVoice("klingon"));
+  EXPECT_FALSE(engine_->AcceptsVoice(""));
+}
+
+TEST_F(EspeakEngineTest, SynthesizesAudibleSpeechOfPlausibleLength) {
+  audio::PcmAudio pcm = SynthesizeOk("Hello world.", "en-us");
+  EXPECT_EQ(pcm.sample_rate, 22050);
+  EXPECT_GT(pcm.DurationSeconds(), 0.4);
+  EXPECT_LT(pcm.DurationSeconds(), 3.0);
+  EXPECT_GT(Rms(pcm.samples), 0.02);
+}
+
+TEST_F(EspeakEngineTest, SynthesizesMandarin) {
+  audio::PcmAudio pcm = SynthesizeOk("你好，世界。", "cmn");
+  EXPECT_GT(pcm.DurationSeconds(), 0.5);
+  EXPECT_GT(Rms(pcm.samples), 0.02);
+}
+
+TEST_F(EspeakEngineTest, VariantsChangeTheAudio) {
+  audio::PcmAudio plain = SynthesizeOk("Hello world.", "en-us");
+  audio::PcmAudio female = SynthesizeOk("Hello world.", "en-us+f3");
+  EXPECT_NE(plain.samples, female.samples);
+}
+
+TEST_F(EspeakEngineTest, SpeedScalesDurationAcrossOpenAisRange) {
+  const char* text = "The quick brown fox jumps over the lazy dog.";
+  double normal = SynthesizeOk(text, "en-us", 1.0).DurationSeconds();
+  // 0.25 is below espeak's 80 wpm floor: the rest comes from time stretching.
+  EXPECT_NEAR(SynthesizeOk(text, "en-us", 0.25).DurationSeconds() / normal, 4.0, 0.8);
+  EXPECT_NEAR(SynthesizeOk(text, "en-us", 0.5).DurationSeconds() / normal, 2.0, 0.4);
+  EXPECT_NEAR(SynthesizeOk(text, "en-us", 2.0).DurationSeconds() / normal, 0.5, 0.12);
+  EXPECT_NEAR(SynthesizeOk(text, "en-us", 4.0).DurationSeconds() / normal, 0.25, 0.08);
+}
+
+TEST_F(EspeakEngineTest, UnknownVoiceFailsThatSegmentOnly) {
+  SegmentInput inputs[] = {{"One.", "klingon", 1.0}};
+  auto results = engine_->Synthesize(inputs);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(core::DetailOf(results[0].status()).param, "voice");
+}
+
+TEST_F(EspeakEngineTest, WarmupRunsTheGivenTexts) {
+  std::vector<std::string> texts = {"Warm up.", "Second."};
+  EXPECT_TRUE(engine_->Warmup(texts).ok());
+}
+
+TEST_F(EspeakEngineTest, OnlyOneEngineMayExistBecauseTheLibraryIsGlobal) {
+  auto second = EspeakEngine::Create({});
+  EXPECT_FALSE(second.ok());
+}
+
+TEST(EspeakEngineCreate, RejectsAnUninstalledDefaultVoice) {
+  EspeakConfig config;
+  config.default_voice = "klingon";
+  auto created = EspeakEngine::Create(config);
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(std::string(created.status().message()).find("klingon"), std::string::npos);
+  // A failed Create leaves the library free for the next one.
+  EXPECT_TRUE(EspeakEngine::Create({}).ok());
+}
+
+TEST(EngineFactory, BuildsEspeakAndRejectsUnknownEnginesAndOptions) {
+  EXPECT_TRUE(CreateEngine({"espeak", "espeak", "", {}}).ok());
+  auto unknown = CreateEngine({"m", "tacotron", "", {}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(std::string(unknown.status().message()).find("available: espeak"), std::string::npos);
+  auto bad_option = CreateEngine({"m", "espeak", "", {{"colour", "blue"}}});
+  ASSERT_FALSE(bad_option.ok());
+  EXPECT_NE(std::string(bad_option.status().message()).find("colour"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace voxserve::engine

@@ -1,0 +1,159 @@
+#include "server/server_config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace voxserve::server {
+namespace {
+
+class ServerConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::filesystem::temp_directory_path() /
+            ("voxserve-config-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml");
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  void WriteConfig(const std::string& yaml) { std::ofstream(path_) << yaml; }
+
+  absl::StatusOr<ParsedCommandLine> Load(std::vector<std::string> args,
+                                         std::map<std::string, std::string> env = {}) {
+    std::vector<const char*> argv = {"voxserve"};
+    for (const std::string& arg : args) argv.push_back(arg.c_str());
+    return LoadServerConfig(static_cast<int>(argv.size()), argv.data(),
+                            [env](const std::string& name) -> std::optional<std::string> {
+                              auto it = env.find(name);
+                              if (it == env.end()) return std::nullopt;
+                              return it->second;
+                            });
+  }
+
+  std::filesystem::path path_;
+};
+
+TEST_F(ServerConfigTest, DefaultsServeEspeakOnLoopback8080) {
+  auto parsed = Load({});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->config.http.host, "127.0.0.1");
+  EXPECT_EQ(parsed->config.http.port, 8080);
+  ASSERT_EQ(parsed->config.service.models.size(), 1u);
+  EXPECT_EQ(parsed->config.service.models[0].engine.engine, "espeak");
+  EXPECT_EQ(parsed->config.service.openai_voices.size(), 13u);
+}
+
+TEST_F(ServerConfigTest, FileThenEnvironmentThenFlagEachOverrideTheOneBefore) {
+  WriteConfig("http:\n  port: 1111\n  io_threads: 3\nlimits:\n  max_input_chars: 100\n");
+  auto file_only = Load({"--config", path_.string()});
+  ASSERT_TRUE(file_only.ok()) << file_only.status();
+  EXPECT_EQ(file_only->config.http.port, 1111);
+  EXPECT_EQ(file_only->config.http.io_threads, 3);
+
+  auto with_env = Load({"--config", path_.string()}, {{"VOXSERVE_PORT", "2222"}});
+  ASSERT_TRUE(with_env.ok()) << with_env.status();
+  EXPECT_EQ(with_env->config.http.port, 2222);
+  EXPECT_EQ(with_env->config.http.io_threads, 3);  // untouched by env
+
+  auto with_flag =
+      Load({"--config", path_.string(), "--port", "3333"}, {{"VOXSERVE_PORT", "2222"}});
+  ASSERT_TRUE(with_flag.ok()) << with_flag.status();
+  EXPECT_EQ(with_flag->config.http.port, 3333);
+  EXPECT_EQ(with_flag->config.service.limits.max_input_chars, 100u);
+}
+
+TEST_F(ServerConfigTest, ConfigPathMayComeFromTheEnvironment) {
+  WriteConfig("http:\n  port: 4444\n");
+  auto parsed = Load({}, {{"VOXSERVE_CONFIG", path_.string()}});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->config.http.port, 4444);
+}
+
+TEST_F(ServerConfigTest, ReadsModelsAliasesAndOpenAiVoices) {
+  WriteConfig(R"(
+default_model: speech
+models:
+  - id: speech
+    engine: espeak
+    default_voice: en-gb
+    scheduling: {instances: 2, max_batch_size: 4, max_queue_delay_ms: 30, queue_capacity: 10}
+    warmup: ["Hi.", "Ready."]
+voice_aliases:
+  zh_female: cmn+f3
+  narrator: {model: speech, voice: en-gb+m3}
+openai_voices:
+  alloy: en-gb+f1
+)");
+  auto parsed = Load({"--config", path_.string()});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const service::ServiceConfig& service = parsed->config.service;
+  ASSERT_EQ(service.models.size(), 1u);
+  EXPECT_EQ(service.default_model, "speech");
+  EXPECT_EQ(service.models[0].engine.default_voice, "en-gb");
+  EXPECT_EQ(service.models[0].scheduling.instances, 2);
+  EXPECT_EQ(service.models[0].scheduling.max_batch_size, 4);
+  EXPECT_EQ(service.models[0].scheduling.max_queue_delay_ms, 30);
+  EXPECT_EQ(service.models[0].scheduling.queue_capacity, 10);
+  EXPECT_EQ(service.models[0].warmup, (std::vector<std::string>{"Hi.", "Ready."}));
+  EXPECT_EQ(service.voice_aliases.at("zh_female").voice, "cmn+f3");
+  EXPECT_EQ(service.voice_aliases.at("zh_female").model, "");
+  EXPECT_EQ(service.voice_aliases.at("narrator").model, "speech");
+  EXPECT_EQ(service.openai_voices.at("alloy"), "en-gb+f1");
+  EXPECT_EQ(service.openai_voices.at("echo"), "en-us+m3");  // defaults kept where not overridden
+}
+
+TEST_F(ServerConfigTest, BadValuesNameTheirSourceAndRange) {
+  auto flag = Load({"--port", "70000"});
+  ASSERT_FALSE(flag.ok());
+  EXPECT_NE(std::string(flag.status().message()).find("--port"), std::string::npos);
+  EXPECT_NE(std::string(flag.status().message()).find("0..65535"), std::string::npos);
+
+  auto env = Load({}, {{"VOXSERVE_MAX_INPUT_CHARS", "lots"}});
+  ASSERT_FALSE(env.ok());
+  EXPECT_NE(std::string(env.status().message()).find("VOXSERVE_MAX_INPUT_CHARS"),
+            std::string::npos);
+
+  WriteConfig("http:\n  port: [1, 2]\n");
+  auto file = Load({"--config", path_.string()});
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(std::string(file.status().message()).find("http.port"), std::string::npos);
+}
+
+TEST_F(ServerConfigTest, InvalidSchedulingAndUnknownDefaultModelAreRejected) {
+  WriteConfig("models:\n  - id: e\n    scheduling: {instances: 0}\n");
+  auto instances = Load({"--config", path_.string()});
+  ASSERT_FALSE(instances.ok());
+  EXPECT_NE(std::string(instances.status().message()).find("instances"), std::string::npos);
+
+  auto model = Load({"--default-model", "missing"});
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(std::string(model.status().message()).find("missing"), std::string::npos);
+}
+
+TEST_F(ServerConfigTest, MissingOrMalformedFileIsAnError) {
+  EXPECT_FALSE(Load({"--config", "/nonexistent/voxserve.yaml"}).ok());
+  WriteConfig("http: [unclosed\n");
+  EXPECT_FALSE(Load({"--config", path_.string()}).ok());
+}
+
+TEST_F(ServerConfigTest, UnknownFlagIsAnError) {
+  auto parsed = Load({"--no-such-flag"});
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(std::string(parsed.status().message()).find("--help"), std::string::npos);
+}
+
+TEST_F(ServerConfigTest, HelpListsEveryOptionWithItsEnvironmentVariable) {
+  auto parsed = Load({"--help"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->exit_now);
+  for (const char* text : {"--port", "VOXSERVE_PORT", "http.port", "--max-input-chars",
+                           "VOXSERVE_MAX_INPUT_CHARS", "--drain-timeout-ms", "--config"}) {
+    EXPECT_NE(parsed->message.find(text), std::string::npos) << text;
+  }
+}
+
+}  // namespace
+}  // namespace voxserve::server

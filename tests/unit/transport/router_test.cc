@@ -1,0 +1,112 @@
+#include "transport/http/router.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace voxserve::transport::http {
+namespace {
+
+std::optional<std::string> HeaderOf(const HttpResponse& response, const std::string& name) {
+  for (const auto& [key, value] : response.headers) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+// Each handler records its own name, so a test can tell which one the router picked.
+class RouterTest : public ::testing::Test {
+ protected:
+  RouterTest() {
+    router_.Add("GET", "/health", Named("health"));
+    router_.Add("GET", "/v1/models", Named("list models"));
+    router_.Add("POST", "/v1/audio/speech", Named("speech"));
+    router_.Add("GET", "/tts", Named("tts get"));
+    router_.Add("POST", "/tts", Named("tts post"));
+  }
+
+  Handler Named(std::string name) {
+    return [this, name](std::shared_ptr<HttpExchange>) { called_ = name; };
+  }
+
+  // The name of the handler Find picked, or nothing when it picked none.
+  std::optional<std::string> Pick(const std::string& method, const std::string& path) {
+    Router::Match match = router_.Find(method, path);
+    if (match.handler == nullptr) return std::nullopt;
+    called_.clear();
+    (*match.handler)(nullptr);
+    return called_;
+  }
+
+  Router router_;
+  std::string called_;
+};
+
+TEST_F(RouterTest, ExactMethodAndPathSelectTheHandler) {
+  EXPECT_EQ(Pick("POST", "/v1/audio/speech"), "speech");
+  EXPECT_EQ(Pick("GET", "/v1/models"), "list models");
+}
+
+TEST_F(RouterTest, SamePathWithDifferentMethodsSelectsByMethod) {
+  EXPECT_EQ(Pick("GET", "/tts"), "tts get");
+  EXPECT_EQ(Pick("POST", "/tts"), "tts post");
+}
+
+TEST_F(RouterTest, MatchedRouteLabelIsThePath) {
+  EXPECT_EQ(router_.Find("GET", "/health").route, "/health");
+}
+
+TEST_F(RouterTest, PathsMatchExactlyNotByPrefix) {
+  EXPECT_EQ(Pick("GET", "/health/extra"), std::nullopt);
+  EXPECT_EQ(Pick("GET", "/healt"), std::nullopt);
+  EXPECT_EQ(Pick("GET", "/health/"), std::nullopt);
+}
+
+TEST_F(RouterTest, UnknownPathIs404WithUnmatchedRouteLabel) {
+  Router::Match match = router_.Find("GET", "/nope");
+  EXPECT_EQ(match.handler, nullptr);
+  EXPECT_EQ(match.route, "unmatched");
+  EXPECT_EQ(match.error.status, 404);
+}
+
+TEST_F(RouterTest, UnknownPathErrorIsAnOpenAiErrorBody) {
+  auto body = nlohmann::json::parse(router_.Find("GET", "/nope").error.body);
+  EXPECT_EQ(body["error"]["code"], "route_not_found");
+}
+
+TEST_F(RouterTest, KnownPathWithOtherMethodIs405) {
+  Router::Match match = router_.Find("GET", "/v1/audio/speech");
+  EXPECT_EQ(match.handler, nullptr);
+  EXPECT_EQ(match.error.status, 405);
+}
+
+TEST_F(RouterTest, MethodNotAllowedKeepsThePathAsRouteLabel) {
+  EXPECT_EQ(router_.Find("DELETE", "/health").route, "/health");
+}
+
+TEST_F(RouterTest, MethodNotAllowedListsTheAllowedMethodInAllow) {
+  EXPECT_EQ(HeaderOf(router_.Find("GET", "/v1/audio/speech").error, "Allow"), "POST");
+}
+
+TEST_F(RouterTest, MethodNotAllowedListsEveryAllowedMethodInAllow) {
+  EXPECT_EQ(HeaderOf(router_.Find("DELETE", "/tts").error, "Allow"), "GET, POST");
+}
+
+TEST_F(RouterTest, HeadIsAnsweredByTheGetRoute) { EXPECT_EQ(Pick("HEAD", "/health"), "health"); }
+
+TEST_F(RouterTest, HeadOnAPostOnlyPathIs405) {
+  Router::Match match = router_.Find("HEAD", "/v1/audio/speech");
+  EXPECT_EQ(match.handler, nullptr);
+  EXPECT_EQ(match.error.status, 405);
+}
+
+TEST_F(RouterTest, MethodsAreCaseSensitive) {
+  // RFC 9110 §9.1: method names are case-sensitive; "get" is not GET.
+  EXPECT_EQ(router_.Find("get", "/health").error.status, 405);
+}
+
+}  // namespace
+}  // namespace voxserve::transport::http

@@ -1,0 +1,367 @@
+#include "transport/http/speech_request_parser.h"
+
+#include <chrono>
+#include <string>
+
+#include "core/error.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace voxserve::transport::http {
+namespace {
+
+using ::testing::HasSubstr;
+
+HttpRequest PostJson(std::string body, std::string content_type = "application/json") {
+  HttpRequest request;
+  request.method = "POST";
+  request.path = "/v1/audio/speech";
+  request.headers = {{"content-type", std::move(content_type)}};
+  request.body = std::move(body);
+  return request;
+}
+
+// Asserts `result` failed with InvalidArgument naming `param` with machine code `code`.
+template <typename T>
+void ExpectFieldError(const absl::StatusOr<T>& result, const std::string& param,
+                      const std::string& code) {
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  core::ErrorDetail detail = core::DetailOf(result.status());
+  EXPECT_EQ(detail.param, param);
+  EXPECT_EQ(detail.code, code);
+}
+
+constexpr const char* kMinimalOpenAi = R"({"model": "tts-1", "input": "Hello.", "voice": "alloy"})";
+
+// ---- /v1/audio/speech ----
+
+TEST(ParseOpenAiSpeechRequest, MinimalBodyGetsOpenAiDefaults) {
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(kMinimalOpenAi));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const service::SynthesisRequest& synthesis = parsed->synthesis;
+  EXPECT_EQ(synthesis.model, "tts-1");
+  EXPECT_EQ(synthesis.text, "Hello.");
+  EXPECT_EQ(synthesis.voice, "alloy");
+  EXPECT_EQ(synthesis.text_field, "input");
+  EXPECT_EQ(synthesis.format, audio::AudioFormat::kMp3);
+  EXPECT_EQ(synthesis.speed, 1.0);
+  EXPECT_EQ(synthesis.instructions, "");
+  EXPECT_FALSE(synthesis.timeout.has_value());
+  EXPECT_EQ(parsed->stream, StreamMode::kNone);
+  EXPECT_FALSE(synthesis.streaming);
+}
+
+TEST(ParseOpenAiSpeechRequest, FullBodySetsEveryField) {
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(R"({
+      "model": "gpt-4o-mini-tts", "input": "Hi there.", "voice": "nova",
+      "response_format": "wav", "speed": 1.5, "instructions": "Speak calmly.",
+      "stream_format": "sse", "timeout_ms": 2500})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const service::SynthesisRequest& synthesis = parsed->synthesis;
+  EXPECT_EQ(synthesis.model, "gpt-4o-mini-tts");
+  EXPECT_EQ(synthesis.text, "Hi there.");
+  EXPECT_EQ(synthesis.voice, "nova");
+  EXPECT_EQ(synthesis.format, audio::AudioFormat::kWav);
+  EXPECT_EQ(synthesis.speed, 1.5);
+  EXPECT_EQ(synthesis.instructions, "Speak calmly.");
+  EXPECT_EQ(synthesis.timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(parsed->stream, StreamMode::kSse);
+  EXPECT_TRUE(synthesis.streaming);
+}
+
+TEST(ParseOpenAiSpeechRequest, AcceptsJsonWithCharsetParameter) {
+  EXPECT_TRUE(
+      ParseOpenAiSpeechRequest(PostJson(kMinimalOpenAi, "application/json; charset=utf-8")).ok());
+}
+
+TEST(ParseOpenAiSpeechRequest, AcceptsMediaTypeInAnyCase) {
+  // RFC 9110 §8.3.1: type and subtype are case-insensitive.
+  EXPECT_TRUE(ParseOpenAiSpeechRequest(PostJson(kMinimalOpenAi, "Application/JSON")).ok());
+}
+
+TEST(ParseOpenAiSpeechRequest, AcceptsCharsetParameterWithoutSpace) {
+  EXPECT_TRUE(
+      ParseOpenAiSpeechRequest(PostJson(kMinimalOpenAi, "application/json;charset=UTF-8")).ok());
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsJsonLookalikeMediaTypes) {
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(kMinimalOpenAi, "application/jsonx"));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(core::DetailOf(parsed.status()).reason, core::ErrorReason::kUnsupportedMediaType);
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsTextPlainAsUnsupportedMediaType) {
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(kMinimalOpenAi, "text/plain"));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(core::DetailOf(parsed.status()).reason, core::ErrorReason::kUnsupportedMediaType);
+  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("text/plain"));
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsMissingContentTypeAsUnsupportedMediaType) {
+  HttpRequest request = PostJson(kMinimalOpenAi);
+  request.headers.clear();
+  auto parsed = ParseOpenAiSpeechRequest(request);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(core::DetailOf(parsed.status()).reason, core::ErrorReason::kUnsupportedMediaType);
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsInvalidUtf8Body) {
+  auto parsed = ParseOpenAiSpeechRequest(
+      PostJson("{\"model\": \"m\", \"input\": \"\xFF\", \"voice\": \"v\"}"));
+  ExpectFieldError(parsed, "", "invalid_utf8");
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsInvalidJson) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(R"({"model": "tts-1",)")), "", "invalid_json");
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsEmptyBodyAsInvalidJson) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson("")), "", "invalid_json");
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsJsonThatIsNotAnObject) {
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(R"(["tts-1", "Hello.", "alloy"])"));
+  ExpectFieldError(parsed, "", "invalid_json");
+  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("object"));
+}
+
+TEST(ParseOpenAiSpeechRequest, MissingModelNamesModel) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(R"({"input": "Hi", "voice": "alloy"})")),
+                   "model", "missing_field");
+}
+
+TEST(ParseOpenAiSpeechRequest, MissingInputNamesInput) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(R"({"model": "tts-1", "voice": "alloy"})")),
+                   "input", "missing_field");
+}
+
+TEST(ParseOpenAiSpeechRequest, NullInputCountsAsMissing) {
+  ExpectFieldError(
+      ParseOpenAiSpeechRequest(PostJson(R"({"model": "tts-1", "input": null, "voice": "alloy"})")),
+      "input", "missing_field");
+}
+
+TEST(ParseOpenAiSpeechRequest, MissingVoiceNamesVoice) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(R"({"model": "tts-1", "input": "Hi"})")),
+                   "voice", "missing_field");
+}
+
+TEST(ParseOpenAiSpeechRequest, InputOfTheWrongTypeNamesInput) {
+  ExpectFieldError(
+      ParseOpenAiSpeechRequest(PostJson(R"({"model": "tts-1", "input": 42, "voice": "alloy"})")),
+      "input", "invalid_type");
+}
+
+TEST(ParseOpenAiSpeechRequest, SpeedAsStringNamesSpeed) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(
+                       R"({"model": "m", "input": "Hi", "voice": "alloy", "speed": "fast"})")),
+                   "speed", "invalid_type");
+}
+
+TEST(ParseOpenAiSpeechRequest, IntegerSpeedIsANumber) {
+  auto parsed = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "m", "input": "Hi", "voice": "alloy", "speed": 2})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->synthesis.speed, 2.0);
+}
+
+TEST(ParseOpenAiSpeechRequest, NullOptionalFieldsKeepTheirDefaults) {
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(
+      R"({"model": "m", "input": "Hi", "voice": "alloy", "speed": null,
+          "response_format": null, "stream_format": null, "timeout_ms": null})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->synthesis.speed, 1.0);
+  EXPECT_EQ(parsed->synthesis.format, audio::AudioFormat::kMp3);
+  EXPECT_EQ(parsed->stream, StreamMode::kNone);
+  EXPECT_FALSE(parsed->synthesis.timeout.has_value());
+}
+
+TEST(ParseOpenAiSpeechRequest, AcceptsVoiceAsObjectWithId) {
+  auto parsed = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "m", "input": "Hi", "voice": {"id": "voice_custom_1"}})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->synthesis.voice, "voice_custom_1");
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsVoiceObjectWithoutStringId) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(
+                       PostJson(R"({"model": "m", "input": "Hi", "voice": {"name": "alloy"}})")),
+                   "voice", "invalid_type");
+  ExpectFieldError(
+      ParseOpenAiSpeechRequest(PostJson(R"({"model": "m", "input": "Hi", "voice": {"id": 3}})")),
+      "voice", "invalid_type");
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsVoiceOfOtherTypes) {
+  ExpectFieldError(
+      ParseOpenAiSpeechRequest(PostJson(R"({"model": "m", "input": "Hi", "voice": 7})")), "voice",
+      "invalid_type");
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsEmptyVoice) {
+  ExpectFieldError(
+      ParseOpenAiSpeechRequest(PostJson(R"({"model": "m", "input": "Hi", "voice": ""})")), "voice",
+      "empty_voice");
+}
+
+TEST(ParseOpenAiSpeechRequest, ReadsEveryOpenAiResponseFormat) {
+  struct Case {
+    const char* name;
+    audio::AudioFormat format;
+  };
+  for (Case c : {Case{"mp3", audio::AudioFormat::kMp3}, Case{"opus", audio::AudioFormat::kOpus},
+                 Case{"aac", audio::AudioFormat::kAac}, Case{"flac", audio::AudioFormat::kFlac},
+                 Case{"wav", audio::AudioFormat::kWav}, Case{"pcm", audio::AudioFormat::kPcm}}) {
+    auto parsed = ParseOpenAiSpeechRequest(PostJson(
+        std::string(R"({"model": "m", "input": "Hi", "voice": "alloy", "response_format": ")") +
+        c.name + "\"}"));
+    ASSERT_TRUE(parsed.ok()) << c.name << ": " << parsed.status();
+    EXPECT_EQ(parsed->synthesis.format, c.format) << c.name;
+  }
+}
+
+TEST(ParseOpenAiSpeechRequest, UnknownResponseFormatNamesResponseFormat) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(
+                       R"({"model": "m", "input": "Hi", "voice": "a", "response_format": "ogg"})")),
+                   "response_format", "unsupported_response_format");
+}
+
+TEST(ParseOpenAiSpeechRequest, StreamFormatAudioStreamsRawAudio) {
+  auto parsed = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "m", "input": "Hi", "voice": "a", "stream_format": "audio"})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->stream, StreamMode::kAudio);
+  EXPECT_TRUE(parsed->synthesis.streaming);
+}
+
+TEST(ParseOpenAiSpeechRequest, StreamFormatSseStreamsEvents) {
+  auto parsed = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "m", "input": "Hi", "voice": "a", "stream_format": "sse"})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->stream, StreamMode::kSse);
+  EXPECT_TRUE(parsed->synthesis.streaming);
+}
+
+TEST(ParseOpenAiSpeechRequest, UnknownStreamFormatNamesStreamFormat) {
+  ExpectFieldError(
+      ParseOpenAiSpeechRequest(
+          PostJson(R"({"model": "m", "input": "Hi", "voice": "a", "stream_format": "chunked"})")),
+      "stream_format", "invalid_stream_format");
+}
+
+TEST(ParseOpenAiSpeechRequest, AcceptsInstructionsOf4096Characters) {
+  std::string instructions;
+  for (int i = 0; i < 4096; ++i) instructions += "\xC3\xA9";  // é: two bytes, one character
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(
+      R"({"model": "m", "input": "Hi", "voice": "a", "instructions": ")" + instructions + "\"}"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->synthesis.instructions, instructions);
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsInstructionsOver4096CharactersAsPayloadTooLarge) {
+  std::string instructions(4097, 'x');
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(
+      R"({"model": "m", "input": "Hi", "voice": "a", "instructions": ")" + instructions + "\"}"));
+  ASSERT_FALSE(parsed.ok());
+  core::ErrorDetail detail = core::DetailOf(parsed.status());
+  EXPECT_EQ(detail.reason, core::ErrorReason::kPayloadTooLarge);
+  EXPECT_EQ(detail.param, "instructions");
+}
+
+TEST(ParseOpenAiSpeechRequest, ReadsIntegerTimeoutMs) {
+  auto parsed = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "m", "input": "Hi", "voice": "a", "timeout_ms": 1500})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->synthesis.timeout, std::chrono::milliseconds(1500));
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsFractionalTimeoutMs) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(
+                       R"({"model": "m", "input": "Hi", "voice": "a", "timeout_ms": 1.5})")),
+                   "timeout_ms", "invalid_type");
+}
+
+TEST(ParseOpenAiSpeechRequest, RejectsTimeoutMsAsString) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(
+                       R"({"model": "m", "input": "Hi", "voice": "a", "timeout_ms": "1500"})")),
+                   "timeout_ms", "invalid_type");
+}
+
+TEST(ParseOpenAiSpeechRequest, IgnoresUnknownFields) {
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(
+      R"({"model": "m", "input": "Hi", "voice": "a", "user": "u-1", "extra": {"x": [1, 2]}})"));
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+}
+
+// ---- /v1/synthesize and /tts ----
+
+TEST(ParseSynthesizeRequest, MinimalBodyGetsSynthesizeDefaults) {
+  auto parsed = ParseSynthesizeRequest(PostJson(R"({"text": "Hello."})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const service::SynthesisRequest& synthesis = parsed->synthesis;
+  EXPECT_EQ(synthesis.text, "Hello.");
+  EXPECT_EQ(synthesis.text_field, "text");
+  EXPECT_EQ(synthesis.voice, "");
+  EXPECT_EQ(synthesis.model, "");
+  EXPECT_EQ(synthesis.format, audio::AudioFormat::kWav);
+  EXPECT_EQ(synthesis.speed, 1.0);
+  EXPECT_FALSE(synthesis.timeout.has_value());
+  EXPECT_EQ(parsed->stream, StreamMode::kNone);
+  EXPECT_FALSE(synthesis.streaming);
+}
+
+TEST(ParseSynthesizeRequest, FullBodySetsEveryField) {
+  auto parsed = ParseSynthesizeRequest(PostJson(R"({
+      "text": "Hi.", "voice": "en_US-amy", "model": "piper", "speed": 0.75,
+      "response_format": "flac", "stream": true, "timeout_ms": 900})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const service::SynthesisRequest& synthesis = parsed->synthesis;
+  EXPECT_EQ(synthesis.text, "Hi.");
+  EXPECT_EQ(synthesis.voice, "en_US-amy");
+  EXPECT_EQ(synthesis.model, "piper");
+  EXPECT_EQ(synthesis.speed, 0.75);
+  EXPECT_EQ(synthesis.format, audio::AudioFormat::kFlac);
+  EXPECT_EQ(synthesis.timeout, std::chrono::milliseconds(900));
+  EXPECT_EQ(parsed->stream, StreamMode::kAudio);
+  EXPECT_TRUE(synthesis.streaming);
+}
+
+TEST(ParseSynthesizeRequest, StreamFalseDoesNotStream) {
+  auto parsed = ParseSynthesizeRequest(PostJson(R"({"text": "Hi.", "stream": false})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->stream, StreamMode::kNone);
+}
+
+TEST(ParseSynthesizeRequest, StreamAsStringNamesStream) {
+  ExpectFieldError(ParseSynthesizeRequest(PostJson(R"({"text": "Hi.", "stream": "true"})")),
+                   "stream", "invalid_type");
+}
+
+TEST(ParseSynthesizeRequest, MissingTextNamesText) {
+  ExpectFieldError(ParseSynthesizeRequest(PostJson(R"({"voice": "amy"})")), "text",
+                   "missing_field");
+}
+
+TEST(ParseSynthesizeRequest, VoiceOfTheWrongTypeNamesVoice) {
+  ExpectFieldError(ParseSynthesizeRequest(PostJson(R"({"text": "Hi.", "voice": ["amy"]})")),
+                   "voice", "invalid_type");
+}
+
+TEST(ParseSynthesizeRequest, UnknownResponseFormatNamesResponseFormat) {
+  ExpectFieldError(ParseSynthesizeRequest(PostJson(R"({"text": "Hi.", "response_format": "m4a"})")),
+                   "response_format", "unsupported_response_format");
+}
+
+TEST(ParseSynthesizeRequest, RejectsTextPlainAsUnsupportedMediaType) {
+  auto parsed = ParseSynthesizeRequest(PostJson(R"({"text": "Hi."})", "text/plain"));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(core::DetailOf(parsed.status()).reason, core::ErrorReason::kUnsupportedMediaType);
+}
+
+TEST(ParseSynthesizeRequest, IgnoresUnknownFields) {
+  EXPECT_TRUE(ParseSynthesizeRequest(PostJson(R"({"text": "Hi.", "language": "en"})")).ok());
+}
+
+}  // namespace
+}  // namespace voxserve::transport::http
