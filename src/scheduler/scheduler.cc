@@ -226,6 +226,7 @@ void Scheduler::RunBatch(std::vector<Queued> batch) {
   }
   core::Clock::time_point finished = core::Clock::now();
   if (metrics_.batch_size) metrics_.batch_size->Observe(static_cast<double>(batch.size()));
+  if (metrics_.synthesized) metrics_.synthesized->Increment(static_cast<double>(batch.size()));
   for (size_t i = 0; i < batch.size(); ++i) {
     if (metrics_.queue_wait_seconds) {
       metrics_.queue_wait_seconds->Observe(

@@ -12,12 +12,15 @@ SchedulerMetricFamilies::SchedulerMetricFamilies(core::MetricsRegistry& registry
                                         {"model"}, {1, 2, 4, 8, 16, 32})),
       dropped_(registry.AddCounter("voxserve_segments_dropped_total",
                                    "Queued segments dropped before reaching the engine.",
-                                   {"model", "reason"})) {}
+                                   {"model", "reason"})),
+      synthesized_(registry.AddCounter("voxserve_segments_synthesized_total",
+                                       "Segments (sentences) that reached the engine.",
+                                       {"model"})) {}
 
 ModelSchedulerMetrics SchedulerMetricFamilies::ForModel(const std::string& model_id) {
   return {&queue_depth_.WithLabels({model_id}), &queue_wait_.WithLabels({model_id}),
           &batch_size_.WithLabels({model_id}), &dropped_.WithLabels({model_id, "deadline"}),
-          &dropped_.WithLabels({model_id, "cancelled"})};
+          &dropped_.WithLabels({model_id, "cancelled"}), &synthesized_.WithLabels({model_id})};
 }
 
 }  // namespace voxserve::scheduler

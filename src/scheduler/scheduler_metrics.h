@@ -15,6 +15,7 @@ struct ModelSchedulerMetrics {
   core::Histogram* batch_size = nullptr;
   core::Counter* dropped_expired = nullptr;
   core::Counter* dropped_cancelled = nullptr;
+  core::Counter* synthesized = nullptr;  // segments that reached the engine
 };
 
 class SchedulerMetricFamilies {
@@ -27,6 +28,7 @@ class SchedulerMetricFamilies {
   core::Family<core::Histogram>& queue_wait_;
   core::Family<core::Histogram>& batch_size_;
   core::Family<core::Counter>& dropped_;
+  core::Family<core::Counter>& synthesized_;
 };
 
 }  // namespace voxserve::scheduler

@@ -6,6 +6,9 @@ ServiceMetrics::ServiceMetrics(core::MetricsRegistry& registry)
     : in_flight(registry.AddGauge("voxserve_requests_in_flight",
                                   "Synthesis requests accepted and not yet finished.")
                     .WithLabels({})),
+      paused(registry.AddGauge("voxserve_requests_paused",
+                               "Streaming requests paused until their client reads (backpressure).")
+                 .WithLabels({})),
       time_to_first_audio(registry.AddHistogram(
           "voxserve_time_to_first_audio_seconds",
           "From request arrival to its first encoded audio bytes.", {"model"},

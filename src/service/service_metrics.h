@@ -12,6 +12,7 @@ struct ServiceMetrics {
   explicit ServiceMetrics(core::MetricsRegistry& registry);
 
   core::Gauge& in_flight;
+  core::Gauge& paused;  // streaming requests waiting for their client to read
   core::Family<core::Histogram>& time_to_first_audio;
   core::Family<core::Histogram>& synthesis_duration;
   core::Family<core::Histogram>& real_time_factor;

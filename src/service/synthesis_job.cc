@@ -80,6 +80,7 @@ void SynthesisJob::Resume() {
   boost::asio::post(strand_, [self = shared_from_this()] {
     if (self->paused_) {
       self->paused_ = false;
+      self->metrics_.paused.Add(-1);
       self->SubmitMore();
     }
   });
@@ -151,6 +152,7 @@ void SynthesisJob::SubmitMore() {
   while (next_to_submit_ < plan_.segments.size() &&
          in_scheduler_ + ready_.size() < static_cast<size_t>(plan_.pipeline_depth)) {
     if (plan_.streaming && sink_->BufferedBytes() > plan_.stream_buffer_bytes) {
+      if (!paused_) metrics_.paused.Add(1);
       paused_ = true;  // Resume() continues once the client has caught up
       return;
     }
@@ -164,6 +166,10 @@ void SynthesisJob::SubmitMore() {
 
 void SynthesisJob::Complete(const absl::Status& status) {
   finished_ = true;
+  if (paused_) {
+    paused_ = false;
+    metrics_.paused.Add(-1);
+  }
   summary_.total_seconds = SecondsSince(plan_.context.received_at);
   const std::string& model = summary_.model;
   if (status.ok()) {

@@ -35,6 +35,7 @@ struct JobPlan {
 };
 
 // Shared by the transport (Cancel/Resume), the scheduler callbacks in flight and its own strand.
+// The transport must hold it until the sink's OnComplete: a paused job has no other owner.
 // All mutable state below is touched only on `strand_`, except where noted.
 class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
  public:

@@ -46,8 +46,19 @@ def decode(data, fmt):
         decoded = Decoded(np.array([]), rate, duration=len(sizes) * 1024 / rate)
         decoded.frame_sizes = sizes
         return decoded
-    samples, rate = soundfile.read(io.BytesIO(data), dtype="float32")
-    return Decoded(samples, rate)
+    # Read with libsndfile's own loop: a streamed FLAC says "length unknown", which
+    # soundfile.read() takes literally (and its tell() then fails on the seek it makes).
+    with soundfile.SoundFile(io.BytesIO(data)) as audio:
+        ffi, snd = soundfile._ffi, soundfile._snd
+        block = np.empty(1 << 16, dtype=np.float32)
+        blocks = []
+        while True:
+            count = snd.sf_readf_float(audio._file, ffi.cast("float*", block.ctypes.data), len(block))
+            if count <= 0:
+                break
+            blocks.append(block[:count].copy())
+        samples = np.concatenate(blocks) if blocks else np.array([], dtype=np.float32)
+        return Decoded(samples, audio.samplerate)
 
 
 def info(data):

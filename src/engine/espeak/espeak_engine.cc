@@ -34,8 +34,9 @@ constexpr double kMinRateWpm = 80.0;
 int CollectSamples(short* samples, int count, espeak_EVENT* events) {
   if (samples == nullptr || count <= 0) return 0;
   auto* out = static_cast<std::vector<float>*>(events->user_data);
-  out->reserve(out->size() + count);
-  for (int i = 0; i < count; ++i) out->push_back(samples[i] / 32768.0f);
+  // insert grows geometrically; an exact reserve per callback would make long texts quadratic.
+  out->insert(out->end(), samples, samples + count);
+  std::for_each(out->end() - count, out->end(), [](float& s) { s /= 32768.0f; });
   return 0;  // 0 = continue synthesis
 }
 

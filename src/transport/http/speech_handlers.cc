@@ -21,13 +21,12 @@ void HandleSpeech(service::TtsService& service, Parser parse,
   auto job = service.Synthesize(std::move(request), sink);
   if (!job.ok()) return exchange->Respond(ErrorResponse(job.status()));
 
-  std::weak_ptr<service::SynthesisJob> weak_job = *job;
-  exchange->OnDrained([weak_job] {
-    if (auto job = weak_job.lock()) job->Resume();
-  });
-  exchange->OnClientGone([weak_job] {
-    if (auto job = weak_job.lock()) job->Cancel();
-  });
+  // The exchange holds the job while it lasts: a paused job has nothing else keeping it alive
+  // (no segment in the scheduler, nothing on its strand). The session drops these callbacks when
+  // the exchange ends, which breaks the job → sink → exchange → job cycle.
+  std::shared_ptr<service::SynthesisJob> running = *std::move(job);
+  exchange->OnDrained([running] { running->Resume(); });
+  exchange->OnClientGone([running] { running->Cancel(); });
 }
 
 }  // namespace

@@ -139,6 +139,12 @@ TEST_F(ServerConfigTest, MissingOrMalformedFileIsAnError) {
   EXPECT_FALSE(Load({"--config", path_.string()}).ok());
 }
 
+TEST_F(ServerConfigTest, TheShippedExampleConfigIsValid) {
+  auto parsed = Load({"--config", VOXSERVE_SOURCE_DIR "/config/voxserve.example.yaml"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->config.service.voice_aliases.at("zh_female").voice, "cmn+f3");
+}
+
 TEST_F(ServerConfigTest, UnknownFlagIsAnError) {
   auto parsed = Load({"--no-such-flag"});
   ASSERT_FALSE(parsed.ok());

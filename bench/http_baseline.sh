@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# HTTP serving baseline: requests/s and P50/P99 latency for a one-sentence request at
+# concurrency 1, 8 and 64 (wrk), beside espeak-ng's in-process cost for the same sentence.
+# Usage: bench/http_baseline.sh [build-dir] [seconds-per-point]
+set -euo pipefail
+build=${1:-build}
+seconds=${2:-10}
+here=$(cd "$(dirname "$0")" && pwd)
+bin="$build/bin/voxserve"
+[ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
+
+log=$(mktemp)
+"$bin" --host 127.0.0.1 --port 0 2>"$log" &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
+port=""
+for _ in $(seq 300); do
+  port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break
+  sleep 0.1
+done
+curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null || { cat "$log" >&2; exit 1; }
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "== in-process (no serving): espeak-ng synthesis and synthesis + WAV encoding =="
+"$build/bin/engine_bench" --benchmark_min_time=2 \
+  --benchmark_filter='BM_EspeakSynthesize$|BM_EspeakSynthesizeAndEncode/0' 2>/dev/null | grep -E '^BM_'
+echo
+echo "== HTTP POST /v1/audio/speech (wav), ${seconds}s per point =="
+for c in 1 8 64; do
+  threads=$(( c < $(nproc) ? c : $(nproc) ))
+  result=$(wrk -t"$threads" -c"$c" -d"${seconds}s" --timeout 30s -s "$here/speech.lua" \
+    "http://127.0.0.1:$port/v1/audio/speech" | grep '^RESULT')
+  echo "concurrency $c: ${result#RESULT }"
+done
