@@ -7,7 +7,9 @@ build=${1:-build}
 seconds=${2:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 bin="$build/bin/voxserve"
-[ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
+for tool in "$bin" "$build/bin/engine_bench"; do
+  [ -x "$tool" ] || { echo "missing $tool: build first (make build)" >&2; exit 1; }
+done
 
 log=$(mktemp)
 "$bin" --host 127.0.0.1 --port 0 2>"$log" &
@@ -24,9 +26,9 @@ curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null || { cat "$log" >&2; e
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "== in-process (no serving): espeak-ng synthesis and synthesis + WAV encoding =="
-"$build/bin/engine_bench" --benchmark_min_time=2 \
-  --benchmark_filter='BM_EspeakSynthesize$|BM_EspeakSynthesizeAndEncode/0' 2>/dev/null | grep -E '^BM_'
+echo "== in-process (no serving): espeak-ng synthesis, then synthesis + encoding per format =="
+echo "   (BM_EspeakSynthesizeAndEncode/N: 4 = wav, 5 = pcm, 0 = mp3, 1 = opus)"
+"$build/bin/engine_bench" --benchmark_min_time=2 2>/dev/null | grep -E '^BM_'
 echo
 echo "== HTTP POST /v1/audio/speech (wav), ${seconds}s per point =="
 for c in 1 8 64; do
