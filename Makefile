@@ -36,7 +36,9 @@ build-tsan: deps $(TSAN_BUILD)/build.ninja
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target unit_scheduler_tests
 
 # Serves on 127.0.0.1:$(PORT) with the embedded espeak-ng engine; Ctrl-C drains and stops.
-run: build
+# Builds only the server, not the tests.
+run: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target voxserve
 	./$(BUILD)/bin/voxserve --host 127.0.0.1 --port $(PORT)
 
 # Every test in the release build, again under AddressSanitizer + UBSan, and the scheduler's
