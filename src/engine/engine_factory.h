@@ -1,6 +1,7 @@
 // Builds an engine from its configured name: the one place that knows every backend.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,5 +20,8 @@ struct EngineSpec {
 
 // Unknown backends and options are errors that name what is allowed.
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec);
+
+// How the service builds engines; CreateEngine in production, a test double in tests.
+using EngineFactory = std::function<absl::StatusOr<std::unique_ptr<Engine>>(const EngineSpec&)>;
 
 }  // namespace voxserve::engine

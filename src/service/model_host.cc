@@ -14,8 +14,9 @@ std::string_view ModelStateName(ModelState state) {
   return "unknown";
 }
 
-ModelHost::ModelHost(ModelConfig config, scheduler::ModelSchedulerMetrics metrics)
-    : config_(std::move(config)), metrics_(metrics) {}
+ModelHost::ModelHost(ModelConfig config, scheduler::ModelSchedulerMetrics metrics,
+                     engine::EngineFactory factory)
+    : config_(std::move(config)), metrics_(metrics), factory_(std::move(factory)) {}
 
 ModelHost::~ModelHost() {
   scheduler_.reset();  // joins the workers before the engine they drive goes away
@@ -36,7 +37,7 @@ absl::Status ModelHost::Load() {
     spdlog::error("model {}: {}", id(), error_);
     return status;
   };
-  auto created = engine::CreateEngine(config_.engine);
+  auto created = factory_(config_.engine);
   if (!created.ok()) return fail(created.status());
   engine_ = std::move(*created);
 

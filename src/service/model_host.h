@@ -19,7 +19,8 @@ std::string_view ModelStateName(ModelState state);
 // thread once state() is kReady (engine and scheduler never change after that).
 class ModelHost {
  public:
-  ModelHost(ModelConfig config, scheduler::ModelSchedulerMetrics metrics);
+  ModelHost(ModelConfig config, scheduler::ModelSchedulerMetrics metrics,
+            engine::EngineFactory factory);
   ~ModelHost();
 
   // Creates the engine, starts the scheduler, runs the warm-up texts. Sets kReady or kFailed.
@@ -38,6 +39,7 @@ class ModelHost {
  private:
   const ModelConfig config_;
   scheduler::ModelSchedulerMetrics metrics_;
+  engine::EngineFactory factory_;
   std::atomic<ModelState> state_{ModelState::kLoading};
   std::string error_;  // written before state_ becomes kFailed (release), read after (acquire)
   std::shared_ptr<engine::Engine> engine_;

@@ -39,7 +39,8 @@ std::string ReasonLabel(const absl::Status& status) {
 
 }  // namespace
 
-TtsService::TtsService(ServiceConfig config, core::MetricsRegistry& registry)
+TtsService::TtsService(ServiceConfig config, core::MetricsRegistry& registry,
+                       engine::EngineFactory engine_factory)
     : config_(std::move(config)),
       metrics_(registry),
       scheduler_metrics_(registry),
@@ -48,7 +49,7 @@ TtsService::TtsService(ServiceConfig config, core::MetricsRegistry& registry)
   std::vector<ModelHost*> hosts;
   for (const ModelConfig& model : config_.models) {
     models_.push_back(std::make_unique<ModelHost>(
-        model, scheduler_metrics_.ForModel(model.engine.model_id)));
+        model, scheduler_metrics_.ForModel(model.engine.model_id), engine_factory));
     hosts.push_back(models_.back().get());
     if (model.engine.model_id == config_.default_model) default_model = hosts.back();
   }
@@ -56,10 +57,11 @@ TtsService::TtsService(ServiceConfig config, core::MetricsRegistry& registry)
   catalog_ = std::make_unique<VoiceCatalog>(config_, std::move(hosts), default_model);
 }
 
-absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(ServiceConfig config,
-                                                               core::MetricsRegistry& registry) {
+absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
+    ServiceConfig config, core::MetricsRegistry& registry, engine::EngineFactory engine_factory) {
   if (absl::Status status = config.Validate(); !status.ok()) return status;
-  return std::unique_ptr<TtsService>(new TtsService(std::move(config), registry));
+  return std::unique_ptr<TtsService>(
+      new TtsService(std::move(config), registry, std::move(engine_factory)));
 }
 
 TtsService::~TtsService() {

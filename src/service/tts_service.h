@@ -40,8 +40,9 @@ struct ModelStatus {
 class TtsService {
  public:
   // Validates the configuration; models are loaded later by LoadModels().
-  static absl::StatusOr<std::unique_ptr<TtsService>> Create(ServiceConfig config,
-                                                            core::MetricsRegistry& registry);
+  static absl::StatusOr<std::unique_ptr<TtsService>> Create(
+      ServiceConfig config, core::MetricsRegistry& registry,
+      engine::EngineFactory engine_factory = engine::CreateEngine);
   ~TtsService();
 
   // Loads and warms up every model in order; blocking, for the startup thread. A model that
@@ -68,7 +69,8 @@ class TtsService {
   const ServiceConfig& config() const { return config_; }
 
  private:
-  TtsService(ServiceConfig config, core::MetricsRegistry& registry);
+  TtsService(ServiceConfig config, core::MetricsRegistry& registry,
+             engine::EngineFactory engine_factory);
   const text::SentenceSplitter& SplitterFor(const std::string& language);
   absl::Status Reject(const std::string& model, const absl::Status& status);
   void OnJobFinished();

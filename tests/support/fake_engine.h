@@ -42,6 +42,12 @@ struct FakeEngineOptions {
   std::string throw_marker;
   // A batch with a text containing short_result_marker returns one result too few. Empty: never.
   std::string short_result_marker;
+  // A call with a text containing slow_marker takes slow_latency on top of `latency`.
+  std::string slow_marker;
+  std::chrono::milliseconds slow_latency{0};
+  // When true, every sample of a segment is its text's first byte / 256 (instead of silence),
+  // so tests can tell segments apart in the encoded output.
+  bool fill_from_first_byte = false;
 };
 
 // One Synthesize call as the engine saw it.
@@ -96,6 +102,7 @@ class FakeEngine : public engine::Engine {
       if (gate_closed_) --permits_;
     }
     if (options_.latency.count() > 0) std::this_thread::sleep_for(options_.latency);
+    if (Contains(call.texts, options_.slow_marker)) std::this_thread::sleep_for(options_.slow_latency);
     {
       std::lock_guard lock(mutex_);
       --in_flight_;
@@ -111,8 +118,11 @@ class FakeEngine : public engine::Engine {
       if (!options_.fail_marker.empty() && text.find(options_.fail_marker) != std::string::npos) {
         results.push_back(absl::InvalidArgumentError("fake engine asked to fail"));
       } else {
+        float level = options_.fill_from_first_byte && !text.empty()
+                          ? static_cast<unsigned char>(text[0]) / 256.0f
+                          : 0.0f;
         results.push_back(
-            audio::PcmAudio{std::vector<float>(text.size(), 0.0f), options_.sample_rate});
+            audio::PcmAudio{std::vector<float>(text.size(), level), options_.sample_rate});
       }
     }
     if (Contains(call.texts, options_.short_result_marker)) results.pop_back();
