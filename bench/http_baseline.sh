@@ -11,17 +11,8 @@ for tool in "$bin" "$build/bin/engine_bench"; do
   [ -x "$tool" ] || { echo "missing $tool: build first (make build)" >&2; exit 1; }
 done
 
-log=$(mktemp)
-"$bin" --host 127.0.0.1 --port 0 2>"$log" &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
-port=""
-for _ in $(seq 300); do
-  port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-  [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break
-  sleep 0.1
-done
-curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null || { cat "$log" >&2; exit 1; }
+source "$here/start_server.sh"
+start_server
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"

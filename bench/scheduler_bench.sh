@@ -14,16 +14,8 @@ bin="$build/bin/voxserve"
 py=/usr/bin/python3
 [ -x "$bin" ] || { echo "missing $bin: build first (make build)" >&2; exit 1; }
 
-log=$(mktemp)
-"$bin" --host 127.0.0.1 --port 0 "$@" 2>"$log" &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
-port=""
-for _ in $(seq 300); do
-  port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-  [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break
-  sleep 0.1
-done
+source "$here/start_server.sh"
+start_server "$@"
 
 first="The quick brown fox jumps over the lazy dog."
 ten="$first"
