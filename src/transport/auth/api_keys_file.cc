@@ -1,0 +1,158 @@
+#include "transport/auth/api_keys_file.h"
+
+#include <openssl/evp.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/options.h"
+#include "yaml-cpp/yaml.h"
+
+namespace voxserve::transport::auth {
+namespace {
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<KeyDigest> ParseHexDigest(const std::string& hex) {
+  if (hex.size() != 64) return std::nullopt;
+  KeyDigest digest{};
+  for (size_t i = 0; i < digest.size(); ++i) {
+    unsigned value = 0;
+    for (char c : hex.substr(2 * i, 2)) {
+      int nibble = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                   : (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
+                   : (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
+                                                               : -1;
+      if (nibble < 0) return std::nullopt;
+      value = value * 16 + static_cast<unsigned>(nibble);
+    }
+    digest[i] = static_cast<uint8_t>(value);
+  }
+  return digest;
+}
+
+absl::Status Error(const std::string& where, const std::string& message) {
+  return core::InvalidArgument(where + ": " + message);
+}
+
+absl::StatusOr<double> ReadNumber(const YAML::Node& node, const std::string& where, double min,
+                                  double max) {
+  double value = 0;
+  absl::Status status = node.IsScalar() ? core::ParseDouble(node.Scalar(), min, max, &value)
+                                        : core::InvalidArgument("expected a number");
+  if (!status.ok()) return Error(where, std::string(status.message()));
+  return value;
+}
+
+absl::StatusOr<ApiKey> ReadKey(const YAML::Node& node, const std::string& where) {
+  if (!node.IsMap()) return Error(where, "expected a mapping");
+  ApiKey key;
+  if (node["name"] && node["name"].IsScalar()) key.name = node["name"].Scalar();
+  if (!ValidName(key.name)) {
+    return Error(where + ".name", "required, 1-64 characters of A-Z a-z 0-9 _ . -");
+  }
+  const YAML::Node& plain = node["key"];
+  const YAML::Node& sha = node["sha256"];
+  if (plain && sha) return Error(where, "give key or sha256, not both");
+  if (plain) {
+    if (!plain.IsScalar() || plain.Scalar().empty()) return Error(where + ".key", "empty");
+    key.digest = Sha256(plain.Scalar());
+  } else if (sha) {
+    key.digest = sha.IsScalar() ? ParseHexDigest(sha.Scalar()) : std::nullopt;
+    if (!key.digest) return Error(where + ".sha256", "expected 64 hex digits");
+  }
+  if (const YAML::Node& subject = node["client_subject"]) {
+    if (!subject.IsScalar() || subject.Scalar().empty()) {
+      return Error(where + ".client_subject", "expected a subject such as \"CN=alice\"");
+    }
+    key.client_subject = subject.Scalar();
+  }
+  if (!key.digest && key.client_subject.empty()) {
+    return Error(where, "needs key, sha256 or client_subject");
+  }
+  if (const YAML::Node& rate = node["rate_limit"]) {
+    if (!rate.IsMap() || !rate["requests_per_second"]) {
+      return Error(where + ".rate_limit", "expected {requests_per_second: N, burst: M}");
+    }
+    auto per_second = ReadNumber(rate["requests_per_second"],
+                                 where + ".rate_limit.requests_per_second", 0.001, 1e6);
+    if (!per_second.ok()) return per_second.status();
+    RateLimit limit{*per_second, std::max(1.0, *per_second)};
+    if (rate["burst"]) {
+      auto burst = ReadNumber(rate["burst"], where + ".rate_limit.burst", 1, 1e6);
+      if (!burst.ok()) return burst.status();
+      limit.burst = *burst;
+    }
+    key.rate_limit = limit;
+  }
+  if (const YAML::Node& concurrent = node["max_concurrent"]) {
+    auto value = ReadNumber(concurrent, where + ".max_concurrent", 1, 1e6);
+    if (!value.ok()) return value.status();
+    key.max_concurrent = static_cast<int>(*value);
+  }
+  if (const YAML::Node& models = node["models"]) {
+    if (!models.IsSequence()) return Error(where + ".models", "expected a list of model ids");
+    for (const auto& model : models) {
+      if (!model.IsScalar()) return Error(where + ".models", "expected a list of model ids");
+      key.models.push_back(model.Scalar());
+    }
+  }
+  return key;
+}
+
+}  // namespace
+
+KeyDigest Sha256(std::string_view text) {
+  KeyDigest digest{};
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  return digest;
+}
+
+absl::StatusOr<std::vector<ApiKey>> ParseApiKeys(const std::string& yaml,
+                                                 const std::string& origin) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& error) {
+    return Error(origin, std::string("not valid YAML: ") + error.what());
+  }
+  if (!root.IsMap() || !root["keys"] || !root["keys"].IsSequence()) {
+    return Error(origin, "expected a mapping with a list under 'keys'");
+  }
+  std::vector<ApiKey> keys;
+  std::set<std::string> names;
+  std::set<KeyDigest> digests;
+  const YAML::Node& list = root["keys"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string where = origin + ": keys[" + std::to_string(i) + "]";
+    auto key = ReadKey(list[i], where);
+    if (!key.ok()) return key.status();
+    if (!names.insert(key->name).second) return Error(where + ".name", "'" + key->name + "' twice");
+    if (key->digest && !digests.insert(*key->digest).second) {
+      return Error(where, "the same secret as an earlier key");
+    }
+    keys.push_back(std::move(*key));
+  }
+  return keys;
+}
+
+absl::StatusOr<std::vector<ApiKey>> LoadApiKeysFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return core::InvalidArgument("cannot read API keys file " + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return ParseApiKeys(text.str(), path);
+}
+
+}  // namespace voxserve::transport::auth

@@ -1,0 +1,183 @@
+#include "transport/auth/authenticator.h"
+
+#include <openssl/crypto.h>
+
+#include "core/error.h"
+
+namespace voxserve::transport::auth {
+namespace {
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
+  }
+  return true;
+}
+
+// The key from `Authorization: Bearer <key>` (scheme case-insensitive, RFC 7235) or `x-api-key`.
+// An Authorization header of another scheme sets *unsupported.
+std::string_view PresentedKey(const HeaderLookup& header, bool* unsupported) {
+  std::string_view authorization = Trim(header("authorization"));
+  if (!authorization.empty()) {
+    if (StartsWithIgnoringCase(authorization, "bearer ")) return Trim(authorization.substr(7));
+    *unsupported = true;
+    return {};
+  }
+  return Trim(header("x-api-key"));
+}
+
+}  // namespace
+
+struct Authenticator::KeySet {
+  std::vector<ApiKey> keys;
+  std::vector<std::shared_ptr<KeyLimiter>> limiters;  // one per key, same order
+};
+
+Authenticator::Authenticator(AuthConfig config, core::MetricsRegistry& registry)
+    : config_(std::move(config)),
+      failures_(registry.AddCounter("voxserve_auth_failures_total",
+                                    "Requests refused with 401, by reason.", {"reason"})),
+      key_requests_(registry.AddCounter("voxserve_api_key_requests_total",
+                                        "Requests authenticated, by API key name.", {"key"})),
+      key_limited_(registry.AddCounter(
+          "voxserve_api_key_limited_total",
+          "Requests refused with 429 by a key's own limits, by key name and limit (rate or "
+          "concurrency).",
+          {"key", "limit"})),
+      key_count_gauge_(
+          registry.AddGauge("voxserve_api_keys", "API keys configured (0: auth is off).")
+              .WithLabels({})),
+      keys_(std::make_shared<KeySet>()) {}
+
+absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(
+    const AuthConfig& config, core::MetricsRegistry& registry) {
+  std::unique_ptr<Authenticator> authenticator(new Authenticator(config, registry));
+  if (authenticator->enabled()) {
+    auto keys = LoadApiKeysFile(config.keys_file);
+    if (!keys.ok()) return keys.status();
+    if (absl::Status status = authenticator->Install(std::move(*keys)); !status.ok()) {
+      return status;
+    }
+  }
+  return authenticator;
+}
+
+absl::Status Authenticator::Reload() {
+  if (!enabled()) return absl::OkStatus();
+  auto keys = LoadApiKeysFile(config_.keys_file);
+  if (!keys.ok()) return keys.status();
+  return Install(std::move(*keys));
+}
+
+absl::Status Authenticator::Install(std::vector<ApiKey> keys) {
+  if (keys.empty()) {
+    return core::InvalidArgument(config_.keys_file +
+                                 " lists no keys; to run without auth, unset auth.keys_file");
+  }
+  auto next = std::make_shared<KeySet>();
+  std::lock_guard lock(mutex_);
+  for (const ApiKey& key : keys) {
+    std::shared_ptr<KeyLimiter> limiter;
+    for (size_t i = 0; i < keys_->keys.size(); ++i) {
+      if (keys_->keys[i].name == key.name) limiter = keys_->limiters[i];
+    }
+    if (!limiter) limiter = std::make_shared<KeyLimiter>();
+    limiter->Configure(key.rate_limit, key.max_concurrent);
+    next->limiters.push_back(std::move(limiter));
+  }
+  next->keys = std::move(keys);
+  key_count_gauge_.Set(static_cast<double>(next->keys.size()));
+  keys_ = std::move(next);
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const Authenticator::KeySet> Authenticator::Current() const {
+  std::lock_guard lock(mutex_);
+  return keys_;
+}
+
+size_t Authenticator::key_count() const { return Current()->keys.size(); }
+
+absl::Status Authenticator::Fail(const char* reason, std::string_view message,
+                                 std::string_view code) const {
+  failures_.WithLabels({reason}).Increment();
+  return core::Unauthenticated(message, code);
+}
+
+absl::StatusOr<AuthResult> Authenticator::Authenticate(const HeaderLookup& header,
+                                                       std::string_view client_subject,
+                                                       Resource resource) const {
+  AuthResult result;
+  result.client_subject = std::string(client_subject);
+  bool open = !enabled() || (resource == Resource::kHealth && !config_.protect_health) ||
+              (resource == Resource::kMetrics && !config_.protect_metrics);
+  if (open) return result;
+
+  std::shared_ptr<const KeySet> set = Current();
+  bool unsupported = false;
+  std::string_view presented = PresentedKey(header, &unsupported);
+  int match = -1;
+  if (!presented.empty()) {
+    // Every digest is compared, in constant time, so timing says nothing about which key (or how
+    // much of one) matched.
+    KeyDigest digest = Sha256(presented);
+    for (size_t i = 0; i < set->keys.size(); ++i) {
+      const std::optional<KeyDigest>& candidate = set->keys[i].digest;
+      if (candidate && CRYPTO_memcmp(digest.data(), candidate->data(), digest.size()) == 0) {
+        match = static_cast<int>(i);
+      }
+    }
+    if (match < 0) return Fail("invalid_key", "invalid API key", "invalid_api_key");
+    const std::string& bound = set->keys[match].client_subject;
+    if (!bound.empty() && bound != client_subject) {
+      return Fail("wrong_client", "this API key is bound to another client certificate",
+                  "invalid_api_key");
+    }
+  } else if (unsupported) {
+    return Fail("missing_key", "the Authorization header must be 'Bearer <key>'",
+                "missing_api_key");
+  } else if (!client_subject.empty()) {
+    for (size_t i = 0; i < set->keys.size(); ++i) {
+      if (!set->keys[i].digest && set->keys[i].client_subject == client_subject) {
+        match = static_cast<int>(i);
+      }
+    }
+  }
+  if (match < 0) {
+    return Fail("missing_key",
+                "an API key is required: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'",
+                "missing_api_key");
+  }
+  const ApiKey& key = set->keys[match];
+  key_requests_.WithLabels({key.name}).Increment();
+  result.key_name = key.name;
+  result.allowed_models = key.models;
+  result.limiter = set->limiters[match];
+  return result;
+}
+
+absl::StatusOr<Admission> Authenticator::Admit(const AuthResult& result) const {
+  if (!result.limiter) return Admission();
+  int retry_after = 1;
+  bool concurrency = false;
+  if (!result.limiter->TryAcquire(LimiterClock::now(), &retry_after, &concurrency)) {
+    key_limited_.WithLabels({result.key_name, concurrency ? "concurrency" : "rate"}).Increment();
+    if (concurrency) {
+      return core::RateLimited("API key '" + result.key_name +
+                                   "' has as many requests running as it may; retry when one ends",
+                               "concurrency_limit_exceeded", retry_after);
+    }
+    return core::RateLimited("API key '" + result.key_name + "' is over its rate limit",
+                             "rate_limit_exceeded", retry_after);
+  }
+  return Admission(result.limiter);
+}
+
+}  // namespace voxserve::transport::auth
