@@ -1,0 +1,126 @@
+#include "transport/grpc/stream_synthesis.h"
+
+#include <memory>
+
+#include "transport/grpc/call_start.h"
+#include "transport/grpc/queued_write_reactor.h"
+#include "transport/grpc/request_options.h"
+#include "transport/grpc/status_mapping.h"
+
+namespace voxserve::transport::grpc {
+namespace {
+
+constexpr const char* kMethod = "SynthesizeStream";
+
+using Response = v1::SynthesizeStreamResponse;
+using WriteReactor = QueuedWriteReactor<::grpc::ServerWriteReactor<Response>, Response>;
+
+// Owned by gRPC from the method handler's return until OnDone, where it deletes itself. The job
+// is set once in Start, before any reaction can run, and held until OnDone: it is paused (owned
+// by nobody else) while the client is behind.
+class StreamSynthesis final : public WriteReactor {
+ public:
+  StreamSynthesis(HandlerEnv& env, ::grpc::CallbackServerContext* context)
+      : env_(env), context_(context) {}
+
+  void Start(const v1::SynthesizeRequest& request);
+
+  // From the sink, serialized on a service thread.
+  void SendAudio(std::string bytes, audio::AudioFormat format, int sample_rate) {
+    Response message;
+    v1::AudioChunk* chunk = message.mutable_audio();
+    const size_t size = bytes.size();
+    chunk->set_audio(std::move(bytes));
+    chunk->set_format(ToProtoFormat(format));
+    chunk->set_sample_rate(sample_rate);
+    PushAndPump(std::move(message), size);
+  }
+  // Last call from the sink; Pump (which may Finish) is the last touch of `this`.
+  void Complete(const absl::Status& status, const service::SynthesisSummary& summary) {
+    if (status.ok()) {
+      Response message;
+      v1::SynthesisDone* done = message.mutable_done();
+      done->set_model(summary.model);
+      done->set_voice(summary.voice);
+      FillUsage(summary, done->mutable_usage());
+      FillTimings(summary, done->mutable_timings());
+      Push(std::move(message), 0);
+    }
+    FinishWith(status);
+  }
+
+ private:
+  void OnCancel() override {
+    if (job_) job_->Cancel();
+  }
+  void OnStreamBroken() override {
+    if (job_) job_->Cancel();
+  }
+  void OnMessageWritten() override {
+    if (job_) job_->Resume();  // cheap when it is not paused
+  }
+  void OnDone() override { delete this; }
+
+  void FinishWith(const absl::Status& status) {
+    ::grpc::Status answer = FinishStatus(*context_, status);
+    env_.metrics.CountCall(kMethod, answer.error_code());
+    RequestFinish(std::move(answer));
+    Pump();
+  }
+
+  HandlerEnv& env_;
+  ::grpc::CallbackServerContext* const context_;
+  CallStart call_;
+  std::shared_ptr<service::SynthesisJob> job_;
+};
+
+// Owned by the job until OnComplete; calls arrive serialized on a service thread.
+class StreamSink final : public service::SynthesisSink {
+ public:
+  StreamSink(StreamSynthesis* reactor, audio::AudioFormat format)
+      : reactor_(reactor), format_(format) {}
+
+  void OnStart(int output_sample_rate) override { sample_rate_ = output_sample_rate; }
+  void OnAudio(std::string bytes) override {
+    reactor_->SendAudio(std::move(bytes), format_, sample_rate_);
+  }
+  void OnComplete(const absl::Status& status, const service::SynthesisSummary& summary) override {
+    reactor_->Complete(status, summary);
+  }
+  size_t BufferedBytes() const override { return reactor_->QueuedAudioBytes(); }
+
+ private:
+  StreamSynthesis* const reactor_;  // valid until Complete finishes the call
+  const audio::AudioFormat format_;
+  int sample_rate_ = 0;
+};
+
+void StreamSynthesis::Start(const v1::SynthesizeRequest& request) {
+  absl::StatusOr<CallStart> call = StartCall(*context_, kMethod, env_.gate);
+  if (!call.ok()) return FinishWith(call.status());
+  call_ = *std::move(call);
+  absl::StatusOr<service::SynthesisRequest> synthesis =
+      ToSynthesisRequest(request.options(), audio::AudioFormat::kPcm, context_->deadline(),
+                         env_.service.config().max_timeout_ms);
+  if (!synthesis.ok()) return FinishWith(synthesis.status());
+  synthesis->text = request.text();
+  synthesis->streaming = true;
+  call_.Prepare(*synthesis);
+  auto sink = std::make_shared<StreamSink>(this, synthesis->format);
+  absl::StatusOr<std::shared_ptr<service::SynthesisJob>> job =
+      env_.service.Synthesize(*std::move(synthesis), std::move(sink));
+  if (!job.ok()) return FinishWith(job.status());
+  job_ = *std::move(job);
+}
+
+}  // namespace
+
+::grpc::ServerWriteReactor<Response>* StartStreamSynthesis(HandlerEnv& env,
+                                                           ::grpc::CallbackServerContext* context,
+                                                           const v1::SynthesizeRequest* request) {
+  auto* reactor = new StreamSynthesis(env, context);
+  reactor->Start(*request);
+  return reactor;
+}
+
+}  // namespace voxserve::transport::grpc
