@@ -1,0 +1,275 @@
+#include "engine/onnx/onnx_session.h"
+
+#include <onnxruntime_cxx_api.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <numeric>
+
+#include "core/error.h"
+#include "engine/onnx/ort_env.h"
+
+namespace voxserve::engine::onnx {
+namespace {
+
+ElementType FromOrt(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+      return ElementType::kFloat;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+      return ElementType::kInt64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+      return ElementType::kInt32;
+    default:
+      return ElementType::kOther;
+  }
+}
+
+GraphOptimizationLevel OptimizationLevel(const std::string& name) {
+  if (name == "disable") return GraphOptimizationLevel::ORT_DISABLE_ALL;
+  if (name == "basic") return GraphOptimizationLevel::ORT_ENABLE_BASIC;
+  if (name == "extended") return GraphOptimizationLevel::ORT_ENABLE_EXTENDED;
+  return GraphOptimizationLevel::ORT_ENABLE_ALL;
+}
+
+// The CUDA execution provider, or why it cannot be used with this ONNX Runtime.
+absl::Status AppendCuda(const OnnxSessionConfig& config, Ort::SessionOptions& options) {
+  std::vector<std::string> available = Ort::GetAvailableProviders();
+  if (std::find(available.begin(), available.end(), "CUDAExecutionProvider") == available.end()) {
+    std::string names;
+    for (const std::string& name : available) names += (names.empty() ? "" : ", ") + name;
+    return absl::FailedPreconditionError(
+        "execution_provider cuda: this ONNX Runtime has no CUDA execution provider (it has: " +
+        names +
+        "); build against the GPU package (scripts/fetch-onnxruntime.sh --gpu, then configure "
+        "with -DVOXSERVE_ONNXRUNTIME_GPU=ON) or use execution_provider: cpu");
+  }
+  std::unordered_map<std::string, std::string> values = {
+      {"device_id", std::to_string(config.cuda_device_id)},
+      {"cudnn_conv_algo_search", config.cudnn_conv_algo_search == "heuristic"    ? "HEURISTIC"
+                                 : config.cudnn_conv_algo_search == "exhaustive" ? "EXHAUSTIVE"
+                                                                                 : "DEFAULT"},
+  };
+  if (config.cuda_memory_limit_bytes > 0) {
+    values["gpu_mem_limit"] = std::to_string(config.cuda_memory_limit_bytes);
+  }
+  try {
+    Ort::CUDAProviderOptions cuda;
+    cuda.Update(values);
+    options.AppendExecutionProvider_CUDA_V2(*cuda);
+  } catch (const Ort::Exception& e) {
+    // The GPU build loads its CUDA provider library here; without CUDA 13 and cuDNN that fails
+    // with the missing library's name.
+    return absl::FailedPreconditionError(
+        std::string("execution_provider cuda: the CUDA execution provider could not start (it "
+                    "needs CUDA 13 and cuDNN): ") +
+        e.what());
+  }
+  return absl::OkStatus();
+}
+
+std::vector<TensorSpec> Describe(const Ort::Session& session, bool inputs) {
+  Ort::AllocatorWithDefaultOptions allocator;
+  size_t count = inputs ? session.GetInputCount() : session.GetOutputCount();
+  std::vector<TensorSpec> specs;
+  for (size_t i = 0; i < count; ++i) {
+    TensorSpec spec;
+    spec.name = (inputs ? session.GetInputNameAllocated(i, allocator)
+                        : session.GetOutputNameAllocated(i, allocator))
+                    .get();
+    Ort::TypeInfo info = inputs ? session.GetInputTypeInfo(i) : session.GetOutputTypeInfo(i);
+    if (info.GetONNXType() == ONNX_TYPE_TENSOR) {
+      auto tensor = info.GetTensorTypeAndShapeInfo();
+      spec.type = FromOrt(tensor.GetElementType());
+      spec.shape = tensor.GetShape();
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+template <typename T>
+Ort::Value View(const Ort::MemoryInfo& memory, const std::vector<T>& values,
+                const std::vector<int64_t>& shape) {
+  // ORT only reads inputs; the const_cast is what its CreateTensor signature needs.
+  return Ort::Value::CreateTensor<T>(memory, const_cast<T*>(values.data()), values.size(),
+                                     shape.data(), shape.size());
+}
+
+absl::StatusOr<Tensor> Copy(const Ort::Value& value, const std::string& name) {
+  auto info = value.GetTensorTypeAndShapeInfo();
+  Tensor tensor;
+  tensor.shape = info.GetShape();
+  size_t count = info.GetElementCount();
+  switch (info.GetElementType()) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: {
+      const float* data = value.GetTensorData<float>();
+      tensor.data = std::vector<float>(data, data + count);
+      return tensor;
+    }
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: {
+      const int64_t* data = value.GetTensorData<int64_t>();
+      tensor.data = std::vector<int64_t>(data, data + count);
+      return tensor;
+    }
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: {
+      const int32_t* data = value.GetTensorData<int32_t>();
+      tensor.data = std::vector<int32_t>(data, data + count);
+      return tensor;
+    }
+    default:
+      return core::Internal("output '" + name + "' has an element type voxserve does not read");
+  }
+}
+
+}  // namespace
+
+struct OnnxSession::Impl {
+  explicit Impl(Ort::Session s) : session(std::move(s)) {}
+  mutable Ort::Session session;  // Run is thread-safe (see the class comment)
+};
+
+std::string_view ElementTypeName(ElementType type) {
+  switch (type) {
+    case ElementType::kFloat:
+      return "float32";
+    case ElementType::kInt64:
+      return "int64";
+    case ElementType::kInt32:
+      return "int32";
+    case ElementType::kOther:
+      break;
+  }
+  return "other";
+}
+
+Tensor Tensor::Floats(std::vector<int64_t> shape, std::vector<float> values) {
+  return Tensor{std::move(shape), std::move(values)};
+}
+Tensor Tensor::Int64s(std::vector<int64_t> shape, std::vector<int64_t> values) {
+  return Tensor{std::move(shape), std::move(values)};
+}
+Tensor Tensor::Int32s(std::vector<int64_t> shape, std::vector<int32_t> values) {
+  return Tensor{std::move(shape), std::move(values)};
+}
+
+size_t Tensor::ElementCount() const {
+  return std::visit([](const auto& v) { return v.size(); }, data);
+}
+
+std::vector<float> Tensor::ToFloats() const {
+  return std::visit([](const auto& v) { return std::vector<float>(v.begin(), v.end()); }, data);
+}
+
+std::vector<int64_t> Tensor::ToInt64s() const {
+  return std::visit(
+      [](const auto& v) {
+        std::vector<int64_t> out;
+        out.reserve(v.size());
+        for (auto x : v) out.push_back(static_cast<int64_t>(x));
+        return out;
+      },
+      data);
+}
+
+OnnxSession::OnnxSession(std::string path, std::unique_ptr<Impl> impl)
+    : path_(std::move(path)), impl_(std::move(impl)) {}
+
+OnnxSession::~OnnxSession() = default;
+
+absl::StatusOr<std::unique_ptr<OnnxSession>> OnnxSession::Create(const std::string& model_path,
+                                                                 const OnnxSessionConfig& config) {
+  if (absl::Status status = config.Validate(); !status.ok()) return status;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(model_path, error)) {
+    return absl::NotFoundError("model file " + model_path + " does not exist");
+  }
+  try {
+    Ort::SessionOptions options;
+    options.SetIntraOpNumThreads(config.intra_op_threads);
+    options.SetInterOpNumThreads(config.inter_op_threads);
+    options.SetGraphOptimizationLevel(OptimizationLevel(config.graph_optimization));
+    if (!config.optimized_model_path.empty()) {
+      options.SetOptimizedModelFilePath(config.optimized_model_path.c_str());
+    }
+    const char* spin = config.allow_spinning ? "1" : "0";
+    options.AddConfigEntry("session.intra_op.allow_spinning", spin);
+    options.AddConfigEntry("session.inter_op.allow_spinning", spin);
+    if (!config.cpu_memory_arena) options.DisableCpuMemArena();
+    if (config.execution_provider == "cuda") {
+      if (absl::Status status = AppendCuda(config, options); !status.ok()) {
+        return absl::Status(status.code(),
+                            "model " + model_path + ": " + std::string(status.message()));
+      }
+    }
+    Ort::Session session(OrtEnvironment(), model_path.c_str(), options);
+    auto impl = std::make_unique<Impl>(std::move(session));
+    std::unique_ptr<OnnxSession> loaded(new OnnxSession(model_path, std::move(impl)));
+    loaded->inputs_ = Describe(loaded->impl_->session, true);
+    loaded->outputs_ = Describe(loaded->impl_->session, false);
+    Ort::AllocatorWithDefaultOptions allocator;
+    Ort::ModelMetadata metadata = loaded->impl_->session.GetModelMetadata();
+    for (const auto& key : metadata.GetCustomMetadataMapKeysAllocated(allocator)) {
+      auto value = metadata.LookupCustomMetadataMapAllocated(key.get(), allocator);
+      loaded->metadata_[key.get()] = value ? value.get() : "";
+    }
+    return loaded;
+  } catch (const Ort::Exception& e) {
+    return absl::InvalidArgumentError("cannot load model " + model_path + ": " + e.what());
+  } catch (const std::exception& e) {
+    return core::Internal("cannot load model " + model_path + ": " + e.what());
+  }
+}
+
+const TensorSpec* OnnxSession::FindInput(std::string_view name) const {
+  for (const TensorSpec& spec : inputs_) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> OnnxSession::Metadata(const std::string& key) const {
+  auto it = metadata_.find(key);
+  if (it == metadata_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
+    const std::vector<std::pair<std::string, Tensor>>& inputs,
+    const std::vector<std::string>& output_names) const {
+  try {
+    Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    std::vector<const char*> in_names;
+    std::vector<Ort::Value> in_values;
+    for (const auto& [name, tensor] : inputs) {
+      in_names.push_back(name.c_str());
+      in_values.push_back(std::visit(
+          [&](const auto& values) { return View(memory, values, tensor.shape); }, tensor.data));
+    }
+    std::vector<const char*> out_names;
+    if (output_names.empty()) {
+      for (const TensorSpec& spec : outputs_) out_names.push_back(spec.name.c_str());
+    } else {
+      for (const std::string& name : output_names) out_names.push_back(name.c_str());
+    }
+    std::vector<Ort::Value> values =
+        impl_->session.Run(Ort::RunOptions{nullptr}, in_names.data(), in_values.data(),
+                           in_values.size(), out_names.data(), out_names.size());
+    std::vector<Tensor> outputs;
+    for (size_t i = 0; i < values.size(); ++i) {
+      auto copied = Copy(values[i], out_names[i]);
+      if (!copied.ok()) {
+        return core::Internal("model " + path_ + ": " + std::string(copied.status().message()));
+      }
+      outputs.push_back(std::move(*copied));
+    }
+    return outputs;
+  } catch (const Ort::Exception& e) {
+    return core::Internal("model " + path_ + ": inference failed: " + e.what());
+  } catch (const std::exception& e) {
+    return core::Internal("model " + path_ + ": inference failed: " + e.what());
+  }
+}
+
+}  // namespace voxserve::engine::onnx
