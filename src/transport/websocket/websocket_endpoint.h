@@ -1,0 +1,60 @@
+// GET /v1/audio/speech/stream, the WebSocket speech stream: takes upgraded connections over from
+// the HTTP server, tracks them for the drain and the stop, and answers a GET on its path that
+// does not ask to upgrade with 426.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "core/metrics.h"
+#include "service/tts_service.h"
+#include "transport/http/http_config.h"
+#include "transport/http/http_metrics.h"
+#include "transport/http/router.h"
+#include "transport/http/websocket_upgrade.h"
+#include "transport/websocket/websocket_config.h"
+#include "transport/websocket/websocket_connection.h"
+#include "transport/websocket/websocket_metrics.h"
+
+namespace voxserve::transport::websocket {
+
+inline constexpr std::string_view kSpeechStreamPath = "/v1/audio/speech/stream";
+
+// Safe cross thread. Everything referenced outlives the endpoint, and the endpoint outlives the
+// HTTP server that hands it connections (whose destruction ends the last of them).
+class WebSocketEndpoint final : public http::WebSocketUpgrader {
+ public:
+  WebSocketEndpoint(const WebSocketConfig& config, const http::HttpConfig& http_config,
+                    service::TtsService& service, core::MetricsRegistry& registry,
+                    http::HttpMetrics& http_metrics);
+
+  bool Serves(std::string_view path) const override { return path == kSpeechStreamPath; }
+  void Upgrade(http::UpgradeRequest request) override;
+  size_t open_connections() const override;
+  void Drain() override;
+  bool WaitClosed(std::chrono::milliseconds timeout) override;
+  void CloseAll() override;
+
+ private:
+  void OnConnectionDestroyed();
+  std::vector<std::shared_ptr<WebSocketConnection>> Live();
+
+  WebSocketMetrics metrics_;
+  ConnectionEnv env_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable all_closed_;
+  size_t open_ = 0;        // connections not yet destroyed
+  bool draining_ = false;  // a connection upgraded after Drain is drained at once
+  std::vector<std::weak_ptr<WebSocketConnection>> connections_;  // pruned as they expire
+};
+
+// The route for the router (auth, 404/405 and metrics as any route): a GET without the upgrade
+// headers gets 426 Upgrade Required.
+void AddSpeechStreamRoute(http::Router& router);
+
+}  // namespace voxserve::transport::websocket

@@ -1,0 +1,217 @@
+#include "transport/websocket/websocket_messages.h"
+
+#include "core/error.h"
+#include "nlohmann/json.hpp"
+#include "text/utf8.h"
+#include "transport/http/error_response.h"
+
+namespace voxserve::transport::websocket {
+namespace {
+
+using nlohmann::json;
+using Event = nlohmann::ordered_json;  // keys in the order written: "type" first
+
+// As REST (OpenAI's limit), so nobody can park large strings in a connection.
+constexpr size_t kMaxInstructionsChars = 4096;
+
+absl::StatusOr<json> ParseObject(std::string_view text) {
+  json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (message.is_discarded()) {
+    return core::InvalidArgument("a message must be valid JSON", {}, "invalid_json");
+  }
+  if (!message.is_object()) {
+    return core::InvalidArgument("a message must be a JSON object", {}, "invalid_json");
+  }
+  return message;
+}
+
+absl::Status WrongType(const std::string& field, const char* expected) {
+  return core::InvalidArgument(field + " must be " + expected, field, "invalid_type");
+}
+
+// Absent or null: nothing. Returns the field when it is set.
+const json* Field(const json& message, const char* name) {
+  auto it = message.find(name);
+  return it == message.end() || it->is_null() ? nullptr : &*it;
+}
+
+absl::Status ReadString(const json& message, const char* name, std::string* out) {
+  const json* value = Field(message, name);
+  if (value == nullptr) return absl::OkStatus();
+  if (!value->is_string()) return WrongType(name, "a string");
+  *out = value->get<std::string>();
+  return absl::OkStatus();
+}
+
+absl::Status ReadBool(const json& message, const char* name, bool* out) {
+  const json* value = Field(message, name);
+  if (value == nullptr) return absl::OkStatus();
+  if (!value->is_boolean()) return WrongType(name, "a boolean");
+  *out = value->get<bool>();
+  return absl::OkStatus();
+}
+
+// OpenAI's two shapes: a voice name, or a custom voice {"id": "..."}.
+absl::Status ReadVoice(const json& message, std::string* voice) {
+  const json* value = Field(message, "voice");
+  if (value == nullptr) return absl::OkStatus();
+  if (value->is_string()) {
+    *voice = value->get<std::string>();
+  } else if (value->is_object() && value->contains("id") && (*value)["id"].is_string()) {
+    *voice = (*value)["id"].get<std::string>();
+  } else {
+    return WrongType("voice", "a voice name or an object with a string \"id\"");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadFormat(const json& message, audio::AudioFormat* format) {
+  std::string name = "pcm";
+  if (absl::Status status = ReadString(message, "response_format", &name); !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<audio::AudioFormat> parsed = audio::ParseAudioFormat(name);
+  if (!parsed.ok()) return parsed.status();
+  *format = *parsed;
+  return absl::OkStatus();
+}
+
+absl::Status ReadSpeed(const json& message, double* speed) {
+  const json* value = Field(message, "speed");
+  if (value == nullptr) return absl::OkStatus();
+  if (!value->is_number()) return WrongType("speed", "a number");
+  *speed = value->get<double>();
+  // The service's range, checked now rather than at the first sentence.
+  if (!(*speed >= 0.25 && *speed <= 4.0)) {
+    return core::InvalidArgument("speed must be between 0.25 and 4.0", "speed", "invalid_speed");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadTimeout(const json& message, std::optional<std::chrono::milliseconds>* out) {
+  const json* value = Field(message, "timeout_ms");
+  if (value == nullptr) return absl::OkStatus();
+  if (!value->is_number_integer()) return WrongType("timeout_ms", "an integer");
+  const long long milliseconds = value->get<long long>();
+  if (milliseconds <= 0) {
+    return core::InvalidArgument("timeout_ms must be positive", "timeout_ms", "invalid_timeout");
+  }
+  *out = std::chrono::milliseconds(milliseconds);
+  return absl::OkStatus();
+}
+
+bool HasTextFields(const json& message) {
+  return message.contains("text") || message.contains("flush") || message.contains("close");
+}
+
+Event UsageJson(const service::SynthesisSummary& summary) {
+  return {{"input_characters", summary.input_chars},
+          {"audio_seconds", summary.audio_seconds},
+          {"segments", summary.segments}};
+}
+
+Event TimingsJson(const service::SynthesisSummary& summary) {
+  return {{"queue_wait_seconds", summary.queue_wait_seconds},
+          {"time_to_first_audio_seconds", summary.time_to_first_audio_seconds.value_or(0)},
+          {"total_seconds", summary.total_seconds}};
+}
+
+std::string Dump(const Event& event) {
+  return event.dump(-1, ' ', false, Event::error_handler_t::replace);
+}
+
+}  // namespace
+
+absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
+  absl::StatusOr<json> message = ParseObject(text);
+  if (!message.ok()) return message.status();
+  if (HasTextFields(*message)) {
+    return core::InvalidArgument(
+        "the first message must be the config ({\"voice\": ...}); text comes after it", "config",
+        "missing_config");
+  }
+  StreamConfig config;
+  for (absl::Status status :
+       {ReadString(*message, "model", &config.model), ReadVoice(*message, &config.voice),
+        ReadFormat(*message, &config.format), ReadSpeed(*message, &config.speed),
+        ReadString(*message, "instructions", &config.instructions),
+        ReadTimeout(*message, &config.timeout)}) {
+    if (!status.ok()) return status;
+  }
+  if (text::CountCodePoints(config.instructions) > kMaxInstructionsChars) {
+    return core::PayloadTooLarge("instructions may hold at most 4096 characters", "instructions");
+  }
+  return config;
+}
+
+absl::StatusOr<ClientMessage> ParseClientMessage(std::string_view text) {
+  absl::StatusOr<json> message = ParseObject(text);
+  if (!message.ok()) return message.status();
+  if (!HasTextFields(*message)) {
+    if (message->contains("voice") || message->contains("model")) {
+      return core::InvalidArgument("the config may be sent once, as the first message", "config",
+                                   "repeated_config");
+    }
+    return core::InvalidArgument("a message must hold \"text\", \"flush\" or \"close\"", {},
+                                 "empty_message");
+  }
+  ClientMessage parsed;
+  if (const json* value = Field(*message, "text")) {
+    if (!value->is_string()) return WrongType("text", "a string");
+    parsed.text = value->get<std::string>();
+  }
+  for (absl::Status status :
+       {ReadBool(*message, "flush", &parsed.flush), ReadBool(*message, "close", &parsed.close)}) {
+    if (!status.ok()) return status;
+  }
+  return parsed;
+}
+
+CloseCode CloseCodeFor(const absl::Status& status) {
+  if (status.ok()) return CloseCode::kNormal;
+  switch (core::DetailOf(status).reason) {
+    case core::ErrorReason::kDraining:
+      return CloseCode::kGoingAway;
+    case core::ErrorReason::kQueueFull:
+      return CloseCode::kTryAgainLater;
+    case core::ErrorReason::kPayloadTooLarge:
+      return CloseCode::kTooBig;
+    default:
+      break;
+  }
+  const int http_status = http::HttpStatusFor(status);
+  if (http_status == 503) return CloseCode::kTryAgainLater;  // e.g. the model is still loading
+  return http_status >= 500 ? CloseCode::kServerError : CloseCode::kPolicy;
+}
+
+std::string ReadyEvent(std::string_view request_id, audio::AudioFormat format) {
+  return Dump({{"type", "ready"},
+               {"request_id", std::string(request_id)},
+               {"response_format", std::string(audio::FormatName(format))}});
+}
+
+std::string SegmentDoneEvent(const SegmentReport& report) {
+  return Dump({{"type", "segment_done"},
+               {"index", report.index},
+               {"text", report.text},
+               {"audio_bytes", report.audio_bytes},
+               {"sample_rate", report.sample_rate},
+               {"usage", UsageJson(report.summary)},
+               {"timings", TimingsJson(report.summary)}});
+}
+
+std::string DoneEvent(const service::SynthesisSummary& totals) {
+  return Dump({{"type", "done"},
+               {"model", totals.model},
+               {"voice", totals.voice},
+               {"usage", UsageJson(totals)},
+               {"timings", TimingsJson(totals)}});
+}
+
+std::string ErrorEvent(const absl::Status& status) {
+  return Dump({{"type", "error"},
+               {"status", http::HttpStatusFor(status)},
+               {"error", Event::parse(http::ErrorJson(status))["error"]}});
+}
+
+}  // namespace voxserve::transport::websocket

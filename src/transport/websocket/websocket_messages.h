@@ -1,0 +1,79 @@
+// The JSON of the speech stream protocol (GET /v1/audio/speech/stream): what a client sends (a
+// config, then text, flush and close messages), the events the server answers with, and the
+// close code each error ends a connection with. Pure functions: no sockets, no service.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "audio/audio_format.h"
+#include "service/synthesis_request.h"
+
+namespace voxserve::transport::websocket {
+
+// The first message: {"model", "voice" (a name or {"id"}), "response_format" (default "pcm"),
+// "speed", "instructions", "timeout_ms"}; every field is optional.
+struct StreamConfig {
+  std::string model;  // empty: the default model
+  std::string voice;  // empty: the model's default voice
+  audio::AudioFormat format = audio::AudioFormat::kPcm;
+  double speed = 1.0;
+  std::string instructions;
+  std::optional<std::chrono::milliseconds> timeout;  // per sentence, from when it is complete
+};
+
+// Every later message: {"text": "..."}, {"flush": true}, {"close": true}, or several at once
+// ({"text": "Bye.", "close": true}: the text first, then the flush or close).
+struct ClientMessage {
+  std::optional<std::string> text;
+  bool flush = false;  // speak what is held now, even an unfinished sentence
+  bool close = false;  // no more text: speak the rest, send `done`, close with 1000
+};
+
+// InvalidArgument naming the field at fault (codes invalid_json, invalid_type, invalid_speed,
+// missing_config, ...); PayloadTooLarge for over-long instructions.
+absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view json);
+absl::StatusOr<ClientMessage> ParseClientMessage(std::string_view json);
+
+// RFC 6455 §7.4.1 and the IANA registry.
+enum class CloseCode : std::uint16_t {
+  kNormal = 1000,          // `done` was sent: everything asked for was spoken
+  kGoingAway = 1001,       // the server is shutting down
+  kUnsupportedData = 1003,  // a binary message: the protocol is JSON text
+  kPolicy = 1008,          // a bad message, refused request, idle too long
+  kTooBig = 1009,          // a message over websocket.max_message_bytes
+  kServerError = 1011,     // synthesis failed, deadline passed
+  kTryAgainLater = 1013,   // the model's queue is full or the model is still loading
+};
+
+CloseCode CloseCodeFor(const absl::Status& status);
+
+// Server events, each one JSON text message with a "type".
+// {"type": "ready", "request_id", "response_format"}: the config was accepted.
+std::string ReadyEvent(std::string_view request_id, audio::AudioFormat format);
+
+// One sentence's audio has been sent: {"type": "segment_done", "index", "text", "audio_bytes",
+// "sample_rate", "usage": {...}, "timings": {...}}.
+struct SegmentReport {
+  int index = 0;
+  std::string text;
+  size_t audio_bytes = 0;
+  int sample_rate = 0;
+  service::SynthesisSummary summary;
+};
+std::string SegmentDoneEvent(const SegmentReport& report);
+
+// After `close`: {"type": "done", "model", "voice", "usage": {...}, "timings": {...}} with the
+// totals of every sentence; timings count from the upgrade.
+std::string DoneEvent(const service::SynthesisSummary& totals);
+
+// {"type": "error", "status": <the HTTP status REST would answer>, "error": {"message", "type",
+// "param", "code"}}: the body of an HTTP error (transport/http/error_response.h).
+std::string ErrorEvent(const absl::Status& status);
+
+}  // namespace voxserve::transport::websocket
