@@ -1,0 +1,44 @@
+// WebSocket to one endpoint (ws:// plain, wss:// TLS or mTLS): Synthesize over voxserve's speech
+// stream (GET /v1/audio/speech/stream), one connection per call: the config, the whole input with
+// "close": true, then binary audio frames to the sink as they arrive until `done`. The catalog
+// and health calls go over REST to the same host and port (the server serves both there).
+//
+// Errors read as REST's: a refused upgrade is the HTTP answer it is (401, 429 with Retry-After,
+// 503, ...); an error event carries the status REST would have answered; a bare close code maps
+// as ws_protocol.h says (1013 → 503, retried). After audio, an error is a broken stream.
+#pragma once
+
+#include <boost/asio/ssl/context.hpp>
+#include <memory>
+#include <string>
+
+#include "client/endpoint.h"
+#include "client/http_transport.h"
+#include "client/transport.h"
+
+namespace voxserve::client {
+
+// Safe cross thread: each call has its own connection and io_context; the rest is read-only.
+class WsTransport final : public Transport {
+ public:
+  // `tls` (null for ws://) outlives the transport.
+  WsTransport(Endpoint endpoint, boost::asio::ssl::context* tls, const ClientOptions& options);
+
+  Outcome Synthesize(const SpeechRequest& request, Deadline deadline, SpeechSink& sink) override;
+  Outcome ListVoices(const VoiceFilter& filter, Deadline deadline,
+                     std::vector<Voice>* voices) override;
+  Outcome ListModels(Deadline deadline, std::vector<Model>* models) override;
+  Outcome CheckHealth(HealthProbe probe, Deadline deadline, Health* health) override;
+
+ private:
+  const Endpoint endpoint_;
+  boost::asio::ssl::context* const tls_;
+  const std::string api_key_;
+  const std::string user_agent_;
+  const std::string server_name_;  // TLS
+  const bool verify_peer_;
+  const Millis connect_timeout_;
+  HttpTransport rest_;  // the same host over http(s):// for everything but speech
+};
+
+}  // namespace voxserve::client
