@@ -13,17 +13,21 @@ all: build
 deps:
 	@./scripts/install-deps.sh
 
+# The release build has the binaries, benchmarks and integration tests; unit tests are compiled
+# once, in the sanitizer build (line tables only: enough for sanitizer stack traces).
 $(BUILD)/build.ninja: | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOXSERVE_BUILD_UNIT_TESTS=OFF \
+	  $(CMAKE_ARGS)
 
 $(ASAN_BUILD)/build.ninja: | deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOXSERVE_SANITIZE=ON \
-	  -DVOXSERVE_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+	  -DVOXSERVE_SANITIZE=ON -DVOXSERVE_BUILD_BENCH=OFF $(CMAKE_ARGS)
 
 # ThreadSanitizer only for the concurrency core (scheduler): Debian's boost/absl are not built
 # with TSan, so whole-server runs would report their internals.
 $(TSAN_BUILD)/build.ninja: | deps
-	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOXSERVE_SANITIZE_THREAD=ON \
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+	  -DVOXSERVE_SANITIZE_THREAD=ON \
 	  -DVOXSERVE_BUILD_BENCH=OFF $(CMAKE_ARGS)
 
 build: deps $(BUILD)/build.ninja
@@ -41,8 +45,8 @@ run: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target voxserve
 	./$(BUILD)/bin/voxserve --host 127.0.0.1 --port $(PORT)
 
-# Every test in the release build, again under AddressSanitizer + UBSan, and the scheduler's
-# tests under ThreadSanitizer.
+# The integration tests against the release binaries; every test (unit and integration) under
+# AddressSanitizer + UBSan; the scheduler's tests under ThreadSanitizer.
 test: build build-asan build-tsan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -51,8 +55,8 @@ test: build build-asan build-tsan
 test-tsan: build-tsan
 	cd $(TSAN_BUILD) && ctest --output-on-failure -R unit_scheduler
 
-test-unit: build
-	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
+test-unit: build-asan
+	cd $(ASAN_BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
 
 bench: build
 	./bench/http_baseline.sh $(BUILD)
@@ -61,4 +65,4 @@ format:
 	find src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
