@@ -7,6 +7,10 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(yaml-cpp CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+# gRPC transport: Debian's gRPC 1.51 (callback API) and protobuf 3.21; pulls in Protobuf.
+find_package(gRPC CONFIG REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(OpenSSL 3 REQUIRED)  # TLS (transport/tls) and API key digests (transport/auth)
 
 pkg_check_modules(ESPEAK_NG REQUIRED IMPORTED_TARGET espeak-ng)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
@@ -27,3 +31,5 @@ endif()
 if(VOXSERVE_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+include(${CMAKE_CURRENT_LIST_DIR}/OnnxRuntime.cmake)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # Kokoro's NPZ voice files

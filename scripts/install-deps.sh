@@ -11,11 +11,21 @@ packages=(
   libespeak-ng-dev espeak-ng-data libsndfile1-dev libsoxr-dev libsonic-dev libicu-dev
   libavcodec-dev libavutil-dev
   nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libzip-dev  # Kokoro's NPZ voice files
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-pytest python3-requests python3-numpy python3-soundfile
+  python3-grpcio python3-grpc-tools python3-websockets
+  python3-onnx  # tests build tiny Piper/Kokoro graphs (tests/onnx_models)
   curl wrk
+  gnuplot-nox  # voxbench --plot
+  openssl prometheus  # security tests: test certificates; promtool and a real scraper
 )
+
+# The ONNX Runtime C/C++ SDK is no Debian package: fetched (pinned, checksum verified) from NuGet
+# into third_party/onnxruntime/ unless ONNXRUNTIME_ROOT names one (see the script).
+"$(dirname "$0")/fetch-onnxruntime.sh"
 
 missing=()
 for p in "${packages[@]}"; do

@@ -74,6 +74,23 @@ absl::Status Draining(std::string_view message) {
               "server_draining");
 }
 
+absl::Status Unauthenticated(std::string_view message, std::string_view code) {
+  return Make(absl::StatusCode::kUnauthenticated, message, ErrorReason::kUnspecified, {}, code);
+}
+
+absl::Status PermissionDenied(std::string_view message, std::string_view param,
+                              std::string_view code) {
+  return Make(absl::StatusCode::kPermissionDenied, message, ErrorReason::kUnspecified, param, code);
+}
+
+absl::Status RateLimited(std::string_view message, std::string_view code,
+                         int retry_after_seconds) {
+  absl::Status status =
+      Make(absl::StatusCode::kResourceExhausted, message, ErrorReason::kUnspecified, {}, code);
+  status.SetPayload(kRetryAfterUrl, absl::Cord(std::to_string(retry_after_seconds)));
+  return status;
+}
+
 absl::Status Internal(std::string_view message) {
   return Make(absl::StatusCode::kInternal, message, ErrorReason::kUnspecified, {}, {});
 }

@@ -37,6 +37,12 @@ absl::Status UnsupportedMediaType(std::string_view message);
 absl::Status MethodNotAllowed(std::string_view message);
 absl::Status QueueFull(std::string_view message, int retry_after_seconds);
 absl::Status Draining(std::string_view message);
+// 401: no credentials or wrong ones. 403: the caller is known but may not do this.
+absl::Status Unauthenticated(std::string_view message, std::string_view code);
+absl::Status PermissionDenied(std::string_view message, std::string_view param,
+                              std::string_view code);
+// 429 for a caller over its own limits (rate or concurrency), not the server's queue.
+absl::Status RateLimited(std::string_view message, std::string_view code, int retry_after_seconds);
 absl::Status Internal(std::string_view message);
 
 // Reads back what the constructors above attached; defaults for a plain absl::Status.

@@ -1,9 +1,11 @@
 #include "core/logging.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/error.h"
+#include "core/logging_internal.h"
 #include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -39,7 +41,17 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
   }
 };
 
+std::mutex json_fields_mutex;
+std::shared_ptr<spdlog::logger> json_fields_logger;  // guarded by json_fields_mutex
+
+constexpr const char* kJsonPrefix = R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","thread":%t,)";
+
 }  // namespace
+
+std::shared_ptr<spdlog::logger> JsonFieldsLogger() {
+  std::lock_guard lock(json_fields_mutex);
+  return json_fields_logger;
+}
 
 absl::Status ConfigureLogging(std::string_view level, std::string_view format) {
   spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
@@ -49,11 +61,19 @@ absl::Status ConfigureLogging(std::string_view level, std::string_view format) {
   }
   auto logger = std::make_shared<spdlog::logger>(
       "voxserve", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  std::shared_ptr<spdlog::logger> fields_logger;
   if (format == "json") {
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
-    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","thread":%t,"msg":"%*"})");
+    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(std::string(kJsonPrefix) +
+                                                             R"("msg":"%*"})");
     logger->set_formatter(std::move(formatter));
+    // A sink of its own (sinks own their formatter); spdlog's console sinks share one global
+    // mutex, so lines of the two loggers never interleave.
+    fields_logger = std::make_shared<spdlog::logger>(
+        "voxserve.fields", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    fields_logger->set_pattern(std::string(kJsonPrefix) + "%v}");
+    fields_logger->set_level(parsed);
+    fields_logger->flush_on(spdlog::level::info);
   } else if (format == "text") {
     logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
   } else {
@@ -62,6 +82,8 @@ absl::Status ConfigureLogging(std::string_view level, std::string_view format) {
   logger->set_level(parsed);
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(std::move(logger));
+  std::lock_guard lock(json_fields_mutex);
+  json_fields_logger = std::move(fields_logger);
   return absl::OkStatus();
 }
 

@@ -178,7 +178,18 @@ Family<Histogram>& MetricsRegistry::AddHistogram(const std::string& name, const 
   return *histograms_.back();
 }
 
+void MetricsRegistry::AddCollector(std::function<void()> collect) {
+  std::lock_guard lock(mutex_);
+  collectors_.push_back(std::move(collect));
+}
+
 std::string MetricsRegistry::RenderText() const {
+  std::vector<std::function<void()>> collectors;
+  {
+    std::lock_guard lock(mutex_);
+    collectors = collectors_;
+  }
+  for (const auto& collect : collectors) collect();
   std::lock_guard lock(mutex_);
   std::string out;
   for (const auto& [type, index] : order_) {

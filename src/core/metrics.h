@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -99,10 +100,15 @@ class MetricsRegistry {
                                   std::vector<std::string> label_names,
                                   std::vector<double> upper_bounds);
 
+  // Runs `collect` at the start of every RenderText, for values read on demand (process and GPU
+  // figures). It runs on the scraping thread and must not register metrics.
+  void AddCollector(std::function<void()> collect);
+
   std::string RenderText() const;
 
  private:
   mutable std::mutex mutex_;
+  std::vector<std::function<void()>> collectors_;
   // Kept in registration order so the exposition is stable.
   std::vector<std::unique_ptr<Family<Counter>>> counters_;
   std::vector<std::unique_ptr<Family<Gauge>>> gauges_;

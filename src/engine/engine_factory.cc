@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 #include "engine/espeak/espeak_engine.h"
+#include "engine/onnx/kokoro_voice.h"
+#include "engine/onnx/piper_voice.h"
 
 namespace voxserve::engine {
 namespace {
@@ -23,12 +25,35 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEspeak(const EngineSpec& spec) {
   return std::unique_ptr<Engine>(std::move(*engine));
 }
 
+// Piper and Kokoro configs read their own option keys (engine/onnx/*_voice.h).
+template <typename Voice, typename Config>
+absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) {
+  Config config;
+  config.model_id = spec.model_id;
+  config.default_voice = spec.default_voice;
+  for (const auto& [key, value] : spec.options) {
+    if (absl::Status status = config.Set(key, value); !status.ok()) {
+      return core::InvalidArgument("model " + spec.model_id + ": " +
+                                   std::string(status.message()));
+    }
+  }
+  auto engine = Voice::Create(config);
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<Engine>(std::move(*engine));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
   if (spec.engine == "espeak") return CreateEspeak(spec);
+  if (spec.engine == "piper") {
+    return CreateOnnxVoice<onnx::PiperVoice, onnx::PiperEngineConfig>(spec);
+  }
+  if (spec.engine == "kokoro") {
+    return CreateOnnxVoice<onnx::KokoroVoice, onnx::KokoroEngineConfig>(spec);
+  }
   return core::InvalidArgument("model " + spec.model_id + ": unknown engine '" + spec.engine +
-                               "' (available: espeak)");
+                               "' (available: espeak, piper, kokoro)");
 }
 
 }  // namespace voxserve::engine

@@ -228,6 +228,7 @@ void Scheduler::RunBatch(std::vector<Queued> batch) {
   if (metrics_.batch_size) metrics_.batch_size->Observe(static_cast<double>(batch.size()));
   if (metrics_.synthesized) metrics_.synthesized->Increment(static_cast<double>(batch.size()));
   for (size_t i = 0; i < batch.size(); ++i) {
+    if (metrics_.engine_errors && !results[i].ok()) metrics_.engine_errors->Increment();
     if (metrics_.queue_wait_seconds) {
       metrics_.queue_wait_seconds->Observe(
           std::chrono::duration<double>(started - batch[i].enqueued).count());

@@ -15,12 +15,16 @@ SchedulerMetricFamilies::SchedulerMetricFamilies(core::MetricsRegistry& registry
                                    {"model", "reason"})),
       synthesized_(registry.AddCounter("voxserve_segments_synthesized_total",
                                        "Segments (sentences) that reached the engine.",
-                                       {"model"})) {}
+                                       {"model"})),
+      engine_errors_(registry.AddCounter("voxserve_engine_errors_total",
+                                         "Segments the engine failed to synthesize.",
+                                         {"model"})) {}
 
 ModelSchedulerMetrics SchedulerMetricFamilies::ForModel(const std::string& model_id) {
   return {&queue_depth_.WithLabels({model_id}), &queue_wait_.WithLabels({model_id}),
           &batch_size_.WithLabels({model_id}), &dropped_.WithLabels({model_id, "deadline"}),
-          &dropped_.WithLabels({model_id, "cancelled"}), &synthesized_.WithLabels({model_id})};
+          &dropped_.WithLabels({model_id, "cancelled"}), &synthesized_.WithLabels({model_id}),
+          &engine_errors_.WithLabels({model_id})};
 }
 
 }  // namespace voxserve::scheduler

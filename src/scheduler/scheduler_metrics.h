@@ -16,6 +16,7 @@ struct ModelSchedulerMetrics {
   core::Counter* dropped_expired = nullptr;
   core::Counter* dropped_cancelled = nullptr;
   core::Counter* synthesized = nullptr;  // segments that reached the engine
+  core::Counter* engine_errors = nullptr;  // segments the engine failed
 };
 
 class SchedulerMetricFamilies {
@@ -29,6 +30,7 @@ class SchedulerMetricFamilies {
   core::Family<core::Histogram>& batch_size_;
   core::Family<core::Counter>& dropped_;
   core::Family<core::Counter>& synthesized_;
+  core::Family<core::Counter>& engine_errors_;
 };
 
 }  // namespace voxserve::scheduler

@@ -4,12 +4,21 @@
 #include <pthread.h>
 #include <thread>
 
+#include "core/gpu_monitor.h"
 #include "core/metrics.h"
+#include "core/process_metrics.h"
+#include "core/structured_log.h"
+#include "nlohmann/json.hpp"
+#include "server/grpc_security.h"
+#include "server/server_security.h"
 #include "service/tts_service.h"
 #include "spdlog/spdlog.h"
+#include "transport/grpc/grpc_server.h"
+#include "transport/http/fault_injection.h"
 #include "transport/http/http_server.h"
 #include "transport/http/info_handlers.h"
 #include "transport/http/speech_handlers.h"
+#include "transport/websocket/websocket_endpoint.h"
 
 namespace voxserve::server {
 namespace {
@@ -21,6 +30,7 @@ sigset_t BlockShutdownSignals() {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // reload API keys and certificates
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -31,7 +41,16 @@ int RunServer(const ServerConfig& config) {
   sigset_t signals = BlockShutdownSignals();
   std::signal(SIGPIPE, SIG_IGN);  // a client that vanished mid-write is an error code, not death
 
+  for (const std::string& warning : config.startup_warnings) spdlog::warn("{}", warning);
   core::MetricsRegistry metrics;
+  core::AddProcessMetrics(metrics, VOXSERVE_VERSION);
+  std::unique_ptr<core::GpuMonitor> gpus = core::GpuMonitor::Open();  // null without a GPU
+  if (gpus) gpus->AddMetrics(metrics);
+  auto security = ServerSecurity::Create(config, metrics);
+  if (!security.ok()) {
+    spdlog::critical("invalid configuration: {}", std::string(security.status().message()));
+    return 2;
+  }
   auto service = service::TtsService::Create(config.service, metrics);
   if (!service.ok()) {
     spdlog::critical("invalid configuration: {}", std::string(service.status().message()));
@@ -40,16 +59,57 @@ int RunServer(const ServerConfig& config) {
   transport::http::HttpMetrics http_metrics(metrics);
   transport::http::Router router;
   transport::http::ServerIdentity identity{VOXSERVE_VERSION};
-  transport::http::AddSpeechRoutes(router, **service);
+  identity.gpus = gpus.get();
+  transport::http::AddSpeechRoutes(router, **service, (*security)->authenticator());
   transport::http::AddInfoRoutes(router, **service, metrics, identity);
-  auto server = transport::http::HttpServer::Create(config.http, router, http_metrics);
+  // Declared before the server, which hands it upgraded connections: it outlives them all.
+  transport::websocket::WebSocketEndpoint websocket(config.websocket, config.http, **service,
+                                                    metrics, http_metrics);
+  transport::websocket::AddSpeechStreamRoute(router);
+  std::unique_ptr<transport::http::FaultInjector> faults;  // TEST ONLY; off by default
+  if (config.fault_injection) {
+    faults = std::make_unique<transport::http::FaultInjector>();
+    faults->Install(router);
+  }
+  auto server = transport::http::HttpServer::Create(
+      config.http, router, http_metrics, {(*security)->tls(), (*security)->authenticator()},
+      &websocket);
   if (!server.ok()) {
     spdlog::critical("{}", std::string(server.status().message()));
     return 1;
   }
   (*server)->Start();
-  spdlog::info("voxserve {} listening on http://{}:{}", VOXSERVE_VERSION, config.http.host,
-               (*server)->port());
+  spdlog::info("voxserve {} listening on {}://{}:{}", VOXSERVE_VERSION,
+               config.tls.enabled() ? "https" : "http", config.http.host, (*server)->port());
+  core::LogFields(spdlog::level::info, "config",
+                  {{"config_file", config.config_path},
+                   {"models", config.service.models.size()},
+                   {"max_connections", config.http.max_connections},
+                   {"max_body_bytes", config.http.max_body_bytes},
+                   {"header_timeout_ms", config.http.header_timeout_ms},
+                   {"idle_timeout_ms", config.http.idle_timeout_ms},
+                   {"log_level", config.log_level},
+                   {"gpus", gpus ? gpus->Read().size() : 0}});
+  (*security)->LogStartup();
+
+  // gRPC after HTTP (tests find HTTP's port first); it shares the service, keys, limits, TLS
+  // files and metrics.
+  std::unique_ptr<transport::grpc::GrpcServer> grpc_server;
+  if (config.grpc.enabled) {
+    auto options = GrpcSecurityOptions(config.tls, **security);
+    if (!options.ok()) {
+      spdlog::critical("{}", std::string(options.status().message()));
+      return 1;
+    }
+    auto created = transport::grpc::GrpcServer::Create(config.grpc, config.http.host, **service,
+                                                       metrics, *std::move(options));
+    if (!created.ok()) {
+      spdlog::critical("{}", std::string(created.status().message()));
+      return 1;
+    }
+    grpc_server = *std::move(created);
+    spdlog::info("gRPC listening on {}", grpc_server->address());
+  }
 
   // Live now; ready once every model has loaded and warmed up.
   std::thread loader([&service] {
@@ -61,17 +121,38 @@ int RunServer(const ServerConfig& config) {
   });
 
   int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  while (sigwait(&signals, &signal_number) == 0 && signal_number == SIGHUP) {
+    spdlog::info("received SIGHUP, reloading API keys and certificates");
+    (*security)->Reload();
+  }
   spdlog::info("received {}, draining (up to {} ms)", strsignal(signal_number),
                config.drain_timeout_ms);
+  const auto drain_deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(config.drain_timeout_ms);
   (*service)->BeginDrain();
   (*server)->StopAccepting();
   bool idle = (*service)->WaitIdle(std::chrono::milliseconds(config.drain_timeout_ms));
   if (!idle) {
     spdlog::warn("drain timeout passed with {} request(s) in flight", (*service)->InFlight());
   }
+  // WebSockets close (1001) once their running sentence is done; their close handshakes get
+  // what is left of the drain time.
+  if (!(*server)->WaitWebSocketsClosed(std::max(
+          std::chrono::duration_cast<std::chrono::milliseconds>(drain_deadline -
+                                                                std::chrono::steady_clock::now()),
+          std::chrono::milliseconds(0)))) {
+    spdlog::warn("drain timeout passed with WebSocket connections open");
+  }
   loader.join();
+  if (grpc_server) {
+    // gRPC kept answering during the drain (health NOT_SERVING, new work UNAVAILABLE); calls
+    // still open now (e.g. an idle bidirectional stream) get what is left of the drain time.
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        drain_deadline - std::chrono::steady_clock::now());
+    grpc_server->Shutdown(std::max(left, std::chrono::milliseconds(0)));
+  }
   (*server)->Stop();
+  faults.reset();  // its delay timers must not hand a request to a stopped service
   service->reset();  // stops schedulers; unfinished requests end with Unavailable
   spdlog::info("stopped");
   return 0;

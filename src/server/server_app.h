@@ -6,7 +6,8 @@
 
 namespace voxserve::server {
 
-// Runs until SIGTERM or SIGINT, then drains; returns the process exit code.
+// Runs until SIGTERM or SIGINT, then drains; SIGHUP reloads API keys and certificates. Returns
+// the process exit code.
 int RunServer(const ServerConfig& config);
 
 }  // namespace voxserve::server

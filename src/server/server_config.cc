@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "server/models_folder.h"
 #include "yaml-cpp/yaml.h"
 
 namespace voxserve::server {
@@ -27,6 +28,40 @@ std::function<absl::Status(std::string_view)> StringSetter(std::string* target) 
     *target = std::string(text);
     return absl::OkStatus();
   };
+}
+
+std::function<absl::Status(std::string_view)> BoolSetter(bool* target) {
+  return [target](std::string_view text) { return core::ParseBool(text, target); };
+}
+
+using AddOption = std::function<void(std::string key, std::string flag, std::string help,
+                                      std::string fallback,
+                                      std::function<absl::Status(std::string_view)> set)>;
+
+// TLS and API keys (transport/tls, transport/auth), shared by every listener.
+void AddSecurityOptions(ServerConfig& c, const AddOption& add) {
+  transport::tls::TlsConfig& t = c.tls;
+  add("tls.cert_file", "tls-cert-file",
+      "PEM certificate chain; with tls.key_file the port serves HTTPS", "",
+      StringSetter(&t.cert_file));
+  add("tls.key_file", "tls-key-file", "PEM private key of the certificate", "",
+      StringSetter(&t.key_file));
+  add("tls.client_ca_file", "tls-client-ca-file",
+      "PEM CA bundle that client certificates must chain to", "", StringSetter(&t.client_ca_file));
+  add("tls.client_auth", "tls-client-auth", "client certificates: none, optional or require",
+      "none", [&t](std::string_view text) -> absl::Status {
+        auto mode = transport::tls::ParseClientAuth(text);
+        if (!mode.ok()) return mode.status();
+        t.client_auth = *mode;
+        return absl::OkStatus();
+      });
+  add("auth.keys_file", "api-keys-file",
+      "YAML file of API keys, reloaded on SIGHUP; unset = no auth", "",
+      StringSetter(&c.auth.keys_file));
+  add("auth.protect_health", "protect-health", "require an API key for /health*", "false",
+      BoolSetter(&c.auth.protect_health));
+  add("auth.protect_metrics", "protect-metrics", "require an API key for /metrics", "false",
+      BoolSetter(&c.auth.protect_metrics));
 }
 
 // The scalar options, declared once for all three sources.
@@ -59,6 +94,30 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       std::to_string(h.write_timeout_ms), IntSetter(&h.write_timeout_ms, 1, 3'600'000));
   add("http.max_connections", "max-connections", "open connections before new ones are refused",
       std::to_string(h.max_connections), IntSetter(&h.max_connections, 1, 1'000'000));
+  transport::grpc::GrpcConfig& g = c.grpc;
+  add("grpc.enabled", "grpc-enabled", "serve the gRPC API (true or false)",
+      g.enabled ? "true" : "false",
+      [&g](std::string_view text) { return core::ParseBool(text, &g.enabled); });
+  add("grpc.host", "grpc-host", "address gRPC listens on; empty = http.host", g.host,
+      StringSetter(&g.host));
+  add("grpc.port", "grpc-port", "gRPC port, 0..65535 (0 = any free port)", std::to_string(g.port),
+      IntSetter(&g.port, 0, 65535));
+  add("grpc.max_message_bytes", "grpc-max-message-bytes",
+      "largest gRPC request message accepted (RESOURCE_EXHAUSTED above)",
+      std::to_string(g.max_message_bytes), IntSetter(&g.max_message_bytes, 1024, 1LL << 30));
+  add("grpc.reflection", "grpc-reflection", "serve gRPC server reflection (true or false)",
+      g.reflection ? "true" : "false",
+      [&g](std::string_view text) { return core::ParseBool(text, &g.reflection); });
+  transport::websocket::WebSocketConfig& w = c.websocket;
+  add("websocket.max_message_bytes", "ws-max-message-bytes",
+      "largest WebSocket message a client may send (close code 1009 above)",
+      std::to_string(w.max_message_bytes), IntSetter(&w.max_message_bytes, 1024, 64LL << 20));
+  add("websocket.ping_interval_ms", "ws-ping-interval-ms",
+      "WebSocket ping after this long without a frame; twice as long silent = dropped",
+      std::to_string(w.ping_interval_ms), IntSetter(&w.ping_interval_ms, 100, 3'600'000));
+  add("websocket.idle_timeout_ms", "ws-idle-timeout-ms",
+      "WebSocket with no message and nothing to synthesize this long is closed (1008)",
+      std::to_string(w.idle_timeout_ms), IntSetter(&w.idle_timeout_ms, 1, 86'400'000));
   add("default_model", "default-model", "model used when a request names none or an OpenAI model",
       "first model", StringSetter(&s.default_model));
   add("limits.max_input_chars", "max-input-chars", "longest input text in characters (413 above)",
@@ -81,12 +140,24 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       std::to_string(s.pipeline_depth), IntSetter(&s.pipeline_depth, 1, 64));
   add("service.encode_threads", "encode-threads", "threads that resample and encode, 0 = cores",
       std::to_string(s.encode_threads), IntSetter(&s.encode_threads, 0, 1024));
+  add("models_dir", "models", "folder scanned for Piper voices and Kokoro models", "",
+      StringSetter(&c.models_dir));
+  add("skip_broken_models", "skip-broken-models",
+      "true: a model that fails to load is skipped with a warning instead of keeping the "
+      "server not ready",
+      "false", [target = &s.skip_broken_models](std::string_view text) {
+        return core::ParseBool(text, target);
+      });
   add("log.level", "log-level", "trace, debug, info, warn, error or off", c.log_level,
       StringSetter(&c.log_level));
   add("log.format", "log-format", "text or json", c.log_format, StringSetter(&c.log_format));
   add("drain_timeout_ms", "drain-timeout-ms",
       "on SIGTERM, how long in-flight requests may run before exit",
       std::to_string(c.drain_timeout_ms), IntSetter(&c.drain_timeout_ms, 0, 3'600'000));
+  AddSecurityOptions(c, add);
+  add("testing.fault_injection", "fault-injection",
+      "TEST ONLY: serve POST /testing/faults, which makes requests fail, wait or drop",
+      "false", BoolSetter(&c.fault_injection));
   return table;
 }
 
@@ -270,8 +341,12 @@ absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* 
   }
   if (absl::Status status = table.ApplyFlags(given); !status.ok()) return status;
 
+  if (absl::Status status = AddModelsFromFolder(config); !status.ok()) return status;
   if (absl::Status status = config.http.Validate(); !status.ok()) return status;
+  if (absl::Status status = config.grpc.Validate(); !status.ok()) return status;
+  if (absl::Status status = config.websocket.Validate(); !status.ok()) return status;
   if (absl::Status status = config.service.Validate(); !status.ok()) return status;
+  if (absl::Status status = config.tls.Validate(); !status.ok()) return status;
   if (config.log_format != "text" && config.log_format != "json") {
     return core::InvalidArgument("log.format must be text or json");
   }

@@ -27,6 +27,9 @@ struct VoiceAlias {
 struct ServiceConfig {
   std::vector<ModelConfig> models;
   std::string default_model;  // empty = the first model
+  // A model that fails to load is skipped with a warning (listed as failed in /v1/models and
+  // /health) instead of keeping the server not ready.
+  bool skip_broken_models = false;
   std::map<std::string, VoiceAlias> voice_aliases;
   // OpenAI's voice names → voices of the default model (defaults cover espeak; see voice_catalog).
   std::map<std::string, std::string> openai_voices;

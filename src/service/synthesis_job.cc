@@ -55,7 +55,7 @@ absl::Status SynthesisJob::SubmitSegment(size_t index) {
   task.text = plan_.segments[index];
   task.voice_id = plan_.voice.voice_id;
   task.speed = plan_.speed;
-  task.first_of_request = index == 0;
+  task.first_of_request = index == 0 && !plan_.continues_stream;
   task.deadline = plan_.context.deadline;
   task.cancellation = plan_.context.cancellation;
   task.done = [self = shared_from_this(), index](absl::StatusOr<audio::PcmAudio> audio,

@@ -28,6 +28,7 @@ struct JobPlan {
   std::vector<std::string> segments;  // non-empty
   double speed = 1.0;
   bool streaming = false;
+  bool continues_stream = false;  // SynthesisRequest::continues_stream
   size_t input_chars = 0;
   int pipeline_depth = 2;
   size_t stream_buffer_bytes = 1 << 20;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "audio/audio_format.h"
@@ -20,7 +21,14 @@ struct SynthesisRequest {
   std::string instructions;  // accepted for OpenAI compatibility; engines without style control ignore it
   audio::AudioFormat format = audio::AudioFormat::kMp3;
   bool streaming = false;  // deliver bytes as each segment finishes
+  // A later sentence of a stream already under way (WebSocket, gRPC bidi): none of its segments
+  // counts as a request's first, so a new stream's first audio still goes ahead of it in the
+  // queue, and admission control does not cut a stream that has started.
+  bool continues_stream = false;
   std::optional<std::chrono::milliseconds> timeout;  // capped by limits.max_timeout_ms
+  // Models the caller may use (from its API key), by model id or by the name it asked for;
+  // empty = every model. Another model is refused with PermissionDenied (403).
+  std::vector<std::string> allowed_models;
   core::RequestContext context;
 };
 
@@ -35,6 +43,19 @@ struct SynthesisSummary {
   double queue_wait_seconds = 0;  // summed over segments
   std::optional<double> time_to_first_audio_seconds;
   double total_seconds = 0;
+
+  // Adds one sentence of a stream made of several requests (WebSocket, gRPC bidi): sums the
+  // counts, keeps the first sentence's model and voice. Timings are the stream's own to set.
+  void AddSentence(const SynthesisSummary& sentence) {
+    if (model.empty()) {
+      model = sentence.model;
+      voice = sentence.voice;
+    }
+    input_chars += sentence.input_chars;
+    audio_seconds += sentence.audio_seconds;
+    segments += sentence.segments;
+    queue_wait_seconds += sentence.queue_wait_seconds;
+  }
 };
 
 // Receives one request's output; implemented by the transport. The service holds it until

@@ -1,5 +1,6 @@
 #include "service/tts_service.h"
 
+#include <algorithm>
 #include <boost/asio/strand.hpp>
 #include <cmath>
 #include <thread>
@@ -10,6 +11,18 @@
 
 namespace voxserve::service {
 namespace {
+
+// A key limited to some models names them by id or by the name the client used (an alias).
+absl::Status CheckModelAllowed(const std::vector<std::string>& allowed_models,
+                               const std::string& model_id, std::string_view asked) {
+  if (allowed_models.empty() ||
+      std::find(allowed_models.begin(), allowed_models.end(), model_id) != allowed_models.end() ||
+      std::find(allowed_models.begin(), allowed_models.end(), asked) != allowed_models.end()) {
+    return absl::OkStatus();
+  }
+  return core::PermissionDenied("this API key may not use model '" + model_id + "'", "model",
+                                "model_not_allowed");
+}
 
 // ICU sentence rules by language: Chinese voices ("cmn", "yue") use "zh", others their primary
 // subtag ("en-us" → "en").
@@ -32,6 +45,7 @@ std::string ReasonLabel(const absl::Status& status) {
   }
   switch (status.code()) {
     case absl::StatusCode::kNotFound: return "not_found";
+    case absl::StatusCode::kPermissionDenied: return "forbidden";
     case absl::StatusCode::kUnavailable: return "unavailable";
     default: return "invalid";
   }
@@ -76,6 +90,11 @@ absl::Status TtsService::LoadModels() {
   absl::Status first_error;
   for (auto& model : models_) {
     absl::Status status = model->Load();
+    if (!status.ok() && config_.skip_broken_models) {
+      spdlog::warn("model {} skipped (skip_broken_models): {}", model->id(),
+                   std::string(status.message()));
+      continue;
+    }
     if (!status.ok() && first_error.ok()) {
       first_error = absl::Status(status.code(), "model " + model->id() + ": " +
                                                     std::string(status.message()));
@@ -143,6 +162,19 @@ absl::Status TtsService::Reject(const std::string& model, const absl::Status& st
   return status;
 }
 
+absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterForVoice(
+    std::string_view model, std::string_view voice,
+    const std::vector<std::string>& allowed_models) {
+  if (draining_.load()) return Reject("", core::Draining("server is shutting down"));
+  auto resolved = catalog_->Resolve(model, voice);
+  if (!resolved.ok()) return Reject("", resolved.status());
+  const std::string& model_id = resolved->model->id();
+  if (absl::Status allowed = CheckModelAllowed(allowed_models, model_id, model); !allowed.ok()) {
+    return Reject(model_id, allowed);
+  }
+  return &SplitterFor(resolved->language);
+}
+
 absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
     SynthesisRequest request, std::shared_ptr<SynthesisSink> sink) {
   const std::string& field = request.text_field;
@@ -157,6 +189,10 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   auto voice = catalog_->Resolve(request.model, request.voice);
   if (!voice.ok()) return Reject("", voice.status());
   const std::string& model_id = voice->model->id();
+  if (absl::Status allowed = CheckModelAllowed(request.allowed_models, model_id, request.model);
+      !allowed.ok()) {
+    return Reject(model_id, allowed);
+  }
 
   auto timeout = std::chrono::milliseconds(config_.default_timeout_ms);
   if (request.timeout) {
@@ -183,6 +219,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   plan.voice = *voice;
   plan.speed = request.speed;
   plan.streaming = request.streaming;
+  plan.continues_stream = request.continues_stream;
   plan.input_chars = text::CountCodePoints(request.text);
   plan.pipeline_depth = config_.pipeline_depth;
   plan.stream_buffer_bytes = config_.stream_buffer_bytes;

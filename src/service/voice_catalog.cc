@@ -58,15 +58,28 @@ absl::StatusOr<ResolvedVoice> VoiceCatalog::Resolve(std::string_view model_name,
   if (!model.ok()) return model.status();
   ModelHost* host = *model;
   std::string_view voice_name = voice;
+  const bool generic_model = model_name.empty() || IsOpenAiModelName(model_name);
   // An alias may point into another model; it wins when the client named no specific model.
   if (auto alias = aliases_.find(voice); alias != aliases_.end()) {
-    bool generic_model = model_name.empty() || IsOpenAiModelName(model_name);
     if (!alias->second.model.empty() && generic_model) {
       auto aliased = FindModel(alias->second.model);
       if (!aliased.ok()) return aliased.status();
       host = *aliased;
     }
     voice_name = alias->second.voice;
+  } else if (generic_model && !voice_name.empty()) {
+    // Without a specific model, a voice of any model will do ({"model": "tts-1", "voice":
+    // "en_US-lessac-medium"}): the default model's voices first, then the others' in order.
+    bool default_has_it =
+        host->state() == ModelState::kReady && !Translate(*host, voice_name).empty();
+    if (!default_has_it) {
+      for (ModelHost* other : models_) {
+        if (other->state() == ModelState::kReady && other->engine().AcceptsVoice(voice_name)) {
+          host = other;
+          break;
+        }
+      }
+    }
   }
   if (host->state() != ModelState::kReady) {
     return absl::UnavailableError("model '" + host->id() + "' is " +

@@ -140,10 +140,10 @@ bool IsBreakableSpace(UChar32 c) {
   return c != u'\u00A0' && c != u'\u2007' && c != u'\u202F' && u_isUWhiteSpace(c);
 }
 
-// Byte length of the first piece of `sentence` (trimmed, non-empty) when it must hold at most
-// `max_chars` code points: after the last clause mark within the limit, else at the last space,
-// else right at the limit, which is always a code point boundary.
-std::size_t FirstPieceLength(std::string_view sentence, std::size_t max_chars) {
+}  // namespace
+
+// Right at the limit is always a code point boundary.
+std::size_t ClauseCutLength(std::string_view sentence, std::size_t max_chars) {
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(sentence.data());
   std::size_t offset = 0;
   std::size_t after_clause_mark = 0;
@@ -170,12 +170,14 @@ std::size_t FirstPieceLength(std::string_view sentence, std::size_t max_chars) {
   return offset;
 }
 
+namespace {
+
 void AppendWithinLimit(std::string_view sentence, std::size_t max_chars,
                        std::vector<std::string>& sentences) {
   sentence = TrimWhitespace(sentence);
   while (!sentence.empty()) {
     const std::size_t length =
-        max_chars == 0 ? sentence.size() : FirstPieceLength(sentence, max_chars);
+        max_chars == 0 ? sentence.size() : ClauseCutLength(sentence, max_chars);
     sentences.emplace_back(TrimWhitespace(sentence.substr(0, length)));
     sentence = TrimWhitespace(sentence.substr(length));
   }
@@ -209,6 +211,10 @@ std::vector<std::string> SentenceSplitter::Split(std::string_view utf8,
     AppendWithinLimit(sentence, max_chars, sentences);
   }
   return sentences;
+}
+
+std::vector<std::string_view> SentenceSplitter::Spans(std::string_view utf8) const {
+  return IcuSentences(*impl_->prototype, utf8);
 }
 
 }  // namespace voxserve::text

@@ -9,7 +9,8 @@ import time
 import pytest
 import requests
 
-LISTENING = re.compile(r"listening on http://([0-9.]+):(\d+)")
+LISTENING = re.compile(r"listening on https?://([0-9.]+):(\d+)")
+GRPC_LISTENING = re.compile(r"gRPC listening on ([0-9.]+):(\d+)")
 
 
 def pytest_addoption(parser):
@@ -28,6 +29,8 @@ class VoxServer:
         self.port = None
         self.log_lines = []
         self._listening = threading.Event()
+        self.grpc_port = None
+        self._grpc_listening = threading.Event()
 
     @property
     def url(self):
@@ -35,7 +38,7 @@ class VoxServer:
 
     def start(self, wait_ready=True, timeout=60):
         self.process = subprocess.Popen(
-            [self.binary, "--host", "127.0.0.1", "--port", "0", *self.args],
+            [self.binary, "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env, text=True)
         threading.Thread(target=self._read_log, daemon=True).start()
         if not self._listening.wait(timeout):
@@ -52,6 +55,17 @@ class VoxServer:
             if match and not self._listening.is_set():
                 self.port = int(match.group(2))
                 self._listening.set()
+            match = GRPC_LISTENING.search(line)
+            if match and not self._grpc_listening.is_set():
+                self.grpc_port = int(match.group(2))
+                self._grpc_listening.set()
+
+    @property
+    def grpc_target(self):
+        """host:port of the gRPC listener (logged right after HTTP's)."""
+        if not self._grpc_listening.wait(30):
+            raise RuntimeError("voxserve did not start gRPC:\n" + self.log())
+        return f"127.0.0.1:{self.grpc_port}"
 
     def wait_ready(self, timeout=60):
         deadline = time.monotonic() + timeout

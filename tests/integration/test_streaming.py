@@ -123,12 +123,21 @@ def test_a_slow_reader_pauses_its_request_instead_of_buffering(make_server):
     sock.sendall(b"POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     # Read nothing: the kernel buffers fill, then the server's bounded buffer, then it pauses.
-    assert wait_for(lambda: metric(server, "voxserve_requests_paused") == 1, timeout=30), \
-        "the request never paused"
-    synthesized_while_paused = metric(server, "voxserve_segments_synthesized_total", 'model="espeak"')
-    time.sleep(0.5)
-    assert metric(server, "voxserve_segments_synthesized_total", 'model="espeak"') == \
-        synthesized_while_paused, "synthesis went on while the client was not reading"
+    # How much the kernel absorbs first depends on its socket-buffer tuning, so the test waits
+    # for synthesis to stall rather than expecting a fixed segment count.
+    segments = lambda: metric(server, "voxserve_segments_synthesized_total", 'model="espeak"')
+    total_segments = text.count(". ") + 1
+
+    def stalled():
+        before = segments()
+        time.sleep(1.0)
+        return metric(server, "voxserve_requests_paused") == 1 and segments() == before
+
+    assert wait_for(stalled, timeout=40), "synthesis never stopped while the client read nothing"
+    at_stall = segments()
+    assert at_stall < total_segments / 2, "most of the request was synthesized into buffers"
+    time.sleep(1.0)
+    assert segments() == at_stall, "synthesis went on while the client was not reading"
     # Now read everything: the request resumes and completes with all its audio.
     sock.settimeout(60)
     received = b""

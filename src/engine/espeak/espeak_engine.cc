@@ -10,18 +10,14 @@
 
 #include "audio/time_stretch.h"
 #include "core/error.h"
+#include "engine/espeak/espeak_library.h"
 
 namespace voxserve::engine {
 namespace {
 
-// Guards every call into libespeak-ng and the globals below (see the class comment).
-std::mutex g_espeak_mutex;
+// The globals below are guarded by the library's lock (see EspeakLibrary).
 bool g_espeak_in_use = false;
-// espeak-ng is initialized once per process and never terminated: espeak_Terminate followed by
-// a second espeak_Initialize deadlocks in 1.51 (its internal thread waits forever).
-bool g_espeak_initialized = false;
-std::string g_espeak_data_path;
-int g_sample_rate = 0;
+bool g_synth_callback_set = false;
 // espeak id → name espeak_SetVoiceByName understands (its voice file identifier).
 std::unordered_map<std::string, std::string> g_voice_files;
 
@@ -30,7 +26,7 @@ std::unordered_map<std::string, std::string> g_voice_files;
 constexpr double kNaturalRateWpm = 175.0;
 constexpr double kMinRateWpm = 80.0;
 
-// Receives audio from espeak_Synth (called on the synthesizing thread, under g_espeak_mutex).
+// Receives audio from espeak_Synth (called on the synthesizing thread, under the library lock).
 int CollectSamples(short* samples, int count, espeak_EVENT* events) {
   if (samples == nullptr || count <= 0) return 0;
   auto* out = static_cast<std::vector<float>*>(events->user_data);
@@ -53,30 +49,22 @@ std::string VoiceIdFor(const espeak_VOICE& voice, const std::set<std::string>& t
 
 }  // namespace
 
-EspeakEngine::EspeakEngine(ModelInfo info, std::vector<std::string> variants)
-    : info_(std::move(info)), variants_(std::move(variants)) {}
+EspeakEngine::EspeakEngine(ModelInfo info, std::vector<std::string> variants,
+                           EspeakLibrary* library)
+    : info_(std::move(info)), variants_(std::move(variants)), library_(library) {}
 
 absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakConfig& config) {
-  std::lock_guard lock(g_espeak_mutex);
+  auto library = EspeakLibrary::Acquire(config.data_path);
+  if (!library.ok()) return library.status();
+  auto lock = (*library)->Lock();
   if (g_espeak_in_use) {
     return core::Internal("espeak-ng keeps global state: only one espeak model may be loaded");
   }
-  if (!g_espeak_initialized) {
-    const char* path = config.data_path.empty() ? nullptr : config.data_path.c_str();
-    int sample_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, path, 0);
-    if (sample_rate <= 0) {
-      return core::Internal("espeak-ng failed to initialize (data path '" + config.data_path +
-                            "')");
-    }
+  if (!g_synth_callback_set) {
     espeak_SetSynthCallback(CollectSamples);
-    g_sample_rate = sample_rate;
-    g_espeak_data_path = config.data_path;
-    g_espeak_initialized = true;
-  } else if (config.data_path != g_espeak_data_path) {
-    return core::InvalidArgument("espeak-ng is already initialized with data path '" +
-                                 g_espeak_data_path + "'; one process uses one data path");
+    g_synth_callback_set = true;
   }
-  const int sample_rate = g_sample_rate;
+  const int sample_rate = (*library)->sample_rate();
 
   ModelInfo info;
   info.id = config.model_id;
@@ -104,12 +92,13 @@ absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakC
   }
   info.default_voice = config.default_voice;
   g_espeak_in_use = true;
-  return std::unique_ptr<EspeakEngine>(new EspeakEngine(std::move(info), std::move(variants)));
+  return std::unique_ptr<EspeakEngine>(
+      new EspeakEngine(std::move(info), std::move(variants), *library));
 }
 
 EspeakEngine::~EspeakEngine() {
-  std::lock_guard lock(g_espeak_mutex);
-  g_espeak_in_use = false;  // the library stays initialized (see g_espeak_initialized)
+  auto lock = library_->Lock();
+  g_espeak_in_use = false;  // the library stays initialized (see EspeakLibrary)
 }
 
 bool EspeakEngine::AcceptsVoice(std::string_view voice_id) const {
@@ -150,7 +139,7 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
 
   audio::PcmAudio pcm;
   {
-    std::lock_guard lock(g_espeak_mutex);
+    auto lock = library_->Lock();
     std::string_view voice = input.voice_id;
     size_t plus = voice.find('+');
     std::string file = g_voice_files.at(std::string(voice.substr(0, plus)));
@@ -165,7 +154,7 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
     if (error != EE_OK) {
       return core::Internal("espeak-ng synthesis failed with code " + std::to_string(error));
     }
-    pcm.sample_rate = g_sample_rate;
+    pcm.sample_rate = library_->sample_rate();
   }
   if (remaining_speed < 1.0) return audio::TimeStretch(pcm, remaining_speed);
   return pcm;

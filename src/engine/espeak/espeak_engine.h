@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
+#include "engine/espeak/espeak_library.h"
 
 namespace voxserve::engine {
 
@@ -17,8 +18,9 @@ struct EspeakConfig {
 };
 
 // libespeak-ng keeps one global synthesizer per process (voice, rate and the output callback are
-// globals), so every call into it holds one process-wide mutex: calls are serialized whatever
-// the number of scheduler instances, and only one EspeakEngine may exist at a time.
+// globals), so every call into it holds the process-wide lock of EspeakLibrary (shared with the
+// espeak phonemizer of the ONNX voices): calls are serialized whatever the number of scheduler
+// instances, and only one EspeakEngine may exist at a time.
 class EspeakEngine final : public Engine {
  public:
   static absl::StatusOr<std::unique_ptr<EspeakEngine>> Create(const EspeakConfig& config);
@@ -31,11 +33,12 @@ class EspeakEngine final : public Engine {
       std::span<const SegmentInput> batch) override;
 
  private:
-  explicit EspeakEngine(ModelInfo info, std::vector<std::string> variants);
+  EspeakEngine(ModelInfo info, std::vector<std::string> variants, EspeakLibrary* library);
   absl::StatusOr<audio::PcmAudio> SynthesizeOne(const SegmentInput& input);
 
   ModelInfo info_;
   std::vector<std::string> variants_;  // e.g. "f3", "m1", "klatt": usable as "<voice>+<variant>"
+  EspeakLibrary* library_;             // process-wide; never destroyed
 };
 
 }  // namespace voxserve::engine

@@ -63,6 +63,8 @@ HttpResponse ErrorResponse(const absl::Status& status) {
   if (auto retry = core::DetailOf(status).retry_after_seconds) {
     response.SetHeader("Retry-After", std::to_string(*retry));
   }
+  // RFC 6750: a 401 names the scheme the client should use.
+  if (response.status == 401) response.SetHeader("WWW-Authenticate", "Bearer realm=\"voxserve\"");
   return response;
 }
 

@@ -5,6 +5,8 @@
 #include <functional>
 #include <string>
 
+#include "core/structured_log.h"
+#include "transport/auth/authenticator.h"
 #include "transport/http/http_message.h"
 
 namespace voxserve::transport::http {
@@ -18,6 +20,9 @@ class HttpExchange {
 
   virtual const HttpRequest& request() const = 0;
   virtual const std::string& request_id() const = 0;
+  // Who is calling, as the Authenticator found before the route ran (key_name empty: auth is
+  // off or the route is open).
+  virtual const auth::AuthResult& auth() const = 0;
 
   // A complete response (Content-Length set from the body).
   virtual void Respond(HttpResponse response) = 0;
@@ -37,6 +42,10 @@ class HttpExchange {
   virtual void OnDrained(std::function<void()> callback) = 0;
   // Called once on the connection's strand if the client disconnects before the exchange ends.
   virtual void OnClientGone(std::function<void()> callback) = 0;
+
+  // Adds what the route knows (model, voice, audio seconds, ...) to the request's log line,
+  // written when the exchange ends. Runs on the connection's strand; call before the end.
+  virtual void AnnotateLog(std::function<void(core::RequestLogEntry&)> annotate) = 0;
 };
 
 }  // namespace voxserve::transport::http

@@ -10,11 +10,13 @@ namespace voxserve::transport::http {
 // queues onto it, so calls from one thread keep their order.
 
 HttpExchangeImpl::HttpExchangeImpl(std::shared_ptr<HttpSession> session, uint64_t id,
-                                   HttpRequest request, std::string request_id)
+                                   HttpRequest request, std::string request_id,
+                                   auth::AuthResult auth)
     : session_(std::move(session)),
       id_(id),
       request_(std::move(request)),
-      request_id_(std::move(request_id)) {}
+      request_id_(std::move(request_id)),
+      auth_(std::move(auth)) {}
 
 void HttpExchangeImpl::Respond(HttpResponse response) {
   boost::asio::dispatch(session_->executor(),
@@ -60,6 +62,13 @@ void HttpExchangeImpl::OnClientGone(std::function<void()> callback) {
   boost::asio::dispatch(session_->executor(),
                         [session = session_, id = id_, callback = std::move(callback)]() mutable {
                           session->SetOnClientGone(id, std::move(callback));
+                        });
+}
+
+void HttpExchangeImpl::AnnotateLog(std::function<void(core::RequestLogEntry&)> annotate) {
+  boost::asio::dispatch(session_->executor(),
+                        [session = session_, id = id_, annotate = std::move(annotate)]() mutable {
+                          session->AnnotateLog(id, std::move(annotate));
                         });
 }
 

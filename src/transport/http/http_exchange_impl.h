@@ -15,10 +15,11 @@ class HttpSession;
 class HttpExchangeImpl final : public HttpExchange {
  public:
   HttpExchangeImpl(std::shared_ptr<HttpSession> session, uint64_t id, HttpRequest request,
-                   std::string request_id);
+                   std::string request_id, auth::AuthResult auth);
 
   const HttpRequest& request() const override { return request_; }
   const std::string& request_id() const override { return request_id_; }
+  const auth::AuthResult& auth() const override { return auth_; }
   void Respond(HttpResponse response) override;
   void StartStream(HttpResponse head) override;
   void WriteStream(std::string bytes) override;
@@ -27,12 +28,14 @@ class HttpExchangeImpl final : public HttpExchange {
   size_t BufferedBytes() const override;
   void OnDrained(std::function<void()> callback) override;
   void OnClientGone(std::function<void()> callback) override;
+  void AnnotateLog(std::function<void(core::RequestLogEntry&)> annotate) override;
 
  private:
   const std::shared_ptr<HttpSession> session_;
   const uint64_t id_;
   const HttpRequest request_;
   const std::string request_id_;
+  const auth::AuthResult auth_;
 };
 
 }  // namespace voxserve::transport::http

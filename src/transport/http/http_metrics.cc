@@ -11,8 +11,15 @@ HttpMetrics::HttpMetrics(core::MetricsRegistry& registry)
                                      {"route"}, core::LatencyBuckets())),
       connections(registry.AddGauge("voxserve_http_connections", "Open HTTP connections.")
                       .WithLabels({})),
-      connections_refused(registry.AddCounter("voxserve_http_connections_refused_total",
-                                              "Connections closed at once: over max_connections.")
-                              .WithLabels({})) {}
+      connections_refused(
+          registry.AddCounter("voxserve_http_connections_refused_total",
+                              "Connections refused with 503 (or closed at once on a TLS port): "
+                              "over max_connections.")
+              .WithLabels({})),
+      tls_failures(registry.AddCounter(
+          "voxserve_tls_handshake_failures_total",
+          "TLS connections that never got to HTTP, by reason: handshake (protocol version, "
+          "certificate, timeout) or plain_http (plain HTTP sent to the TLS port).",
+          {"reason"})) {}
 
 }  // namespace voxserve::transport::http

@@ -1,4 +1,5 @@
-// HTTP-level metrics: requests by route and status code, latency by route, open connections.
+// HTTP-level metrics: requests by route and status code, latency by route, open connections,
+// refused connections and failed TLS handshakes.
 #pragma once
 
 #include "core/metrics.h"
@@ -13,6 +14,7 @@ struct HttpMetrics {
   core::Family<core::Histogram>& duration;  // labels: route
   core::Gauge& connections;
   core::Counter& connections_refused;
+  core::Family<core::Counter>& tls_failures;  // labels: reason (handshake, plain_http)
 };
 
 }  // namespace voxserve::transport::http

@@ -3,11 +3,11 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <cctype>
-#include <random>
+#include <boost/beast/websocket/rfc6455.hpp>
 
 #include "core/error.h"
 #include "spdlog/spdlog.h"
+#include "transport/http/beast_message.h"
 #include "transport/http/error_response.h"
 #include "transport/http/http_exchange_impl.h"
 
@@ -20,65 +20,47 @@ namespace {
 
 // Bytes asked for per socket read while waiting for a request or watching for a disconnect.
 constexpr size_t kReadChunk = 4096;
+// After a response with Connection: close, input is read and dropped for up to this long before
+// the socket closes: closing with unread input makes the kernel send RST, which can destroy the
+// response (a 413, say) before the client reads it. nginx's lingering_timeout is 5 s; our
+// clients are programs, not browsers on slow links.
+constexpr int kLingerMs = 1000;
 
-std::string NewRequestId() {
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(random()));
-  return buffer;
-}
-
-// A client-supplied X-Request-Id is kept if it is short and printable; it ends up in logs.
-std::string RequestIdFrom(const HttpRequest& request) {
-  std::string_view given = request.Header("x-request-id");
-  if (given.empty() || given.size() > 128) return NewRequestId();
-  for (char c : given) {
-    if (!std::isprint(static_cast<unsigned char>(c))) return NewRequestId();
-  }
-  return std::string(given);
-}
-
-HttpRequest ToHttpRequest(bhttp::request<bhttp::string_body>& message) {
-  HttpRequest request;
-  request.method = std::string(message.method_string());
-  std::string_view target(message.target().data(), message.target().size());
-  size_t question = target.find('?');
-  request.path = std::string(target.substr(0, question));
-  if (question != std::string_view::npos) request.query = std::string(target.substr(question + 1));
-  for (const auto& field : message) {
-    std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    request.headers.emplace_back(std::move(name), std::string(field.value()));
-  }
-  request.body = std::move(message.body());
-  return request;
-}
-
-template <typename Message>
-void CopyHeaders(const HttpResponse& response, const std::string& request_id, Message& message) {
-  for (const auto& [name, value] : response.headers) message.set(name, value);
-  message.set(bhttp::field::server, "voxserve");
-  message.set("X-Request-Id", request_id);
+HttpStream MakeStream(net::ip::tcp::socket socket, std::shared_ptr<net::ssl::context> context) {
+  if (context) return HttpStream(std::move(socket), std::move(context));
+  return HttpStream(std::move(socket));
 }
 
 }  // namespace
 
-HttpSession::HttpSession(net::ip::tcp::socket socket, std::shared_ptr<SessionShared> shared)
-    : socket_(std::move(socket)),
+HttpSession::HttpSession(net::ip::tcp::socket socket,
+                         std::shared_ptr<net::ssl::context> tls_context,
+                         std::shared_ptr<SessionShared> shared)
+    : stream_(MakeStream(std::move(socket), std::move(tls_context))),
       shared_(std::move(shared)),
-      read_timer_(socket_.get_executor()),
-      write_timer_(socket_.get_executor()) {
+      read_timer_(stream_.socket().get_executor()),
+      write_timer_(stream_.socket().get_executor()) {
+  boost::system::error_code ec;
+  auto endpoint = stream_.socket().remote_endpoint(ec);
+  if (!ec) remote_ = endpoint.address().to_string();
   shared_->metrics->connections.Add(1);
 }
 
 HttpSession::~HttpSession() { shared_->metrics->connections.Add(-1); }
 
 void HttpSession::Start() {
-  net::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });
+  net::dispatch(executor(), [self = shared_from_this()] {
+    if (!self->stream_.is_tls()) return self->WaitForRequest();
+    // The first bytes decide: a TLS record starts the handshake, anything else is plain HTTP
+    // sent to the TLS port. The handshake shares the header timeout.
+    self->awaiting_handshake_ = true;
+    self->ArmTimer(self->read_timer_, self->shared_->config.header_timeout_ms);
+    self->ReadSome();
+  });
 }
 
 void HttpSession::Close() {
-  net::post(socket_.get_executor(), [self = shared_from_this()] { self->CloseSocket(); });
+  net::post(executor(), [self = shared_from_this()] { self->CloseSocket(); });
 }
 
 void HttpSession::ArmTimer(net::steady_timer& timer, int milliseconds) {
@@ -105,27 +87,42 @@ void HttpSession::WaitForRequest() {
 
 void HttpSession::ReadSome() {
   reading_some_ = true;
-  socket_.async_read_some(
-      buffer_.prepare(kReadChunk),
-      [self = shared_from_this()](boost::system::error_code ec, size_t bytes) {
-        self->OnReadSome(ec, bytes);
-      });
+  auto handler = [self = shared_from_this()](boost::system::error_code ec, size_t bytes) {
+    self->OnReadSome(ec, bytes);
+  };
+  stream_.Visit(
+      [&](auto& stream) { stream.async_read_some(buffer_.prepare(kReadChunk), handler); });
 }
 
 void HttpSession::OnReadSome(boost::system::error_code ec, size_t bytes) {
   reading_some_ = false;
-  if (ec) return CloseSocket();  // EOF, reset or a timeout: during an exchange, the client left
+  if (lingering_) {
+    if (ec || closed_) return CloseSocket();
+    return ReadSome();  // never committed: the bytes are dropped
+  }
+  if (ec) {
+    // A client may close its side once it has what it needs (curl does after reading the
+    // response): with the whole response queued that is no departure. Let the writes finish.
+    bool half_closed = ec == net::error::eof || ec == net::ssl::error::stream_truncated;
+    if (half_closed && exchange_.active && exchange_.final_queued) {
+      exchange_.keep_alive = false;
+      return;
+    }
+    return CloseSocket();  // EOF, reset or a timeout: during an exchange, the client left
+  }
   buffer_.commit(bytes);
+  if (awaiting_handshake_) return StartTls();
   // During an exchange these are pipelined bytes of the next request; they wait in buffer_.
   if (!exchange_.active) ReadHeader();
 }
 
 void HttpSession::ReadHeader() {
   ArmTimer(read_timer_, shared_->config.header_timeout_ms);
-  bhttp::async_read_header(socket_, buffer_, *parser_,
-                           [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                             self->OnHeader(ec);
-                           });
+  auto handler = [self = shared_from_this()](boost::system::error_code ec, size_t) {
+    self->OnHeader(ec);
+  };
+  stream_.Visit(
+      [&](auto& stream) { bhttp::async_read_header(stream, buffer_, *parser_, handler); });
 }
 
 void HttpSession::OnHeader(boost::system::error_code ec) {
@@ -149,10 +146,10 @@ void HttpSession::OnHeader(boost::system::error_code ec) {
     Enqueue(Raw{std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n")});
   }
   ArmTimer(read_timer_, shared_->config.body_timeout_ms);
-  bhttp::async_read(socket_, buffer_, *parser_,
-                    [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                      self->OnBody(ec);
-                    });
+  auto handler = [self = shared_from_this()](boost::system::error_code ec, size_t) {
+    self->OnBody(ec);
+  };
+  stream_.Visit([&](auto& stream) { bhttp::async_read(stream, buffer_, *parser_, handler); });
 }
 
 void HttpSession::OnBody(boost::system::error_code ec) {
@@ -174,11 +171,15 @@ void HttpSession::BeginExchange(std::string route, bool keep_alive, bool head_on
   exchange_.head_only = head_only;
   exchange_.route = std::move(route);
   exchange_.started = core::Clock::now();
+  exchange_.log.route = exchange_.route;
+  exchange_.log.remote = remote_;
+  exchange_.log.client_subject = client_subject_;
 }
 
 void HttpSession::RespondToBadRequest(int status, const std::string& message) {
   BeginExchange("invalid", false, false);
   exchange_.request_id = NewRequestId();
+  exchange_.log.request_id = exchange_.request_id;
   absl::Status error = status == 413 ? core::PayloadTooLarge(message)
                                      : core::InvalidArgument(message, {}, "bad_request");
   HttpResponse response = ErrorResponse(error);
@@ -187,16 +188,41 @@ void HttpSession::RespondToBadRequest(int status, const std::string& message) {
 }
 
 void HttpSession::Dispatch() {
+  const bool upgrade = beast::websocket::is_upgrade(parser_->get());
   HttpRequest request = ToHttpRequest(parser_->get());
   bool keep_alive = parser_->get().keep_alive();
   Router::Match match = shared_->router->Find(request.method, request.path);
   BeginExchange(match.route, keep_alive, request.method == "HEAD");
   exchange_.request_id = RequestIdFrom(request);
+  exchange_.log.request_id = exchange_.request_id;
+  exchange_.log.method = request.method;
+  const bool websocket = upgrade && match.handler != nullptr && WantsWebSocket(request);
   // Watch the socket while the route works, so a client that leaves is noticed at once. With
   // pipelined bytes already buffered there is nothing to watch with: they must be parsed first.
-  if (!reading_some_ && buffer_.size() == 0) ReadSome();
-  auto exchange = std::make_shared<HttpExchangeImpl>(shared_from_this(), exchange_.id,
-                                                     std::move(request), exchange_.request_id);
+  // Not before an upgrade: the socket may be handed over, and no read may be pending on it then.
+  if (!websocket && !reading_some_ && buffer_.size() == 0) ReadSome();
+  auth::AuthResult caller;
+  caller.client_subject = client_subject_;
+  absl::Status refused;
+  if (shared_->authenticator != nullptr) {
+    auto result = shared_->authenticator->Authenticate(
+        [&request](std::string_view name) { return request.Header(name); }, client_subject_,
+        match.resource);
+    if (result.ok()) {
+      caller = std::move(*result);
+    } else {
+      refused = result.status();
+    }
+  }
+  exchange_.log.key = caller.key_name;
+  if (websocket && refused.ok()) {
+    refused = HandOverToWebSocket(caller);
+    if (refused.ok()) return;  // the connection is the WebSocket session's now
+  }
+  auto exchange =
+      std::make_shared<HttpExchangeImpl>(shared_from_this(), exchange_.id, std::move(request),
+                                         exchange_.request_id, std::move(caller));
+  if (!refused.ok()) return exchange->Respond(ErrorResponse(refused));
   if (match.handler == nullptr) return exchange->Respond(std::move(match.error));
   try {
     (*match.handler)(exchange);
@@ -204,6 +230,38 @@ void HttpSession::Dispatch() {
     spdlog::error("handler for {} threw: {}", match.route, error.what());
     exchange->Respond(ErrorResponse(core::Internal("internal error")));
   }
+}
+
+bool HttpSession::WantsWebSocket(const HttpRequest& request) const {
+  return shared_->websocket != nullptr && shared_->websocket->Serves(request.path);
+}
+
+// A refusal is answered as any HTTP error (and logged as an exchange); success ends this
+// session's part: the WebSocket session writes the 101 and its own log line.
+absl::Status HttpSession::HandOverToWebSocket(auth::AuthResult caller) {
+  if (shared_->draining.load()) return core::Draining("server is shutting down");
+  // RFC 6455 §4.1: the client waits for the 101 before sending frames. Bytes already here (or a
+  // 100 Continue being written) would be lost in the hand-over.
+  if (buffer_.size() > 0 || writing_) {
+    return core::InvalidArgument("data sent before the WebSocket handshake completed", {},
+                                 "bad_request");
+  }
+  auth::Admission admission;
+  if (shared_->authenticator != nullptr) {
+    auto admitted = shared_->authenticator->Admit(caller);
+    if (!admitted.ok()) return admitted.status();
+    admission = std::move(*admitted);
+  }
+  UpgradeRequest upgrade{std::move(stream_),       parser_->release(), exchange_.request_id,
+                         std::move(caller),        std::move(admission), remote_,
+                         exchange_.started};
+  // Nothing of this session touches the socket from now on (CloseSocket sees closed_).
+  exchange_ = Exchange{};
+  closed_ = true;
+  read_timer_.cancel();
+  write_timer_.cancel();
+  shared_->websocket->Upgrade(std::move(upgrade));
+  return absl::OkStatus();
 }
 
 bool HttpSession::IsCurrent(uint64_t exchange) const {
@@ -264,6 +322,12 @@ void HttpSession::SetOnClientGone(uint64_t exchange, std::function<void()> callb
   if (IsCurrent(exchange)) exchange_.on_client_gone = std::move(callback);
 }
 
+void HttpSession::AnnotateLog(uint64_t exchange,
+                              std::function<void(core::RequestLogEntry&)> annotate) {
+  // The final response may be queued already: the line is written once it has left.
+  if (!closed_ && exchange_.active && exchange_.id == exchange) annotate(exchange_.log);
+}
+
 void HttpSession::Enqueue(Outgoing item) {
   outgoing_.push_back(std::move(item));
   if (!writing_) WriteNext();
@@ -279,37 +343,41 @@ void HttpSession::WriteNext() {
   outgoing_.pop_front();
   ArmTimer(write_timer_, shared_->config.write_timeout_ms);
   auto self = shared_from_this();
-  std::visit(
-      [&](auto& current) {
-        using T = std::decay_t<decltype(current)>;
-        if constexpr (std::is_same_v<T, FullResponse>) {
-          bhttp::async_write(socket_, *current.message,
-                             [self, keep = current.message](boost::system::error_code ec, size_t) {
+  stream_.Visit([&](auto& stream) {
+    std::visit(
+        [&](auto& current) {
+          using T = std::decay_t<decltype(current)>;
+          if constexpr (std::is_same_v<T, FullResponse>) {
+            bhttp::async_write(stream, *current.message,
+                               [self, keep = current.message](boost::system::error_code ec,
+                                                              size_t) {
+                                 self->OnWritten(ec, true, 0);
+                               });
+          } else if constexpr (std::is_same_v<T, StreamHead>) {
+            bhttp::async_write_header(stream, *current.serializer,
+                                      [self, keep = current](boost::system::error_code ec,
+                                                             size_t) {
+                                        self->OnWritten(ec, false, 0);
+                                      });
+          } else if constexpr (std::is_same_v<T, Chunk>) {
+            net::async_write(stream, bhttp::make_chunk(net::buffer(*current.bytes)),
+                             [self, keep = current.bytes](boost::system::error_code ec, size_t) {
+                               self->OnWritten(ec, false, keep->size());
+                             });
+          } else if constexpr (std::is_same_v<T, LastChunk>) {
+            net::async_write(stream, bhttp::make_chunk_last(),
+                             [self](boost::system::error_code ec, size_t) {
                                self->OnWritten(ec, true, 0);
                              });
-        } else if constexpr (std::is_same_v<T, StreamHead>) {
-          bhttp::async_write_header(socket_, *current.serializer,
-                                    [self, keep = current](boost::system::error_code ec, size_t) {
-                                      self->OnWritten(ec, false, 0);
-                                    });
-        } else if constexpr (std::is_same_v<T, Chunk>) {
-          net::async_write(socket_, bhttp::make_chunk(net::buffer(*current.bytes)),
-                           [self, keep = current.bytes](boost::system::error_code ec, size_t) {
-                             self->OnWritten(ec, false, keep->size());
-                           });
-        } else if constexpr (std::is_same_v<T, LastChunk>) {
-          net::async_write(socket_, bhttp::make_chunk_last(),
-                           [self](boost::system::error_code ec, size_t) {
-                             self->OnWritten(ec, true, 0);
-                           });
-        } else {
-          net::async_write(socket_, net::buffer(*current.bytes),
-                           [self, keep = current.bytes](boost::system::error_code ec, size_t) {
-                             self->OnWritten(ec, false, 0);
-                           });
-        }
-      },
-      item);
+          } else {
+            net::async_write(stream, net::buffer(*current.bytes),
+                             [self, keep = current.bytes](boost::system::error_code ec, size_t) {
+                               self->OnWritten(ec, false, 0);
+                             });
+          }
+        },
+        item);
+  });
 }
 
 void HttpSession::OnWritten(boost::system::error_code ec, bool final, size_t chunk_bytes) {
@@ -330,14 +398,27 @@ void HttpSession::FinishExchange() {
   shared_->metrics->requests.WithLabels({exchange_.route, std::to_string(exchange_.status)})
       .Increment();
   shared_->metrics->duration.WithLabels({exchange_.route}).Observe(seconds);
+  LogExchange(exchange_.status);
   bool keep_alive = exchange_.keep_alive;
   exchange_ = Exchange{};
-  if (!keep_alive) {
-    boost::system::error_code ignored;
-    socket_.shutdown(net::ip::tcp::socket::shutdown_send, ignored);
-    return CloseSocket();
-  }
+  if (!keep_alive) return LingerThenClose();
   WaitForRequest();
+}
+
+void HttpSession::LogExchange(int status) {
+  exchange_.log.status = status;
+  exchange_.log.total_seconds =
+      std::chrono::duration<double>(core::Clock::now() - exchange_.started).count();
+  core::LogRequest(exchange_.log);
+}
+
+void HttpSession::LingerThenClose() {
+  if (closed_) return;
+  boost::system::error_code ignored;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  lingering_ = true;
+  ArmTimer(read_timer_, kLingerMs);
+  if (!reading_some_) ReadSome();
 }
 
 void HttpSession::CloseSocket() {
@@ -346,11 +427,12 @@ void HttpSession::CloseSocket() {
   read_timer_.cancel();
   write_timer_.cancel();
   boost::system::error_code ignored;
-  socket_.shutdown(net::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
   if (exchange_.active) {
     // The client left (or was cut off) before its response was complete.
     shared_->metrics->requests.WithLabels({exchange_.route, "499"}).Increment();
+    LogExchange(499);
     std::function<void()> on_gone = std::move(exchange_.on_client_gone);
     exchange_ = Exchange{};
     if (on_gone) on_gone();

@@ -1,6 +1,7 @@
-// One client connection: reads requests (with header, body and idle timeouts and size limits),
-// hands each to its route, writes whole or chunked responses, and notices when the client goes
-// away mid-request so its work can be cancelled.
+// One client connection: completes the TLS handshake when the listener has TLS, reads requests
+// (with header, body and idle timeouts and size limits), authenticates each, hands it to its
+// route, writes whole or chunked responses, notices when the client goes away mid-request so its
+// work can be cancelled, and writes one log line per request.
 #pragma once
 
 #include <atomic>
@@ -12,14 +13,19 @@
 #include <variant>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
 #include "core/request_context.h"
+#include "core/structured_log.h"
+#include "transport/auth/authenticator.h"
 #include "transport/http/http_config.h"
 #include "transport/http/http_metrics.h"
+#include "transport/http/http_stream.h"
 #include "transport/http/router.h"
+#include "transport/http/websocket_upgrade.h"
 
 namespace voxserve::transport::http {
 
@@ -29,6 +35,8 @@ struct SessionShared {
   HttpConfig config;
   const Router* router = nullptr;
   HttpMetrics* metrics = nullptr;
+  const auth::Authenticator* authenticator = nullptr;  // null: every request allowed
+  WebSocketUpgrader* websocket = nullptr;              // null: no WebSocket routes
   std::atomic<bool> draining{false};  // answer with Connection: close from now on
 };
 
@@ -36,7 +44,10 @@ struct SessionShared {
 // Every member is touched only on the socket's strand, except buffered_bytes_ (atomic).
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<SessionShared> shared);
+  // tls_context null: plain HTTP.
+  HttpSession(boost::asio::ip::tcp::socket socket,
+              std::shared_ptr<boost::asio::ssl::context> tls_context,
+              std::shared_ptr<SessionShared> shared);
   ~HttpSession();
 
   void Start();  // safe cross thread
@@ -51,9 +62,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void AbortStream(uint64_t exchange);
   void SetOnDrained(uint64_t exchange, std::function<void()> callback);
   void SetOnClientGone(uint64_t exchange, std::function<void()> callback);
+  void AnnotateLog(uint64_t exchange, std::function<void(core::RequestLogEntry&)> annotate);
   size_t BufferedBytes() const { return buffered_bytes_.load(std::memory_order_relaxed); }
 
-  boost::asio::any_io_executor executor() { return socket_.get_executor(); }
+  boost::asio::any_io_executor executor() { return stream_.socket().get_executor(); }
 
  private:
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
@@ -85,10 +97,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     std::string route;
     std::string request_id;
     core::Clock::time_point started;
+    core::RequestLogEntry log;  // written when the exchange ends
     std::function<void()> on_drained;
     std::function<void()> on_client_gone;
   };
 
+  void StartTls();
+  void OnHandshake(boost::system::error_code ec, size_t bytes_used);
+  void RefusePlainHttp();
   void WaitForRequest();
   void ReadSome();
   void OnReadSome(boost::system::error_code ec, size_t bytes);
@@ -96,6 +112,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnHeader(boost::system::error_code ec);
   void OnBody(boost::system::error_code ec);
   void Dispatch();
+  bool WantsWebSocket(const HttpRequest& request) const;
+  absl::Status HandOverToWebSocket(auth::AuthResult caller);
   void RespondToBadRequest(int status, const std::string& message);
 
   void BeginExchange(std::string route, bool keep_alive, bool head_only);
@@ -104,17 +122,23 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void WriteNext();
   void OnWritten(boost::system::error_code ec, bool final, size_t chunk_bytes);
   void FinishExchange();
+  void LogExchange(int status);
+  void LingerThenClose();
   void CloseSocket();
 
   void ArmTimer(boost::asio::steady_timer& timer, int milliseconds);
 
-  boost::asio::ip::tcp::socket socket_;
+  HttpStream stream_;
   std::shared_ptr<SessionShared> shared_;
+  std::string remote_;          // peer address, for logs
+  std::string client_subject_;  // verified client certificate (mTLS), once the handshake is done
   boost::asio::steady_timer read_timer_;
   boost::asio::steady_timer write_timer_;
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   bool reading_some_ = false;
+  bool awaiting_handshake_ = false;  // TLS: the first bytes decide between handshake and refusal
+  bool lingering_ = false;           // response sent, input discarded until the client closes
   bool first_request_ = true;
   bool closed_ = false;
   bool writing_ = false;

@@ -12,8 +12,11 @@ std::string SseEvent(const nlohmann::json& data) { return "data: " + data.dump()
 }  // namespace
 
 HttpSynthesisSink::HttpSynthesisSink(std::shared_ptr<HttpExchange> exchange, StreamMode mode,
-                                     audio::AudioFormat format)
-    : exchange_(std::move(exchange)), mode_(mode), format_(format) {}
+                                     audio::AudioFormat format, auth::Admission admission)
+    : exchange_(std::move(exchange)),
+      mode_(mode),
+      format_(format),
+      admission_(std::move(admission)) {}
 
 HttpResponse HttpSynthesisSink::Head() const {
   HttpResponse head;
@@ -54,6 +57,15 @@ void HttpSynthesisSink::OnAudio(std::string bytes) {
 
 void HttpSynthesisSink::OnComplete(const absl::Status& status,
                                    const service::SynthesisSummary& summary) {
+  admission_.Reset();
+  exchange_->AnnotateLog([summary](core::RequestLogEntry& entry) {
+    entry.model = summary.model;
+    entry.voice = summary.voice;
+    entry.chars = summary.input_chars;
+    entry.audio_seconds = summary.audio_seconds;
+    entry.queue_wait_seconds = summary.queue_wait_seconds;
+    entry.time_to_first_audio_seconds = summary.time_to_first_audio_seconds;
+  });
   if (!status.ok()) {
     if (!started_) {
       exchange_->Respond(ErrorResponse(status));

@@ -7,6 +7,7 @@
 
 #include "audio/audio_format.h"
 #include "service/synthesis_request.h"
+#include "transport/auth/key_limiter.h"
 #include "transport/http/http_exchange.h"
 #include "transport/http/speech_request_parser.h"
 
@@ -16,8 +17,9 @@ namespace voxserve::transport::http {
 // are forwarded to the exchange (itself safe cross thread).
 class HttpSynthesisSink final : public service::SynthesisSink {
  public:
+  // `admission` (the caller's concurrency slot) is released when the synthesis completes.
   HttpSynthesisSink(std::shared_ptr<HttpExchange> exchange, StreamMode mode,
-                    audio::AudioFormat format);
+                    audio::AudioFormat format, auth::Admission admission = {});
 
   void OnStart(int output_sample_rate) override { output_sample_rate_ = output_sample_rate; }
   void OnAudio(std::string bytes) override;
@@ -34,6 +36,7 @@ class HttpSynthesisSink final : public service::SynthesisSink {
   int output_sample_rate_ = 0;
   bool started_ = false;
   std::string body_;  // StreamMode::kNone: the file, sent on completion
+  auth::Admission admission_;
 };
 
 }  // namespace voxserve::transport::http

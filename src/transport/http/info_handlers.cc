@@ -78,12 +78,26 @@ json HealthJson(const service::TtsService& service, const ServerIdentity& identi
   double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                 identity.started_at)
                       .count();
-  return {{"status", service.Ready() ? "ready" : (service.Draining() ? "draining" : "starting")},
-          {"version", identity.version},
-          {"uptime_seconds", uptime},
-          {"in_flight", service.InFlight()},
-          {"draining", service.Draining()},
-          {"models", models}};
+  json health = {
+      {"status", service.Ready() ? "ready" : (service.Draining() ? "draining" : "starting")},
+      {"version", identity.version},
+      {"uptime_seconds", uptime},
+      {"in_flight", service.InFlight()},
+      {"draining", service.Draining()},
+      {"models", models}};
+  if (identity.gpus != nullptr) {
+    json gpus = json::array();
+    for (const core::GpuStatus& gpu : identity.gpus->Read()) {
+      gpus.push_back({{"index", gpu.index},
+                      {"name", gpu.name},
+                      {"utilization_percent", gpu.utilization_percent},
+                      {"memory_utilization_percent", gpu.memory_utilization_percent},
+                      {"memory_used_bytes", gpu.memory_used_bytes},
+                      {"memory_total_bytes", gpu.memory_total_bytes}});
+    }
+    health["gpus"] = std::move(gpus);
+  }
+  return health;
 }
 
 HttpResponse Json(int status, const json& body) {
@@ -100,20 +114,32 @@ void AddInfoRoutes(Router& router, service::TtsService& service,
   router.Add("GET", "/v1/models", [&service](std::shared_ptr<HttpExchange> exchange) {
     exchange->Respond(Json(200, ModelsJson(service)));
   });
-  router.Add("GET", "/health/live", [](std::shared_ptr<HttpExchange> exchange) {
-    exchange->Respond(Json(200, {{"status", "live"}}));
-  });
-  router.Add("GET", "/health/ready", [&service](std::shared_ptr<HttpExchange> exchange) {
-    bool ready = service.Ready();
-    exchange->Respond(Json(ready ? 200 : 503, {{"status", ready ? "ready" : "not_ready"}}));
-  });
-  router.Add("GET", "/health", [&service, &identity](std::shared_ptr<HttpExchange> exchange) {
-    exchange->Respond(Json(service.Ready() ? 200 : 503, HealthJson(service, identity)));
-  });
-  router.Add("GET", "/metrics", [&metrics](std::shared_ptr<HttpExchange> exchange) {
-    exchange->Respond(TextResponse(200, "text/plain; version=0.0.4; charset=utf-8",
-                                   metrics.RenderText()));
-  });
+  router.Add(
+      "GET", "/health/live",
+      [](std::shared_ptr<HttpExchange> exchange) {
+        exchange->Respond(Json(200, {{"status", "live"}}));
+      },
+      auth::Resource::kHealth);
+  router.Add(
+      "GET", "/health/ready",
+      [&service](std::shared_ptr<HttpExchange> exchange) {
+        bool ready = service.Ready();
+        exchange->Respond(Json(ready ? 200 : 503, {{"status", ready ? "ready" : "not_ready"}}));
+      },
+      auth::Resource::kHealth);
+  router.Add(
+      "GET", "/health",
+      [&service, &identity](std::shared_ptr<HttpExchange> exchange) {
+        exchange->Respond(Json(service.Ready() ? 200 : 503, HealthJson(service, identity)));
+      },
+      auth::Resource::kHealth);
+  router.Add(
+      "GET", "/metrics",
+      [&metrics](std::shared_ptr<HttpExchange> exchange) {
+        exchange->Respond(TextResponse(200, "text/plain; version=0.0.4; charset=utf-8",
+                                       metrics.RenderText()));
+      },
+      auth::Resource::kMetrics);
 }
 
 }  // namespace voxserve::transport::http

@@ -5,8 +5,13 @@
 
 namespace voxserve::transport::http {
 
-void Router::Add(std::string method, std::string path, Handler handler) {
-  routes_.push_back({std::move(method), std::move(path), std::move(handler)});
+void Router::Add(std::string method, std::string path, Handler handler,
+                 auth::Resource resource) {
+  routes_.push_back({std::move(method), std::move(path), std::move(handler), resource});
+}
+
+void Router::WrapAll(const std::function<Handler(const std::string& path, Handler)>& wrap) {
+  for (Route& route : routes_) route.handler = wrap(route.path, std::move(route.handler));
 }
 
 Router::Match Router::Find(const std::string& method, const std::string& path) const {
@@ -15,7 +20,7 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
     if (route.path != path) continue;
     // HEAD is answered like GET by the session (same headers, no body).
     if (route.method == method || (method == "HEAD" && route.method == "GET")) {
-      return {&route.handler, route.path, {}};
+      return {&route.handler, route.path, route.resource, {}};
     }
     allowed += (allowed.empty() ? "" : ", ") + route.method;
   }

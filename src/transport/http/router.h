@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/auth/authenticator.h"
 #include "transport/http/http_exchange.h"
 
 namespace voxserve::transport::http {
@@ -16,11 +17,17 @@ using Handler = std::function<void(std::shared_ptr<HttpExchange>)>;
 // Built at startup, then read-only: safe cross thread.
 class Router {
  public:
-  void Add(std::string method, std::string path, Handler handler);
+  // `resource` decides whether the route needs an API key (auth::Authenticator).
+  void Add(std::string method, std::string path, Handler handler,
+           auth::Resource resource = auth::Resource::kApi);
+  // Replaces each route's handler so far with wrap(path, handler); for test-only decorators
+  // (fault_injection.h). Call before serving.
+  void WrapAll(const std::function<Handler(const std::string& path, Handler)>& wrap);
 
   struct Match {
     const Handler* handler = nullptr;  // null → respond with `error`
     std::string route;                 // bounded label for metrics: the path, or "unmatched"
+    auth::Resource resource = auth::Resource::kApi;  // unmatched paths too: no probing keyless
     HttpResponse error;
   };
   Match Find(const std::string& method, const std::string& path) const;
@@ -30,6 +37,7 @@ class Router {
     std::string method;
     std::string path;
     Handler handler;
+    auth::Resource resource;
   };
   std::vector<Route> routes_;
 };

@@ -10,14 +10,22 @@ namespace {
 using Parser = absl::StatusOr<ParsedSpeechRequest> (*)(const HttpRequest&);
 
 // Runs on an I/O thread: parse, hand to the service (which never blocks), return.
-void HandleSpeech(service::TtsService& service, Parser parse,
-                  const std::shared_ptr<HttpExchange>& exchange) {
+void HandleSpeech(service::TtsService& service, const auth::Authenticator* authenticator,
+                  Parser parse, const std::shared_ptr<HttpExchange>& exchange) {
   auto parsed = parse(exchange->request());
   if (!parsed.ok()) return exchange->Respond(ErrorResponse(parsed.status()));
   service::SynthesisRequest& request = parsed->synthesis;
   request.context.request_id = exchange->request_id();
+  request.allowed_models = exchange->auth().allowed_models;
 
-  auto sink = std::make_shared<HttpSynthesisSink>(exchange, parsed->stream, request.format);
+  auth::Admission admission;
+  if (authenticator != nullptr) {
+    auto admitted = authenticator->Admit(exchange->auth());
+    if (!admitted.ok()) return exchange->Respond(ErrorResponse(admitted.status()));
+    admission = std::move(*admitted);
+  }
+  auto sink = std::make_shared<HttpSynthesisSink>(exchange, parsed->stream, request.format,
+                                                  std::move(admission));
   auto job = service.Synthesize(std::move(request), sink);
   if (!job.ok()) return exchange->Respond(ErrorResponse(job.status()));
 
@@ -31,13 +39,15 @@ void HandleSpeech(service::TtsService& service, Parser parse,
 
 }  // namespace
 
-void AddSpeechRoutes(Router& router, service::TtsService& service) {
-  router.Add("POST", "/v1/audio/speech", [&service](std::shared_ptr<HttpExchange> exchange) {
-    HandleSpeech(service, ParseOpenAiSpeechRequest, exchange);
-  });
+void AddSpeechRoutes(Router& router, service::TtsService& service,
+                     const auth::Authenticator* authenticator) {
+  router.Add("POST", "/v1/audio/speech",
+             [&service, authenticator](std::shared_ptr<HttpExchange> exchange) {
+               HandleSpeech(service, authenticator, ParseOpenAiSpeechRequest, exchange);
+             });
   for (const char* path : {"/v1/synthesize", "/tts"}) {
-    router.Add("POST", path, [&service](std::shared_ptr<HttpExchange> exchange) {
-      HandleSpeech(service, ParseSynthesizeRequest, exchange);
+    router.Add("POST", path, [&service, authenticator](std::shared_ptr<HttpExchange> exchange) {
+      HandleSpeech(service, authenticator, ParseSynthesizeRequest, exchange);
     });
   }
 }

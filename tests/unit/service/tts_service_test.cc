@@ -126,6 +126,30 @@ TEST_F(ServiceTest, AFullQueueRefusesNewRequestsWithARetryHint) {
   EXPECT_EQ(third->completions(), 0);
 }
 
+// A WebSocket or gRPC bidi stream's later sentences are separate requests; a full queue must not
+// cut such a stream in the middle, while a new request is still refused.
+TEST_F(ServiceTest, AStreamUnderWayKeepsGoingWhenTheQueueIsFull) {
+  ServiceOptions options;
+  options.scheduling.queue_capacity = 1;
+  Start(options);
+  engine_->CloseGate();
+  auto first = std::make_shared<RecordingSink>();
+  auto running = Accept(Request("Alpha one."), first);
+  ASSERT_TRUE(engine_->WaitForCalls(1));
+  auto second = std::make_shared<RecordingSink>();
+  auto queued = Accept(Request("Bravo two."), second);  // the queue is full now
+  SynthesisRequest next_sentence = Request("Charlie three.");
+  next_sentence.continues_stream = true;
+  auto third = std::make_shared<RecordingSink>();
+  auto continued = service_->Synthesize(std::move(next_sentence), third);
+  ASSERT_TRUE(continued.ok()) << continued.status();
+  auto refused = service_->Synthesize(Request("Delta four."), std::make_shared<RecordingSink>());
+  EXPECT_EQ(core::DetailOf(refused.status()).reason, core::ErrorReason::kQueueFull);
+  engine_->OpenGate();
+  EXPECT_TRUE(service_->WaitIdle(std::chrono::seconds(5)));
+  EXPECT_EQ(third->completions(), 1);
+}
+
 TEST_F(ServiceTest, DrainRefusesNewWorkAndLetsAcceptedWorkFinish) {
   Start();
   engine_->CloseGate();

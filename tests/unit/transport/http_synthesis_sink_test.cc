@@ -49,8 +49,13 @@ class RecordingExchange final : public HttpExchange {
   size_t BufferedBytes() const override { return buffered_bytes; }
   void OnDrained(std::function<void()>) override {}
   void OnClientGone(std::function<void()>) override {}
+  const auth::AuthResult& auth() const override { return auth_; }
+  void AnnotateLog(std::function<void(core::RequestLogEntry&)> annotate) override {
+    annotate(log);
+  }
 
   std::vector<std::string> calls;
+  core::RequestLogEntry log;
   std::vector<HttpResponse> responses;
   std::vector<HttpResponse> heads;
   std::vector<std::string> writes;
@@ -59,6 +64,7 @@ class RecordingExchange final : public HttpExchange {
  private:
   HttpRequest request_;
   std::string request_id_ = "req-1";
+  auth::AuthResult auth_;
 };
 
 // The payload of one server-sent event `data: {...}\n\n`; fails the test if the framing is off.
@@ -242,6 +248,29 @@ TEST_F(HttpSynthesisSinkTest, BufferedBytesAreTheExchanges) {
   HttpSynthesisSink sink(exchange_, StreamMode::kAudio, audio::AudioFormat::kPcm);
   exchange_->buffered_bytes = 4096;
   EXPECT_EQ(sink.BufferedBytes(), 4096u);
+}
+
+TEST_F(HttpSynthesisSinkTest, CompletionFillsTheLogLineAndFreesTheCallersSlot) {
+  auto limiter = std::make_shared<auth::KeyLimiter>();
+  limiter->Configure(std::nullopt, 1);
+  int retry_after = 0;
+  bool concurrency = false;
+  ASSERT_TRUE(limiter->TryAcquire(auth::LimiterClock::now(), &retry_after, &concurrency));
+  HttpSynthesisSink sink(exchange_, StreamMode::kNone, audio::AudioFormat::kWav,
+                         auth::Admission(limiter));
+  summary_.model = "espeak";
+  summary_.voice = "en-us";
+  summary_.input_chars = 12;
+  summary_.audio_seconds = 1.5;
+  summary_.time_to_first_audio_seconds = 0.02;
+  EXPECT_EQ(limiter->in_flight(), 1);
+  sink.OnComplete(absl::OkStatus(), summary_);
+  EXPECT_EQ(limiter->in_flight(), 0);
+  EXPECT_EQ(exchange_->log.model, "espeak");
+  EXPECT_EQ(exchange_->log.voice, "en-us");
+  EXPECT_EQ(exchange_->log.chars, 12u);
+  EXPECT_EQ(exchange_->log.audio_seconds, 1.5);
+  EXPECT_EQ(exchange_->log.time_to_first_audio_seconds, 0.02);
 }
 
 }  // namespace
