@@ -153,6 +153,11 @@ def test_during_the_drain_health_is_not_serving_and_new_calls_are_unavailable(ma
     with channel(server) as ch:
         tts = stubs().rpc.TextToSpeechStub(ch)
         check = health.health_rpc.HealthStub(ch).Check
+        # gRPC health follows readiness by sampling it: wait for SERVING first, or a NOT_SERVING
+        # from before the sample would pass for the drain's.
+        serving = health.health_pb.HealthCheckResponse.SERVING
+        assert wait_for(lambda: check(health.health_pb.HealthCheckRequest(), timeout=10).status
+                        == serving, timeout=5)
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             calls = [pool.submit(tts.Synthesize, request(long_text), timeout=120) for _ in range(4)]
             assert wait_for(lambda: in_flight(server) == 4, timeout=30), "finished too soon"

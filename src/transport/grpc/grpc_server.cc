@@ -56,6 +56,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcConfig&
       options.credentials ? options.credentials : ::grpc::InsecureServerCredentials();
   builder.AddListeningPort(HostPort(host, config.port), credentials, &server->port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes));
+  // gRPC sets SO_REUSEPORT by default: a second server started on the same port would then
+  // silently share its connections instead of failing to start.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(server->tts_service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
