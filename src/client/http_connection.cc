@@ -1,12 +1,11 @@
 #include "client/http_connection.h"
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 
 #include "absl/strings/numbers.h"
+#include "client/blocking_steps.h"
 
 namespace voxserve::client {
 namespace net = boost::asio;
@@ -35,27 +34,14 @@ void HttpConnection::CloseSocket() {
   socket().close(ignored);
 }
 
-// Runs one asynchronous step to completion or until `deadline`; on the deadline the socket is
-// closed (which completes the step with an error) and the connection is broken for good.
+// One step to completion or until `deadline`; a step cut by the deadline breaks the connection
+// for good.
 template <typename Start>
 boost::system::error_code HttpConnection::Run(Deadline deadline, Start start) {
-  boost::system::error_code result;
-  bool done = false;
-  start([&result, &done](const boost::system::error_code& ec, auto&&...) {
-    result = ec;
-    done = true;
+  return RunUntil(io_, deadline, start, [this] {
+    broken_ = true;
+    CloseSocket();
   });
-  io_.restart();
-  while (!done) {
-    if (io_.run_one_until(deadline) == 0 && !done && Clock::now() >= deadline) {
-      broken_ = true;
-      CloseSocket();
-      io_.restart();
-      io_.run();  // lets the step complete with operation_aborted
-      return net::error::timed_out;
-    }
-  }
-  return result;
 }
 
 std::unique_ptr<HttpConnection> HttpConnection::Connect(const Endpoint& endpoint,
@@ -64,54 +50,10 @@ std::unique_ptr<HttpConnection> HttpConnection::Connect(const Endpoint& endpoint
                                                         bool verify_peer, Deadline deadline,
                                                         Outcome* error) {
   std::unique_ptr<HttpConnection> connection(new HttpConnection(tls));
-  tcp::resolver resolver(connection->io_);
-  tcp::resolver::results_type addresses;
-  auto ec = connection->Run(deadline, [&](auto handler) {
-    resolver.async_resolve(endpoint.host, endpoint.port,
-                           [&addresses, handler](const boost::system::error_code& e,
-                                                 tcp::resolver::results_type results) mutable {
-                             addresses = std::move(results);
-                             handler(e);
-                           });
-  });
-  std::string where = endpoint.HostHeader();
-  if (ec) {
-    *error =
-        Outcome::Error(ErrorKind::kConnect,
-                       "cannot resolve " + endpoint.host + ": " +
-                           (ec == net::error::timed_out ? std::string("timed out") : ec.message()));
-    return nullptr;
-  }
-  ec = connection->Run(deadline, [&](auto handler) {
-    net::async_connect(connection->socket(), addresses, handler);
-  });
-  if (ec) {
-    *error = Outcome::Error(ErrorKind::kConnect,
-                            "cannot connect to " + where + ": " +
-                                (ec == net::error::timed_out ? "connect timeout" : ec.message()));
-    return nullptr;
-  }
-  boost::system::error_code ignored;
-  connection->socket().set_option(tcp::no_delay(true), ignored);
-  if (connection->tls_) {
-    auto& stream = *connection->tls_;
-    const std::string& name = server_name.empty() ? endpoint.host : server_name;
-    SSL_set_tlsext_host_name(stream.native_handle(), name.c_str());
-    stream.set_verify_mode(verify_peer ? net::ssl::verify_peer : net::ssl::verify_none, ignored);
-    if (verify_peer) stream.set_verify_callback(net::ssl::host_name_verification(name), ignored);
-    ec = connection->Run(deadline, [&](auto handler) {
-      stream.async_handshake(net::ssl::stream_base::client, handler);
-    });
-    if (ec == net::error::timed_out) {
-      *error = Outcome::Error(ErrorKind::kConnect, "TLS handshake with " + where + " timed out");
-      return nullptr;
-    }
-    if (ec) {
-      *error = Outcome::Error(ErrorKind::kTls,
-                              "TLS handshake with " + where + " failed: " + ec.message());
-      return nullptr;
-    }
-  }
+  *error = ConnectSocket(connection->io_, connection->socket(),
+                         connection->tls_ ? &*connection->tls_ : nullptr, endpoint, server_name,
+                         verify_peer, deadline);
+  if (!error->ok()) return nullptr;
   return connection;
 }
 

@@ -1,10 +1,8 @@
 #include "client/ws_transport.h"
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -15,6 +13,7 @@
 #include <optional>
 
 #include "absl/strings/numbers.h"
+#include "client/blocking_steps.h"
 #include "client/ws_protocol.h"
 #include "nlohmann/json.hpp"
 
@@ -100,26 +99,13 @@ class WsCall {
     return Outcome::Error(ErrorKind::kProtocol, "bad answer in " + what + ": " + ec.message());
   }
 
-  // As HttpConnection::Run: one asynchronous step to completion or until `deadline`.
+  // One step to completion or until `deadline` (then the socket is closed).
   template <typename Start>
   boost::system::error_code Run(Deadline deadline, Start start) {
-    boost::system::error_code result;
-    bool done = false;
-    start([&result, &done](const boost::system::error_code& ec, auto&&...) {
-      result = ec;
-      done = true;
+    return RunUntil(io_, deadline, start, [this] {
+      boost::system::error_code ignored;
+      socket().close(ignored);
     });
-    io_.restart();
-    while (!done) {
-      if (io_.run_one_until(deadline) == 0 && !done && Clock::now() >= deadline) {
-        boost::system::error_code ignored;
-        socket().close(ignored);
-        io_.restart();
-        io_.run();  // lets the step complete with operation_aborted
-        return net::error::timed_out;
-      }
-    }
-    return result;
   }
 
  public:
@@ -139,45 +125,8 @@ class WsCall {
   // verification. Errors: kConnect (also its timeout), kTls.
   Outcome Connect(const Endpoint& endpoint, const std::string& server_name, bool verify_peer,
                   Deadline deadline) {
-    tcp::resolver resolver(io_);
-    tcp::resolver::results_type addresses;
-    auto ec = Run(deadline, [&](auto handler) {
-      resolver.async_resolve(endpoint.host, endpoint.port,
-                             [&addresses, handler](const boost::system::error_code& e,
-                                                   tcp::resolver::results_type results) mutable {
-                               addresses = std::move(results);
-                               handler(e);
-                             });
-    });
-    auto why = [&ec](const char* timeout) {
-      return ec == net::error::timed_out ? std::string(timeout) : ec.message();
-    };
-    if (ec)
-      return Outcome::Error(ErrorKind::kConnect,
-                            "cannot resolve " + endpoint.host + ": " + why("timed out"));
-    const std::string where = endpoint.HostHeader();
-    ec = Run(deadline, [&](auto handler) { net::async_connect(socket(), addresses, handler); });
-    if (ec)
-      return Outcome::Error(ErrorKind::kConnect,
-                            "cannot connect to " + where + ": " + why("connect timeout"));
-    boost::system::error_code ignored;
-    socket().set_option(tcp::no_delay(true), ignored);
-    if (!secure_) return {};
-    auto& stream = secure_->next_layer();
-    const std::string& name = server_name.empty() ? endpoint.host : server_name;
-    SSL_set_tlsext_host_name(stream.native_handle(), name.c_str());
-    stream.set_verify_mode(verify_peer ? net::ssl::verify_peer : net::ssl::verify_none, ignored);
-    if (verify_peer) stream.set_verify_callback(net::ssl::host_name_verification(name), ignored);
-    ec = Run(deadline,
-             [&](auto handler) { stream.async_handshake(net::ssl::stream_base::client, handler); });
-    if (ec == net::error::timed_out) {
-      return Outcome::Error(ErrorKind::kConnect, "TLS handshake with " + where + " timed out");
-    }
-    if (ec) {
-      return Outcome::Error(ErrorKind::kTls,
-                            "TLS handshake with " + where + " failed: " + ec.message());
-    }
-    return {};
+    return ConnectSocket(io_, socket(), secure_ ? &secure_->next_layer() : nullptr, endpoint,
+                         server_name, verify_peer, deadline);
   }
 
   // The upgrade request with the API key, user agent and request id. Errors: the HTTP answer of
