@@ -8,10 +8,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import grpc
-import requests
 
 PROTO_ROOT = pathlib.Path(__file__).resolve().parents[2] / "proto"
 
@@ -50,28 +48,6 @@ def generate_stubs(out_dir):
 
 def channel(server):
     return grpc.insecure_channel(server.grpc_target, options=CHANNEL_OPTIONS)
-
-
-def metric(server, name, labels=""):
-    """The value of one sample from /metrics (0 when absent)."""
-    prefix = name + (("{" + labels + "}") if labels else "")
-    for line in requests.get(server.url + "/metrics", timeout=10).text.splitlines():
-        if line.startswith(prefix + " "):
-            return float(line.split()[-1])
-    return 0.0
-
-
-def in_flight(server):
-    return requests.get(server.url + "/health", timeout=5).json()["in_flight"]
-
-
-def wait_for(condition, timeout=20.0, interval=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(interval)
-    return False
 
 
 def trailer(error, key):

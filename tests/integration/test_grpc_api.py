@@ -7,7 +7,8 @@ import grpc
 import pytest
 
 from audio_check import decode
-from grpc_support import channel, metric, stubs, wait_for
+from grpc_support import channel, stubs
+from probes import metric, wait_for
 
 SENTENCES = [f"Sentence number {i} is here to make the text long enough to stream."
              for i in range(12)]

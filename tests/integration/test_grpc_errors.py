@@ -7,7 +7,8 @@ import grpc
 import pytest
 
 from audio_check import decode
-from grpc_support import channel, in_flight, metric, stubs, trailer, wait_for
+from grpc_support import channel, stubs, trailer
+from probes import in_flight, metric, wait_for
 
 LONG_TEXT = " ".join(f"Sentence number {i} is here to make the text long enough to stream."
                      for i in range(40))

@@ -9,27 +9,10 @@ import pytest
 import requests
 
 from audio_check import decode
+from probes import in_flight, metric, wait_for
 
 SENTENCES = [f"Sentence number {i} is here to make the text long enough to stream." for i in range(40)]
 LONG_TEXT = " ".join(SENTENCES)
-
-
-def metric(server, name, labels=""):
-    """The value of one sample from /metrics (0 when absent)."""
-    prefix = name + (("{" + labels + "}") if labels else "")
-    for line in requests.get(server.url + "/metrics", timeout=10).text.splitlines():
-        if line.startswith(prefix + " "):
-            return float(line.split()[-1])
-    return 0.0
-
-
-def wait_for(condition, timeout=20.0, interval=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(interval)
-    return False
 
 
 def test_audio_stream_delivers_first_bytes_long_before_the_end(server):
@@ -107,7 +90,7 @@ def test_a_client_that_disconnects_mid_stream_frees_its_work(server):
         sock.sendall(b"POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                      b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
         assert sock.recv(1024).startswith(b"HTTP/1.1 200")
-    assert wait_for(lambda: requests.get(server.url + "/health", timeout=5).json()["in_flight"] == 0)
+    assert wait_for(lambda: in_flight(server) == 0)
     assert wait_for(lambda: metric(server, "voxserve_requests_failed_total",
                                    'model="espeak",code="cancelled"') == before + 1)
 
@@ -147,7 +130,7 @@ def test_a_slow_reader_pauses_its_request_instead_of_buffering(make_server):
         received += chunk
     sock.close()
     assert metric(server, "voxserve_requests_paused") == 0
-    assert wait_for(lambda: requests.get(server.url + "/health", timeout=5).json()["in_flight"] == 0)
+    assert wait_for(lambda: in_flight(server) == 0)
 
 
 def test_overload_is_refused_with_429_and_retry_after(make_server, tmp_path):

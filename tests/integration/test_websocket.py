@@ -15,6 +15,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatusCode
 
 from audio_check import decode
 from conftest import VoxServer
+from probes import metric
 from security_support import wait_for, write_keys
 
 PATH = "/v1/audio/speech/stream"
@@ -139,15 +140,6 @@ def has_audio(transcript):
 
 def has_segment(index):
     return lambda t: len(t.of_type("segment_done")) > index
-
-
-def metric(server, name, labels=""):
-    """The value of one sample from /metrics (0 when absent)."""
-    prefix = name + (("{" + labels + "}") if labels else "")
-    for line in requests.get(server.url + "/metrics", timeout=10).text.splitlines():
-        if line.startswith(prefix + " "):
-            return float(line.split()[-1])
-    return 0.0
 
 
 def pcm(data, sample_rate):
