@@ -3,27 +3,16 @@
 #include <grpc/grpc_security_constants.h>
 #include <grpcpp/security/auth_context.h>
 
-#include <cctype>
-#include <cstdio>
-#include <random>
+#include "core/request_id.h"
 
 namespace voxserve::transport::grpc {
 namespace {
 
-// As transport/http: 16 hex digits, or the client's id when short and printable (it ends up in
-// logs and in metadata, which must be printable ASCII).
+// The client's x-request-id when usable (core::RequestIdOrNew), else a new one.
 std::string RequestIdFrom(const ::grpc::CallbackServerContext& context) {
   auto given = context.client_metadata().find("x-request-id");
-  if (given != context.client_metadata().end()) {
-    std::string_view id(given->second.data(), given->second.size());
-    bool usable = !id.empty() && id.size() <= 128;
-    for (char c : id) usable = usable && std::isprint(static_cast<unsigned char>(c));
-    if (usable) return std::string(id);
-  }
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(random()));
-  return buffer;
+  if (given == context.client_metadata().end()) return core::NewRequestId();
+  return core::RequestIdOrNew(std::string_view(given->second.data(), given->second.size()));
 }
 
 std::string ClientSubject(const ::grpc::CallbackServerContext& context) {

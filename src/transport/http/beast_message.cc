@@ -1,25 +1,13 @@
 #include "transport/http/beast_message.h"
 
 #include <cctype>
-#include <cstdio>
-#include <random>
+
+#include "core/request_id.h"
 
 namespace voxserve::transport::http {
 
-std::string NewRequestId() {
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(random()));
-  return buffer;
-}
-
 std::string RequestIdFrom(const HttpRequest& request) {
-  std::string_view given = request.Header("x-request-id");
-  if (given.empty() || given.size() > 128) return NewRequestId();
-  for (char c : given) {
-    if (!std::isprint(static_cast<unsigned char>(c))) return NewRequestId();
-  }
-  return std::string(given);
+  return core::RequestIdOrNew(request.Header("x-request-id"));
 }
 
 HttpRequest ToHttpRequest(boost::beast::http::request<boost::beast::http::string_body>& message) {

@@ -9,8 +9,7 @@
 
 namespace voxserve::transport::http {
 
-std::string NewRequestId();
-// The client's X-Request-Id when short and printable (it ends up in logs), else a new one.
+// The client's X-Request-Id when short and printable (core::RequestIdOrNew), else a new one.
 std::string RequestIdFrom(const HttpRequest& request);
 
 // Moves the body out of `message`.

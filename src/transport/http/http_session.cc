@@ -6,6 +6,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 
 #include "core/error.h"
+#include "core/request_id.h"
 #include "spdlog/spdlog.h"
 #include "transport/http/beast_message.h"
 #include "transport/http/error_response.h"
@@ -178,7 +179,7 @@ void HttpSession::BeginExchange(std::string route, bool keep_alive, bool head_on
 
 void HttpSession::RespondToBadRequest(int status, const std::string& message) {
   BeginExchange("invalid", false, false);
-  exchange_.request_id = NewRequestId();
+  exchange_.request_id = core::NewRequestId();
   exchange_.log.request_id = exchange_.request_id;
   absl::Status error = status == 413 ? core::PayloadTooLarge(message)
                                      : core::InvalidArgument(message, {}, "bad_request");
