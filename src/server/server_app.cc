@@ -17,6 +17,7 @@
 #include "transport/http/fault_injection.h"
 #include "transport/http/http_server.h"
 #include "transport/http/info_handlers.h"
+#include "transport/http/playground_routes.h"
 #include "transport/http/speech_handlers.h"
 #include "transport/websocket/websocket_endpoint.h"
 
@@ -62,6 +63,9 @@ int RunServer(const ServerConfig& config) {
   identity.gpus = gpus.get();
   transport::http::AddSpeechRoutes(router, **service, (*security)->authenticator());
   transport::http::AddInfoRoutes(router, **service, metrics, identity);
+  if (config.http.playground) {
+    transport::http::AddPlaygroundRoutes(router, transport::http::PlaygroundFiles());
+  }
   // Declared before the server, which hands it upgraded connections: it outlives them all.
   transport::websocket::WebSocketEndpoint websocket(config.websocket, config.http, **service,
                                                     metrics, http_metrics);

@@ -94,6 +94,9 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       std::to_string(h.write_timeout_ms), IntSetter(&h.write_timeout_ms, 1, 3'600'000));
   add("http.max_connections", "max-connections", "open connections before new ones are refused",
       std::to_string(h.max_connections), IntSetter(&h.max_connections, 1, 1'000'000));
+  add("http.playground", "playground",
+      "serve the web playground at / (true or false); its files need no API key",
+      h.playground ? "true" : "false", BoolSetter(&h.playground));
   transport::grpc::GrpcConfig& g = c.grpc;
   add("grpc.enabled", "grpc-enabled", "serve the gRPC API (true or false)",
       g.enabled ? "true" : "false",

@@ -116,7 +116,8 @@ absl::StatusOr<AuthResult> Authenticator::Authenticate(const HeaderLookup& heade
                                                        Resource resource) const {
   AuthResult result;
   result.client_subject = std::string(client_subject);
-  bool open = !enabled() || (resource == Resource::kHealth && !config_.protect_health) ||
+  bool open = !enabled() || resource == Resource::kPage ||
+              (resource == Resource::kHealth && !config_.protect_health) ||
               (resource == Resource::kMetrics && !config_.protect_metrics);
   if (open) return result;
 

@@ -20,8 +20,9 @@
 
 namespace voxserve::transport::auth {
 
-// What a route exposes; decides whether it needs a key.
-enum class Resource { kApi, kHealth, kMetrics };
+// What a route exposes; decides whether it needs a key. kPage (the playground's static files,
+// the same for everyone) is always open: the page must load to ask for a key.
+enum class Resource { kApi, kHealth, kMetrics, kPage };
 
 // A header's first value by lowercase name (gRPC metadata keys are lowercase too); empty if absent.
 using HeaderLookup = std::function<std::string_view(std::string_view lowercase_name)>;

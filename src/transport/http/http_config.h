@@ -19,6 +19,7 @@ struct HttpConfig {
   int idle_timeout_ms = 60'000;        // keep-alive connection with no request
   int write_timeout_ms = 30'000;       // a client that reads nothing this long is cut off
   size_t max_connections = 10'000;
+  bool playground = true;              // the web page at / (web/): how most people first listen
 
   absl::Status Validate() const;
 };
