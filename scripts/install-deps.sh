@@ -21,7 +21,11 @@ packages=(
   curl wrk
   gnuplot-nox  # voxbench --plot
   openssl prometheus  # security tests: test certificates; promtool and a real scraper
+  chromium nodejs  # browser test of the web playground (tests/browser: playwright-core via npm)
 )
+# Debian's nodejs comes without npm; NodeSource's nodejs (as on some CI images) brings its own,
+# and Debian's npm would conflict with it.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 # The ONNX Runtime C/C++ SDK is no Debian package: fetched (pinned, checksum verified) from NuGet
 # into third_party/onnxruntime/ unless ONNXRUNTIME_ROOT names one (see the script).

@@ -17,6 +17,7 @@ const probe = {
   run: null,
   health: null,            // the last /health body
   cloning: false,          // the voice cloning panel is shown
+  download: null,          // the Blob the Download link saves
 };
 window.voxPlayground = probe;
 
@@ -116,26 +117,27 @@ async function loadCatalog() {
     clearError();
     $('auth').hidden = true;
     setStatus(`${voices.length} voices ready.`);
-    detectCloning();
+    detectCloning(modelList.data);
   } catch (error) {
     setStatus('Could not load the voices.');
     showError(error instanceof ApiError ? error.info : { status: 0, message: `Network error: ${error.message}` });
   }
 }
 
-// The voice API (/v1/audio/voices) only exists on servers with a model that can clone voices; the
-// panel stays hidden everywhere else (today: always).
-async function detectCloning() {
+// Voice cloning needs a model that can clone (none exists yet; the voice API /v1/audio/voices comes
+// with it). Such a model is to say so in /v1/models (`"capabilities": ["voice_cloning"]`); only
+// then is the panel shown and the voice API called, so other servers see no probing 404s.
+async function detectCloning(models) {
+  if (!models.some((m) => (m.capabilities || []).includes('voice_cloning'))) return;
   try {
-    const response = await apiFetch('/v1/audio/voices');
-    if (!response.ok) return;
-    const body = await response.json();
-    if (!Array.isArray(body?.data)) return;
+    const body = await getJson('/v1/audio/voices');
     const { setUpCloning } = await import('./clone.js');
-    setUpCloning(body.data, { onUse: useClonedVoice, onError: showError });
+    setUpCloning(body.data || [], { onUse: useClonedVoice, onError: showError });
     $('clone').hidden = false;
     probe.cloning = true;
-  } catch { /* no voice API */ }
+  } catch (error) {
+    if (error instanceof ApiError) showError(error.info);
+  }
 }
 
 function useClonedVoice(id) {
@@ -157,6 +159,7 @@ function showFigures(run) {
 
 function setDownload(blob, name) {
   if (downloadUrl) URL.revokeObjectURL(downloadUrl);
+  probe.download = blob;
   const link = $('download');
   if (!blob) {
     downloadUrl = null;
@@ -275,7 +278,10 @@ function stop(reason = 'stopped') {
   controller.abort();
   player?.stop();
   context.close();
-  if (probe.run) probe.run.stoppedAt = performance.now();
+  if (probe.run) {
+    probe.run.stoppedAt = performance.now();
+    probe.run.sourcesAfterStop = player ? player.sources.size : 0;
+  }
   if (reason === 'stopped') {
     setState('stopped');
     setStatus('Stopped.');

@@ -1,5 +1,5 @@
-// Voice cloning panel, loaded only when the server answers GET /v1/audio/voices (a model that can
-// clone voices is configured). The contract assumed here, until the voice API lands: POST
+// Voice cloning panel, loaded only when /v1/models lists a model with the "voice_cloning"
+// capability. The contract assumed here, until the voice API lands: POST
 // multipart {name, transcript, audio} → {id, ...}; DELETE /v1/audio/voices/{id}; GET lists
 // {data: [{id, name}]}.
 import { ApiError, apiFetch, describeError } from './api.js';
