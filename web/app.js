@@ -320,6 +320,13 @@ $('stop').addEventListener('click', () => stop());
 $('text').addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) speak();  // Ctrl+Enter speaks
 });
+// A link dressed as a button answers Space as a button does.
+$('download').addEventListener('keydown', (event) => {
+  if (event.key === ' ') {
+    event.preventDefault();
+    event.currentTarget.click();
+  }
+});
 $('voice-filter').addEventListener('input', renderVoices);
 $('model').addEventListener('change', renderVoices);
 $('speed').addEventListener('input', () => { $('speed-value').textContent = `${Number($('speed').value).toFixed(2)}×`; });

@@ -160,6 +160,23 @@ describe('playground', () => {
     await page.context().close();
   });
 
+  it('plays the other formats as whole files and offers them for download', async () => {
+    const page = await openReady(plain.url);
+    for (const format of ['wav', 'mp3', 'opus', 'flac']) {
+      await page.selectOption('#format', format);
+      await page.click('#speak');
+      await waitForState(page, ['playing', 'done', 'error']);
+      const { run, error, download } = await probe(page);
+      assert.equal(error, null, `${format}: ${JSON.stringify(error)}`);
+      assert.ok(run.audioSeconds > 1, `${format} decoded: ${run.audioSeconds} s`);
+      assert.ok(download !== null, format);
+      assert.match(await page.getAttribute('#download', 'download'), new RegExp(`\\.${format}$`));
+      await page.click('#stop');
+    }
+    assert.deepEqual(page.problems, []);
+    await page.context().close();
+  });
+
   it('shows an unknown voice as the server explains it', async () => {
     const page = await openReady(plain.url);
     await page.evaluate(() => {
