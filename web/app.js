@@ -219,7 +219,10 @@ async function speak() {
       const reader = response.body.getReader();
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) break;
+        if (done) {
+          responseComplete(run, player);  // the last byte is here: the moment the test compares
+          break;
+        }
         pcm.push(value);
         run.bytes += value.length;
         run.chunks++;
@@ -229,14 +232,13 @@ async function speak() {
       }
     } else {
       const file = await response.blob();
+      responseComplete(run, player);
       run.bytes = file.size;
       player.schedule(await context.decodeAudioData(await file.arrayBuffer()));
       firstAudio(run, context);
       run.scheduledBuffers = player.scheduled;
       pcm.push(file);
     }
-    run.responseCompleteAt = performance.now();
-    run.playedSecondsAtResponseComplete = player.playedSeconds();
     run.audioSeconds = format === 'pcm' ? player.samples / sampleRate : player.nextStart - player.firstStart;
     run.rtf = run.audioSeconds > 0 ? (run.responseCompleteAt - run.startedAt) / 1000 / run.audioSeconds : null;
     showFigures(run);
@@ -252,6 +254,11 @@ async function speak() {
     setStatus('The request failed.');
     showError(error instanceof ApiError ? error.info : { status: 0, message: `Network error: ${error.message}` });
   }
+}
+
+function responseComplete(run, player) {
+  run.responseCompleteAt = performance.now();
+  run.playedSecondsAtResponseComplete = player.playedSeconds();
 }
 
 function firstAudio(run, context) {

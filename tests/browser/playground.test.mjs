@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from './servers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(process.env.BROWSER_DEPS || here, 'package.json'));
+const require = createRequire(path.resolve(process.env.BROWSER_DEPS || here, 'package.json'));
 const { chromium } = require('playwright-core');
 const bin = process.env.VOXSERVE_BIN;
 const artifacts = process.env.ARTIFACT_DIR || tmpdir();
@@ -142,20 +142,34 @@ describe('playground', () => {
   });
 
   it('Stop silences playback and the server drops the request', async () => {
+    const cancelled = async () => {
+      const text = await (await fetch(`${plain.url}/metrics`)).text();
+      const line = /^voxserve_requests_failed_total\{[^}]*code="cancelled"[^}]*\} (\d+)/m.exec(text);
+      return line ? Number(line[1]) : 0;
+    };
+    const cancelledBefore = await cancelled();
     const page = await openReady(plain.url);
     await page.fill('#text', LONG_TEXT);
+    // A quarter of the speed is four times the audio: the response is still running at Stop.
+    await page.$eval('#speed', (range) => {
+      range.value = '0.25';
+      range.dispatchEvent(new Event('input'));
+    });
     await page.click('#speak');
     await waitForState(page, ['playing']);
     await page.click('#stop');
     await waitForState(page, ['stopped']);
     const { run } = await probe(page);
     assert.equal(run.sourcesAfterStop, 0, 'no buffer left scheduled');
+    assert.equal(run.responseCompleteAt, null, 'the response was broken off, not read to its end');
     assert.equal(await page.textContent('#status'), 'Stopped.');
     assert.equal(await page.isEnabled('#speak'), true);
     assert.equal(await page.isDisabled('#stop'), true);
-    // Aborting the fetch closed the connection: nothing of this request is left running.
+    // Aborting the fetch closed the connection: the server cancelled the request (its sentences
+    // not yet synthesized are dropped) and has nothing of it left running.
     await page.waitForFunction(async (url) => (await (await fetch(url)).json()).in_flight === 0,
                                `${plain.url}/health`, { timeout: WAIT_MS, polling: 200 });
+    assert.equal(await cancelled(), cancelledBefore + 1, 'the server cancelled the request');
     assert.deepEqual(page.problems, []);
     await page.context().close();
   });
