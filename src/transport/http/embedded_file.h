@@ -8,9 +8,9 @@ namespace voxserve::transport::http {
 
 // Points into static storage: valid for the whole program.
 struct EmbeddedFile {
-  std::string_view path;   // relative to its folder, e.g. "app.js"
+  std::string_view path;  // relative to its folder, e.g. "app.js"
   std::string_view bytes;
-  std::string_view etag;   // strong validator, quoted: a SHA-256 prefix of the bytes
+  std::string_view etag;  // strong validator, quoted: a SHA-256 prefix of the bytes
 };
 
 // web/ (the playground page), generated as playground_files.cc.

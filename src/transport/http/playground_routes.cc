@@ -1,7 +1,7 @@
 #include "transport/http/playground_routes.h"
 
 #include <string>
-
+#include <utility>
 
 namespace voxserve::transport::http {
 namespace {
@@ -32,10 +32,14 @@ bool MatchesEtag(std::string_view if_none_match, std::string_view etag) {
 
 std::string_view ContentTypeFor(std::string_view path) {
   static constexpr std::pair<std::string_view, std::string_view> kTypes[] = {
-      {".html", "text/html; charset=utf-8"},  {".css", "text/css; charset=utf-8"},
-      {".js", "text/javascript; charset=utf-8"}, {".svg", "image/svg+xml"},
-      {".png", "image/png"},                  {".ico", "image/x-icon"},
-      {".json", "application/json"},          {".txt", "text/plain; charset=utf-8"}};
+      {".html", "text/html; charset=utf-8"},
+      {".css", "text/css; charset=utf-8"},
+      {".js", "text/javascript; charset=utf-8"},
+      {".svg", "image/svg+xml"},
+      {".png", "image/png"},
+      {".ico", "image/x-icon"},
+      {".json", "application/json"},
+      {".txt", "text/plain; charset=utf-8"}};
   for (const auto& [extension, type] : kTypes) {
     if (path.ends_with(extension)) return type;
   }

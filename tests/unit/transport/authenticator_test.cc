@@ -110,6 +110,12 @@ TEST_F(AuthenticatorTest, HealthAndMetricsAreOpenUnlessProtected) {
   EXPECT_TRUE(Call(*closed, {{"x-api-key", "sk-alice"}}, {}, Resource::kMetrics).ok());
 }
 
+TEST_F(AuthenticatorTest, PlaygroundPagesAreOpenEvenWhenEverythingElseIsProtected) {
+  auto closed = Make({.protect_health = true, .protect_metrics = true});
+  EXPECT_TRUE(Call(*closed, {}, {}, Resource::kPage).ok());
+  EXPECT_FALSE(Call(*closed, {}, {}, Resource::kApi).ok());
+}
+
 TEST_F(AuthenticatorTest, ClientCertificateSubjects) {
   auto auth = Make();
   auto by_cert = Call(*auth, {}, "CN=service-a");
