@@ -252,7 +252,9 @@ async function speak() {
     stop('error');
     setState('error');
     setStatus('The request failed.');
-    showError(error instanceof ApiError ? error.info : { status: 0, message: `Network error: ${error.message}` });
+    // fetch and the stream fail with TypeError; decodeAudioData with EncodingError.
+    const what = error.name === 'TypeError' ? 'Network error' : 'Could not play the audio';
+    showError(error instanceof ApiError ? error.info : { status: 0, message: `${what}: ${error.message}` });
   }
 }
 
