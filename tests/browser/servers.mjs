@@ -25,11 +25,13 @@ export async function startServer(bin, extraArgs = []) {
   return {
     url,
     log: () => log,
+    // SIGTERM drains and exits 0; anything else (a crash, a sanitizer report) throws with the log.
     async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
+      const code = child.exitCode ?? await new Promise((resolve) => {
+        child.on('exit', (exitCode, signal) => resolve(exitCode ?? signal));
+        child.kill('SIGTERM');
+      });
+      if (code !== 0) throw new Error(`voxserve exited with ${code}:\n${log}`);
     },
   };
 }
