@@ -42,10 +42,10 @@ class SpeechSession::SentenceSink final : public SynthesisSink {
     result_.status = status;
     result_.summary = summary;
     // After every OnAudio of this sentence: the report follows its audio.
-    channel_->post([channel = channel_, keep_alive = keep_alive_,
-                    result = std::move(result_)]() mutable {
-      if (channel->session != nullptr) channel->session->OnSentenceComplete(std::move(result));
-    });
+    channel_->post(
+        [channel = channel_, keep_alive = keep_alive_, result = std::move(result_)]() mutable {
+          if (channel->session != nullptr) channel->session->OnSentenceComplete(std::move(result));
+        });
   }
   size_t BufferedBytes() const override { return channel_->listener->QueuedAudioBytes(); }
 
@@ -87,9 +87,7 @@ SpeechSession::~SpeechSession() {
   if (job_ != nullptr) job_->Cancel();
 }
 
-bool SpeechSession::HasUnspokenText() const {
-  return Busy() || accumulator_->pending_bytes() > 0;
-}
+bool SpeechSession::HasUnspokenText() const { return Busy() || accumulator_->pending_bytes() > 0; }
 
 absl::Status SpeechSession::AddText(std::string_view piece) {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
@@ -238,8 +236,8 @@ void SpeechSession::OnSentenceComplete(SentenceResult result) {
   if (!ending_) {
     totals_.AddSentence(result.summary);
     if (!first_audio_at_) first_audio_at_ = result.first_audio_at;
-    listener_.OnSentenceDone({sentences_started_ - 1, std::move(current_.text),
-                              result.audio_bytes, result.sample_rate, result.summary});
+    listener_.OnSentenceDone({sentences_started_ - 1, std::move(current_.text), result.audio_bytes,
+                              result.sample_rate, result.summary});
   }
   Advance();
 }

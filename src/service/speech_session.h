@@ -95,9 +95,10 @@ class SpeechSession {
   // (CheckRequestOptions) before any text: a stream with a bad config never starts.
   // `keep_alive` (usually the owner itself, so the session keeps only this weak reference) is
   // locked and held by each running sentence's sink; may be empty.
-  static absl::StatusOr<std::unique_ptr<SpeechSession>> Create(
-      TtsService& service, SessionOptions options, Listener& listener, SessionPost post,
-      std::weak_ptr<void> keep_alive = {});
+  static absl::StatusOr<std::unique_ptr<SpeechSession>> Create(TtsService& service,
+                                                               SessionOptions options,
+                                                               Listener& listener, SessionPost post,
+                                                               std::weak_ptr<void> keep_alive = {});
   ~SpeechSession();
 
   SpeechSession(const SpeechSession&) = delete;
@@ -176,7 +177,7 @@ class SpeechSession {
   mutable std::mutex job_mutex_;
   Sentence current_;
   int sentences_started_ = 0;
-  int sentences_skipped_ = 0;  // nothing speakable in them
+  int sentences_skipped_ = 0;         // nothing speakable in them
   std::optional<SessionEnd> ending_;  // decided, waits for the running sentence to complete
 
   SynthesisSummary totals_;
