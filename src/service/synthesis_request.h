@@ -58,6 +58,15 @@ struct SynthesisSummary {
   }
 };
 
+// One sentence of a stream (SpeechSession) has been delivered.
+struct SentenceReport {
+  int index = 0;     // 0, 1, 2, ... in the order sentences were started (skipped ones have none)
+  std::string text;  // as synthesized (trimmed)
+  size_t audio_bytes = 0;
+  int sample_rate = 0;
+  SynthesisSummary summary;  // timings from when the sentence was complete
+};
+
 // Receives one request's output; implemented by the transport. The service holds it until
 // OnComplete. Calls are serialized (never concurrent) and made on service threads, never on the
 // thread that called Synthesize.

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <boost/asio/strand.hpp>
-#include <cmath>
 #include <thread>
 
 #include "core/error.h"
+#include "service/request_checks.h"
 #include "spdlog/spdlog.h"
 #include "text/utf8.h"
 
@@ -182,9 +182,8 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   if (absl::Status status = text::CheckInput(request.text, config_.limits, field); !status.ok()) {
     return Reject("", status);
   }
-  if (!std::isfinite(request.speed) || request.speed < 0.25 || request.speed > 4.0) {
-    return Reject("", core::InvalidArgument("speed must be between 0.25 and 4.0", "speed",
-                                            "invalid_speed"));
+  if (absl::Status status = CheckRequestOptions(request, config_); !status.ok()) {
+    return Reject("", status);
   }
   auto voice = catalog_->Resolve(request.model, request.voice);
   if (!voice.ok()) return Reject("", voice.status());
@@ -195,15 +194,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   }
 
   auto timeout = std::chrono::milliseconds(config_.default_timeout_ms);
-  if (request.timeout) {
-    if (request.timeout->count() <= 0 || request.timeout->count() > config_.max_timeout_ms) {
-      return Reject(model_id, core::InvalidArgument(
-                                  "timeout must be between 1 and " +
-                                      std::to_string(config_.max_timeout_ms) + " ms",
-                                  "timeout_ms", "invalid_timeout"));
-    }
-    timeout = *request.timeout;
-  }
+  if (request.timeout) timeout = *request.timeout;  // in range: CheckRequestOptions
   request.context.deadline = request.context.received_at + timeout;
 
   JobPlan plan;

@@ -64,11 +64,10 @@ class TtsService {
   absl::StatusOr<std::shared_ptr<SynthesisJob>> Synthesize(SynthesisRequest request,
                                                            std::shared_ptr<SynthesisSink> sink);
 
-  // For transports that receive text in pieces and cut it into sentences themselves (gRPC
-  // bidirectional streaming, WebSocket; see text::TextAccumulator): resolves `model` and `voice`
-  // as Synthesize would (NotFound; Unavailable while loading or draining; PermissionDenied for a
-  // model outside `allowed_models`) and returns the sentence splitter of the voice's language,
-  // which lives as long as the service. The other options are checked by each Synthesize call.
+  // For SpeechSession, which cuts incremental text into sentences itself: resolves `model` and
+  // `voice` as Synthesize would (NotFound; Unavailable while loading or draining;
+  // PermissionDenied for a model outside `allowed_models`) and returns the sentence splitter of
+  // the voice's language, which lives as long as the service.
   absl::StatusOr<const text::SentenceSplitter*> SplitterForVoice(
       std::string_view model, std::string_view voice,
       const std::vector<std::string>& allowed_models = {});

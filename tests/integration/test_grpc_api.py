@@ -170,6 +170,42 @@ def test_flush_speaks_an_unfinished_sentence_at_once(stub):
     assert kinds(responses)[-1] == "done"
 
 
+def test_a_sentence_with_nothing_speakable_is_skipped_and_the_call_goes_on(stub):
+    # The same rule as the WebSocket stream (test_websocket.py): one service::SpeechSession.
+    pb = stubs().pb
+    responses = BidiClient(stub).run(lambda: iter([
+        pb.StreamingSynthesizeRequest(config=options(voice="en-us")),
+        text("..."), pb.StreamingSynthesizeRequest(flush=True),
+        text("Hello there. "), pb.StreamingSynthesizeRequest(flush=True),
+        text("—"), pb.StreamingSynthesizeRequest(flush=True),
+        text("Goodbye."), pb.StreamingSynthesizeRequest(end=True)]))
+    assert sentences_done(responses) == ["Hello there.", "Goodbye."]
+    assert [r.sentence_done.index for r in responses
+            if r.WhichOneof("event") == "sentence_done"] == [0, 1]
+    assert kinds(responses)[-1] == "done"
+    assert responses[-1].done.usage.segments == 2
+
+
+def test_a_call_with_text_but_nothing_speakable_is_invalid_argument_empty_input(stub):
+    pb = stubs().pb
+    with pytest.raises(grpc.RpcError) as raised:
+        BidiClient(stub).run(lambda: iter([
+            pb.StreamingSynthesizeRequest(config=options(voice="en-us")),
+            text("..."), pb.StreamingSynthesizeRequest(flush=True),
+            text("!!!"), pb.StreamingSynthesizeRequest(end=True)]))
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "nothing to speak" in raised.value.details()
+
+
+def test_a_call_without_text_ends_with_an_empty_done(stub):
+    pb = stubs().pb
+    responses = BidiClient(stub).run(lambda: iter([
+        pb.StreamingSynthesizeRequest(config=options(voice="en-us")),
+        pb.StreamingSynthesizeRequest(end=True)]))
+    assert kinds(responses) == ["done"]
+    assert responses[0].done.usage.segments == 0
+
+
 def test_list_voices_and_models(server, stub):
     pb = stubs().pb
     voices = stub.ListVoices(pb.ListVoicesRequest(), timeout=10).voices

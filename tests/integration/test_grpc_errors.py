@@ -36,6 +36,7 @@ def failure(call, *args, **kwargs):
     ("   ", {}, "text"),
     ("Bad format.", {"format": 99}, "format"),
     ("Bad timeout.", {"timeout_ms": -5}, "timeout_ms"),
+    ("Long instructions.", {"instructions": "x" * 4097}, "instructions"),
 ])
 def test_bad_options_are_invalid_argument_naming_the_field(stub, text, options, param):
     error = failure(stub.Synthesize, request(text, **options), timeout=30)
@@ -63,6 +64,18 @@ def test_a_tiny_timeout_option_is_deadline_exceeded_from_the_server(server, stub
     error = failure(stub.Synthesize, request(LONG_TEXT, timeout_ms=1), timeout=30)
     assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     assert metric(server, "voxserve_grpc_requests_total", labels) == before + 1
+
+
+@pytest.mark.parametrize("options,param", [({"speed": 10.0}, "speed"),
+                                           ({"timeout_ms": -5}, "timeout_ms"),
+                                           ({"instructions": "x" * 4097}, "instructions")])
+def test_bidi_options_are_checked_on_the_config_before_any_text(stub, options, param):
+    # The service's one check (service::CheckRequestOptions), as for Synthesize and WebSocket.
+    pb = stubs().pb
+    error = failure(stub.StreamingSynthesize, iter([pb.StreamingSynthesizeRequest(
+        config=pb.SynthesisOptions(voice="en-us", **options))]), timeout=30)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    assert trailer(error, "voxserve-error-param") == param
 
 
 def test_bidi_config_errors_end_the_call_at_once(stub):

@@ -315,9 +315,15 @@ def test_a_slow_writer_hears_the_first_sentence_before_sending_the_second(server
     ([{"text": "Hello."}], 400, "missing_config", 1008),
     ([{"voice": "no-such-voice"}, {"text": "Hello."}], 404, "voice_not_found", 1008),
     ([{"voice": "alloy", "speed": 10}], 400, "invalid_speed", 1008),
+    ([{"voice": "alloy", "timeout_ms": 0}], 400, "invalid_timeout", 1008),
+    ([{"voice": "alloy", "instructions": "x" * 4097}], 413, "payload_too_large", 1009),
     ([{"voice": "alloy", "response_format": "ogg-vorbis"}], 400, "unsupported_response_format",
      1008),
     ([{"voice": "alloy"}, {"voice": "nova"}], 400, "repeated_config", 1008),
+    ([{"voice": "alloy"}, {"speed": 1.5}], 400, "repeated_config", 1008),
+    # Text, but not one speakable sentence in the whole stream: as REST answers the same text.
+    ([{"voice": "alloy"}, {"text": "...", "flush": True}, {"text": "!!!", "close": True}], 400,
+     "empty_input", 1008),
     ([{"voice": "alloy"}, {"text": 42}], 400, "invalid_type", 1008),
     ([{"voice": "alloy"}, {"say": "hi"}], 400, "empty_message", 1008),
     # Minutes of audio to speak after the close: the next message arrives long before the end.
@@ -325,7 +331,8 @@ def test_a_slow_writer_hears_the_first_sentence_before_sending_the_second(server
       {"text": "More."}], 400, "message_after_close", 1008),
     ([{"voice": "alloy"}, b"\x00\x01binary"], 400, "binary_message", 1003),
 ], ids=["bad-json", "not-an-object", "bad-json-after-config", "missing-config", "unknown-voice",
-        "bad-speed", "unknown-format", "repeated-config", "text-not-string", "empty-message",
+        "bad-speed", "bad-timeout", "long-instructions", "unknown-format", "repeated-config", "repeated-config-without-voice",
+        "nothing-speakable", "text-not-string", "empty-message",
         "after-close", "binary"])
 def test_errors_send_an_error_event_then_close(server, messages, status, code, close):
     transcript = run(converse(server, messages))
@@ -339,6 +346,18 @@ def test_errors_send_an_error_event_then_close(server, messages, status, code, c
     assert transcript.close_code == close
     assert transcript.close_reason  # says why
     assert not has_audio(transcript) or code == "message_after_close"
+
+
+def test_a_sentence_with_nothing_speakable_is_skipped_and_the_stream_goes_on(server):
+    # The same rule as StreamingSynthesize (test_grpc_api.py): one service::SpeechSession.
+    transcript = session(server, {"voice": "alloy"}, {"text": "...", "flush": True},
+                         {"text": "Hello there. ", "flush": True}, {"text": "—", "flush": True},
+                         {"text": "Goodbye.", "close": True})
+    assert not transcript.of_type("error"), transcript.events
+    assert spoken(transcript) == ["Hello there.", "Goodbye."]
+    assert [e["index"] for e in transcript.of_type("segment_done")] == [0, 1]
+    assert transcript.shape[-1] == "done"
+    assert transcript.close_code == 1000
 
 
 def test_a_message_over_the_limit_closes_with_1009(make_server):

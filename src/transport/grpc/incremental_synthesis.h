@@ -1,7 +1,7 @@
 // TextToSpeech.StreamingSynthesize: text in pieces (a config message, then text, flush, end) →
-// audio as soon as each sentence is complete. Sentences come from text::TextAccumulator and are
-// synthesized one after another through TtsService, so sentence N's audio always precedes
-// sentence N+1's.
+// audio as soon as each sentence is complete. A thin adapter over service::SpeechSession, which
+// cuts the sentences and synthesizes them one after another (sentence N's audio always precedes
+// sentence N+1's); this file only turns messages into session calls and events into messages.
 #pragma once
 
 #include <grpcpp/server_context.h>

@@ -3,13 +3,9 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "text/utf8.h"
 
 namespace voxserve::transport::grpc {
 namespace {
-
-// As REST (and OpenAI): nobody parks large strings in requests.
-constexpr size_t kMaxInstructionsChars = 4096;
 
 absl::StatusOr<audio::AudioFormat> FromProtoFormat(v1::AudioFormat format,
                                                    audio::AudioFormat default_format) {
@@ -47,14 +43,12 @@ absl::StatusOr<service::SynthesisRequest> ToSynthesisRequest(
   request.voice = options.voice();
   request.speed = options.speed() == 0 ? 1.0 : options.speed();
   request.instructions = options.instructions();
-  if (text::CountCodePoints(request.instructions) > kMaxInstructionsChars) {
-    return core::PayloadTooLarge("instructions may hold at most 4096 characters", "instructions");
-  }
   absl::StatusOr<audio::AudioFormat> format = FromProtoFormat(options.format(), default_format);
   if (!format.ok()) return format.status();
   request.format = *format;
 
-  // Out-of-range values go on to the service, which names the allowed range.
+  // Out-of-range values (and over-long instructions) go on to the service, which names the
+  // allowed range (service::CheckRequestOptions).
   if (options.timeout_ms() != 0) request.timeout = std::chrono::milliseconds(options.timeout_ms());
   if (call_deadline != std::chrono::system_clock::time_point::max()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -1,11 +1,10 @@
-// The speech stream protocol of one WebSocket, without the socket: a config message, then text in
-// pieces → whole sentences (text::TextAccumulator, the module the gRPC bidirectional call uses
-// too) → one TtsService request per sentence, one after another, so sentence N's audio always
-// precedes sentence N+1's → binary audio messages and JSON events through a StreamOutput.
+// The speech stream protocol of one WebSocket, without the socket: a thin adapter that turns
+// JSON messages (a config, then text, flush and close) into calls on a service::SpeechSession,
+// which does the work (sentences, their order, the waiting queue, totals), and the session's
+// events into binary audio messages and JSON events through a StreamOutput.
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,8 +12,8 @@
 
 #include "core/request_context.h"
 #include "core/structured_log.h"
+#include "service/speech_session.h"
 #include "service/tts_service.h"
-#include "text/text_accumulator.h"
 #include "transport/auth/authenticator.h"
 #include "transport/auth/key_limiter.h"
 #include "transport/websocket/stream_output.h"
@@ -40,20 +39,21 @@ enum class ConnectionEnd {
   kHandshakeFailed,  // a malformed upgrade request (Beast answered 400)
 };
 
-// Every method runs on the connection's strand (the sentence sinks post there). Owned by the
-// connection, which outlives every sink call (a sink keeps the connection alive).
-class SpeechStream {
+// Every method runs on the connection's strand, and so do the session's serialized events (its
+// completions are posted there); OnAudio and QueuedAudioBytes come from service threads. Owned by
+// the connection, which outlives every sentence's sink (a sink keeps the connection alive).
+class SpeechStream final : private service::SpeechSession::Listener {
  public:
   SpeechStream(service::TtsService& service, WebSocketMetrics& metrics, StreamOutput& output,
                std::weak_ptr<StreamOutput> keep_alive, StreamCaller caller);
-  ~SpeechStream();
+  ~SpeechStream() override;
 
   void OnMessage(std::string_view message);
   void OnBinaryMessage();
   // An audio message reached the socket: a request paused for this client may go on.
   void OnAudioWritten();
   // A sentence is being synthesized or waits for its turn.
-  bool Busy() const { return job_ != nullptr || !waiting_.empty(); }
+  bool Busy() const { return session_ != nullptr && session_->Busy(); }
   // Nothing to do for websocket.idle_timeout_ms: closes with 1008.
   void OnIdleTimeout();
   // Shutdown: the running sentence finishes, then the socket closes with 1001.
@@ -61,52 +61,33 @@ class SpeechStream {
   // The socket is gone: work still queued is cancelled; the log line follows its end.
   void OnConnectionEnded(ConnectionEnd end, std::optional<int> client_close_code);
 
-  // From a sentence's sink (posted to the strand).
-  struct SentenceResult {
-    absl::Status status;
-    service::SynthesisSummary summary;
-    size_t audio_bytes = 0;
-    int sample_rate = 0;
-    std::optional<core::Clock::time_point> first_audio_at;
-  };
-  void OnSentenceComplete(SentenceResult result);
-
  private:
-  enum class Phase { kAwaitingConfig, kOpen, kInputDone, kDraining, kClosing };
-  struct Sentence {
-    std::string text;
-    core::Clock::time_point completed_at;  // its timeout and timings count from here
-  };
-
   absl::Status Configure(std::string_view message);
   absl::Status TakeMessage(std::string_view message);
-  absl::Status TakeSentences(absl::StatusOr<std::vector<std::string>> sentences);
-  void StartNextSentence();
   void UpdateReading();
   void Fail(const absl::Status& status);
-  void FinishDrain();
   void CloseWith(CloseCode code, std::string_view reason);
   void SendEvent(std::string json, std::string_view type);
   void WriteLogOnceEnded();
 
+  // service::SpeechSession::Listener
+  void OnAudio(std::string bytes, int sample_rate) override;
+  size_t QueuedAudioBytes() const override;
+  void OnSentenceDone(const service::SentenceReport& report) override;
+  void OnEnd(const service::SessionEnd& end) override;
+
   service::TtsService& service_;
   WebSocketMetrics& metrics_;
   StreamOutput& output_;
-  const std::weak_ptr<StreamOutput> keep_alive_;  // handed to sinks as a shared_ptr
+  const std::weak_ptr<StreamOutput> keep_alive_;  // handed to sentence sinks as a shared_ptr
   StreamCaller caller_;
 
-  Phase phase_ = Phase::kAwaitingConfig;
-  bool ended_ = false;  // the connection is gone
+  std::unique_ptr<service::SpeechSession> session_;  // from the config message on
+  bool input_closed_ = false;  // {"close": true} was taken
+  bool draining_ = false;
+  bool closing_ = false;  // the server has started the close
+  bool ended_ = false;    // the connection is gone
   bool logged_ = false;
-  StreamConfig config_;
-  std::optional<text::TextAccumulator> accumulator_;
-  std::deque<Sentence> waiting_;
-  std::shared_ptr<service::SynthesisJob> job_;  // the sentence being synthesized
-  Sentence current_;
-  int sentences_started_ = 0;
-
-  service::SynthesisSummary totals_;  // for `done` and the log line
-  std::optional<core::Clock::time_point> first_audio_at_;
   int log_status_ = 200;  // as HTTP would say it: 499 client left mid-work, 4xx/5xx errors
   std::optional<int> close_code_;  // sent by the server, or received from the client
 };

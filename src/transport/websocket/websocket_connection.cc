@@ -7,7 +7,6 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 
 #include "spdlog/spdlog.h"
-#include "text/utf8.h"
 
 namespace voxserve::transport::websocket {
 namespace beast = boost::beast;

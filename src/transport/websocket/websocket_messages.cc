@@ -1,8 +1,9 @@
 #include "transport/websocket/websocket_messages.h"
 
+#include <climits>
+
 #include "core/error.h"
 #include "nlohmann/json.hpp"
-#include "text/utf8.h"
 #include "transport/http/error_response.h"
 
 namespace voxserve::transport::websocket {
@@ -10,9 +11,6 @@ namespace {
 
 using nlohmann::json;
 using Event = nlohmann::ordered_json;  // keys in the order written: "type" first
-
-// As REST (OpenAI's limit), so nobody can park large strings in a connection.
-constexpr size_t kMaxInstructionsChars = 4096;
 
 absl::StatusOr<json> ParseObject(std::string_view text) {
   json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -81,10 +79,6 @@ absl::Status ReadSpeed(const json& message, double* speed) {
   if (value == nullptr) return absl::OkStatus();
   if (!value->is_number()) return WrongType("speed", "a number");
   *speed = value->get<double>();
-  // The service's range, checked now rather than at the first sentence.
-  if (!(*speed >= 0.25 && *speed <= 4.0)) {
-    return core::InvalidArgument("speed must be between 0.25 and 4.0", "speed", "invalid_speed");
-  }
   return absl::OkStatus();
 }
 
@@ -92,16 +86,26 @@ absl::Status ReadTimeout(const json& message, std::optional<std::chrono::millise
   const json* value = Field(message, "timeout_ms");
   if (value == nullptr) return absl::OkStatus();
   if (!value->is_number_integer()) return WrongType("timeout_ms", "an integer");
-  const long long milliseconds = value->get<long long>();
-  if (milliseconds <= 0) {
-    return core::InvalidArgument("timeout_ms must be positive", "timeout_ms", "invalid_timeout");
-  }
-  *out = std::chrono::milliseconds(milliseconds);
+  // Unsigned integers beyond long long saturate; the service checks the range.
+  *out = std::chrono::milliseconds(value->is_number_unsigned() &&
+                                           value->get<unsigned long long>() > LLONG_MAX
+                                       ? LLONG_MAX
+                                       : value->get<long long>());
   return absl::OkStatus();
 }
 
 bool HasTextFields(const json& message) {
   return message.contains("text") || message.contains("flush") || message.contains("close");
+}
+
+// Any field of the config message: a second config is recognised by any of them, not only
+// "voice" (a config of {"speed": 2} alone is as much a repeat as one with a voice).
+bool HasConfigFields(const json& message) {
+  for (const char* name :
+       {"model", "voice", "response_format", "speed", "instructions", "timeout_ms"}) {
+    if (message.contains(name)) return true;
+  }
+  return false;
 }
 
 Event UsageJson(const service::SynthesisSummary& summary) {
@@ -138,9 +142,6 @@ absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
         ReadTimeout(*message, &config.timeout)}) {
     if (!status.ok()) return status;
   }
-  if (text::CountCodePoints(config.instructions) > kMaxInstructionsChars) {
-    return core::PayloadTooLarge("instructions may hold at most 4096 characters", "instructions");
-  }
   return config;
 }
 
@@ -148,7 +149,7 @@ absl::StatusOr<ClientMessage> ParseClientMessage(std::string_view text) {
   absl::StatusOr<json> message = ParseObject(text);
   if (!message.ok()) return message.status();
   if (!HasTextFields(*message)) {
-    if (message->contains("voice") || message->contains("model")) {
+    if (HasConfigFields(*message)) {
       return core::InvalidArgument("the config may be sent once, as the first message", "config",
                                    "repeated_config");
     }
@@ -190,7 +191,7 @@ std::string ReadyEvent(std::string_view request_id, audio::AudioFormat format) {
                {"response_format", std::string(audio::FormatName(format))}});
 }
 
-std::string SegmentDoneEvent(const SegmentReport& report) {
+std::string SegmentDoneEvent(const service::SentenceReport& report) {
   return Dump({{"type", "segment_done"},
                {"index", report.index},
                {"text", report.text},

@@ -17,7 +17,8 @@
 namespace voxserve::transport::websocket {
 
 // The first message: {"model", "voice" (a name or {"id"}), "response_format" (default "pcm"),
-// "speed", "instructions", "timeout_ms"}; every field is optional.
+// "speed", "instructions", "timeout_ms"}; every field is optional. Types are checked here,
+// ranges by the service (service::CheckRequestOptions), as for every transport.
 struct StreamConfig {
   std::string model;  // empty: the default model
   std::string voice;  // empty: the model's default voice
@@ -35,8 +36,8 @@ struct ClientMessage {
   bool close = false;  // no more text: speak the rest, send `done`, close with 1000
 };
 
-// InvalidArgument naming the field at fault (codes invalid_json, invalid_type, invalid_speed,
-// missing_config, ...); PayloadTooLarge for over-long instructions.
+// InvalidArgument naming the field at fault (codes invalid_json, invalid_type, missing_config,
+// repeated_config, empty_message, ...).
 absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view json);
 absl::StatusOr<ClientMessage> ParseClientMessage(std::string_view json);
 
@@ -59,14 +60,7 @@ std::string ReadyEvent(std::string_view request_id, audio::AudioFormat format);
 
 // One sentence's audio has been sent: {"type": "segment_done", "index", "text", "audio_bytes",
 // "sample_rate", "usage": {...}, "timings": {...}}.
-struct SegmentReport {
-  int index = 0;
-  std::string text;
-  size_t audio_bytes = 0;
-  int sample_rate = 0;
-  service::SynthesisSummary summary;
-};
-std::string SegmentDoneEvent(const SegmentReport& report);
+std::string SegmentDoneEvent(const service::SentenceReport& report);
 
 // After `close`: {"type": "done", "model", "voice", "usage": {...}, "timings": {...}} with the
 // totals of every sentence; timings count from the upgrade.

@@ -44,6 +44,11 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"TimeoutAboveTheMaximum",
                 [](SynthesisRequest& r) { r.timeout = std::chrono::hours(1); },
                 absl::StatusCode::kInvalidArgument, "timeout_ms"},
+        Refusal{"TimeoutZero", [](SynthesisRequest& r) { r.timeout = std::chrono::milliseconds(0); },
+                absl::StatusCode::kInvalidArgument, "timeout_ms"},
+        Refusal{"InstructionsTooLong",
+                [](SynthesisRequest& r) { r.instructions = std::string(4097, 'a'); },
+                absl::StatusCode::kInvalidArgument, "instructions"},
         Refusal{"InvalidUtf8", [](SynthesisRequest& r) { r.text = "caf\xc3\x28"; },
                 absl::StatusCode::kInvalidArgument, "input"}),
     [](const auto& info) { return std::string(info.param.name); });

@@ -1,0 +1,412 @@
+// SpeechSession: incremental text → sentences spoken one after another, the waiting queue, flush,
+// end, drain, abort, the empty-sentence rule, totals, and exactly one end.
+#include "service/speech_session.h"
+
+#include <deque>
+#include <functional>
+
+#include "core/error.h"
+#include "service_test_support.h"
+
+namespace voxserve::service {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The owner's serialized context is the test thread: completions the session posts wait in a
+// queue until the test runs them, so the test decides when the session may go on.
+class Owner : public SpeechSession::Listener {
+ public:
+  SessionPost Post() {
+    return [this](absl::AnyInvocable<void() &&> task) {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+      changed_.notify_all();
+    };
+  }
+
+  // Runs posted completions until `done` holds. False on timeout (a safety net, not a speed
+  // claim).
+  bool RunUntil(const std::function<bool()>& done, milliseconds timeout = milliseconds(5000)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!done()) {
+      absl::AnyInvocable<void() &&> task;
+      {
+        std::unique_lock lock(mutex_);
+        if (!changed_.wait_until(lock, deadline, [&] { return !tasks_.empty(); })) return false;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      std::move(task)();
+    }
+    return true;
+  }
+  bool RunUntilEnded() {
+    return RunUntil([&] { return !ends.empty(); });
+  }
+  // Runs the completions posted so far; returns how many.
+  int RunPosted() {
+    int ran = 0;
+    for (;;) {
+      absl::AnyInvocable<void() &&> task;
+      {
+        std::lock_guard lock(mutex_);
+        if (tasks_.empty()) return ran;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      std::move(task)();
+      ++ran;
+    }
+  }
+  // Waits, without running it, until a completion has been posted.
+  bool WaitForPostedTask(milliseconds timeout = milliseconds(5000)) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return !tasks_.empty(); });
+  }
+
+  // Service threads.
+  void OnAudio(std::string bytes, int sample_rate) override {
+    std::lock_guard lock(mutex_);
+    EXPECT_EQ(sample_rate, 16000);  // WAV keeps the voice's rate
+    current_audio_ += bytes;
+    log_.push_back("audio");
+  }
+  size_t QueuedAudioBytes() const override { return 0; }
+
+  // The test thread.
+  void OnSentenceDone(const SentenceReport& report) override {
+    std::lock_guard lock(mutex_);
+    reports.push_back(report);
+    sentence_audio.push_back(std::move(current_audio_));
+    current_audio_.clear();
+    log_.push_back("done " + std::to_string(report.index));
+  }
+  void OnEnd(const SessionEnd& end) override {
+    std::lock_guard lock(mutex_);
+    ends.push_back(end);
+    log_.push_back("end");
+  }
+
+  // What happened, with runs of audio chunks counted as one "audio".
+  std::vector<std::string> Log() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> log;
+    for (const std::string& entry : log_) {
+      if (entry == "audio" && !log.empty() && log.back() == "audio") continue;
+      log.push_back(entry);
+    }
+    return log;
+  }
+
+  std::vector<SentenceReport> reports;
+  std::vector<std::string> sentence_audio;  // each sentence's bytes (a streamed WAV each)
+  std::vector<SessionEnd> ends;
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<absl::AnyInvocable<void() &&>> tasks_;
+  std::string current_audio_;
+  std::vector<std::string> log_;
+};
+
+class SpeechSessionTest : public ServiceTest {
+ protected:
+  SessionOptions Options() {
+    SessionOptions options;
+    options.request.model = "fake";
+    options.request.voice = "alice";
+    options.request.format = audio::AudioFormat::kWav;  // 16 kHz as the voice: levels survive
+    options.request.context.request_id = "stream";
+    return options;
+  }
+
+  std::unique_ptr<SpeechSession> Open(SessionOptions options) {
+    auto session = SpeechSession::Create(*service_, std::move(options), owner_, owner_.Post());
+    EXPECT_TRUE(session.ok()) << session.status();
+    return session.ok() ? *std::move(session) : nullptr;
+  }
+  std::unique_ptr<SpeechSession> Open() { return Open(Options()); }
+
+  Owner owner_;
+};
+
+std::string CodeOf(const absl::Status& status) { return core::DetailOf(status).code; }
+
+TEST_F(SpeechSessionTest, SpeaksSentencesInOrderEachOnesAudioBeforeItsReportThenEndsOnce) {
+  Start();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("Alpha one. Bravo two. Charlie three.").ok());
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+
+  EXPECT_EQ(owner_.Log(), (std::vector<std::string>{"audio", "done 0", "audio", "done 1", "audio",
+                                                    "done 2", "end"}));
+  ASSERT_EQ(owner_.reports.size(), 3u);
+  EXPECT_EQ(owner_.reports[0].text, "Alpha one.");
+  EXPECT_EQ(owner_.reports[1].text, "Bravo two.");
+  EXPECT_EQ(owner_.reports[2].text, "Charlie three.");
+  // Each sentence's audio is its own: the engine's level for its first letter, and only that.
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(SegmentLevels(owner_.sentence_audio[i]),
+              std::vector<int16_t>{LevelOf(owner_.reports[i].text[0])})
+        << i;
+    EXPECT_EQ(owner_.reports[i].index, static_cast<int>(i));
+    EXPECT_EQ(owner_.reports[i].audio_bytes, owner_.sentence_audio[i].size());
+  }
+  EXPECT_EQ(engine_->texts(),
+            (std::vector<std::string>{"Alpha one.", "Bravo two.", "Charlie three."}));
+
+  const SessionEnd& end = owner_.ends.front();
+  EXPECT_TRUE(end.status.ok()) << end.status;
+  EXPECT_EQ(end.totals.segments, 3);
+  EXPECT_EQ(end.totals.input_chars, 10u + 10u + 14u);
+  EXPECT_EQ(end.totals.model, "fake");
+  EXPECT_EQ(end.totals.voice, "alice");
+  double audio_seconds = 0;
+  for (const SentenceReport& report : owner_.reports) audio_seconds += report.summary.audio_seconds;
+  EXPECT_DOUBLE_EQ(end.totals.audio_seconds, audio_seconds);
+  EXPECT_GT(end.totals.audio_seconds, 0);
+  ASSERT_TRUE(end.totals.time_to_first_audio_seconds.has_value());
+  EXPECT_LE(*end.totals.time_to_first_audio_seconds, end.totals.total_seconds);
+
+  // Exactly once: nothing later ends it again.
+  session->Abort(absl::CancelledError("late"));
+  session->Drain();
+  EXPECT_EQ(owner_.ends.size(), 1u);
+  EXPECT_TRUE(session->Ended());
+}
+
+TEST_F(SpeechSessionTest, TextIsHeldUntilItsSentenceIsCompleteAndFlushSpeaksTheRest) {
+  Start();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("Alpha o").ok());
+  ASSERT_TRUE(session->AddText("ne.").ok());  // the next word may still join it ("Mr. Smith")
+  EXPECT_FALSE(session->Busy());
+  EXPECT_TRUE(session->HasUnspokenText());
+  ASSERT_TRUE(session->AddText(" Bravo tw").ok());  // a letter follows: "Alpha one." is final
+  EXPECT_TRUE(session->Busy());
+  ASSERT_TRUE(owner_.RunUntil([&] { return owner_.reports.size() == 1; }));
+  EXPECT_EQ(owner_.reports[0].text, "Alpha one.");
+  EXPECT_FALSE(session->Busy());
+
+  ASSERT_TRUE(session->Flush().ok());  // the unfinished sentence, as it is
+  ASSERT_TRUE(owner_.RunUntil([&] { return owner_.reports.size() == 2; }));
+  EXPECT_EQ(owner_.reports[1].text, "Bravo tw");
+  EXPECT_TRUE(owner_.ends.empty());  // a flush is not an end
+  EXPECT_TRUE(session->TakesText());
+  EXPECT_FALSE(session->HasUnspokenText());
+}
+
+TEST_F(SpeechSessionTest, TheNextSentenceStartsOnlyOnceThePreviousOneHasCompleted) {
+  Start();
+  engine_->CloseGate();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("Alpha one. Bravo two. Charlie three. ").ok());
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_TRUE(engine_->WaitForCalls(1));
+  engine_->ReleaseOne();
+  // Alpha's completion is posted, not yet run: Bravo must not have reached the engine.
+  ASSERT_TRUE(owner_.WaitForPostedTask());
+  EXPECT_EQ(engine_->calls().size(), 1u);
+  ASSERT_TRUE(owner_.RunUntil([&] { return owner_.reports.size() == 1; }));
+  ASSERT_TRUE(engine_->WaitForCalls(2));
+  EXPECT_EQ(engine_->texts().back(), "Bravo two.");
+  engine_->OpenGate();
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  EXPECT_EQ(owner_.reports.size(), 3u);
+}
+
+TEST_F(SpeechSessionTest, TheWaitingQueueIsBoundedSoTheOwnerStopsReading) {
+  Start();
+  engine_->CloseGate();
+  auto session = Open();
+  std::string text;
+  for (int i = 0; i < 18; ++i) text += "This is sentence " + std::to_string(i) + ". ";
+  // 18 sentences, the last held for a following letter: 1 running + 16 waiting.
+  ASSERT_TRUE(session->AddText(text).ok());
+  EXPECT_TRUE(session->Backlogged());
+  ASSERT_TRUE(engine_->WaitForCalls(1));
+  engine_->ReleaseOne();
+  ASSERT_TRUE(owner_.RunUntil([&] { return owner_.reports.size() == 1; }));
+  EXPECT_FALSE(session->Backlogged());  // the next one started: 15 wait
+  engine_->OpenGate();
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  EXPECT_EQ(owner_.reports.size(), 18u);
+  EXPECT_TRUE(owner_.ends.front().status.ok());
+}
+
+TEST_F(SpeechSessionTest, AbortMidSentenceCancelsItDropsTheQueueAndEndsOnceAfterIt) {
+  Start();
+  engine_->CloseGate();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("Alpha one. Bravo two. Charlie three. ").ok());
+  ASSERT_TRUE(engine_->WaitForCalls(1));
+  session->Abort(absl::CancelledError("the client went away"));
+  EXPECT_TRUE(owner_.ends.empty());  // the running sentence has not completed yet
+  EXPECT_FALSE(session->TakesText());
+  engine_->OpenGate();
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  EXPECT_EQ(owner_.ends.front().status.code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(owner_.reports.empty());  // a cancelled sentence is not reported as spoken
+  EXPECT_TRUE(service_->WaitIdle(milliseconds(5000)));
+  EXPECT_EQ(engine_->texts(), std::vector<std::string>{"Alpha one."});
+  session->Abort(absl::CancelledError("again"));
+  EXPECT_EQ(owner_.ends.size(), 1u);
+}
+
+TEST_F(SpeechSessionTest, AbortWithNothingRunningEndsAtOnce) {
+  Start();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("Held for more").ok());
+  session->Abort(core::InvalidArgument("bad message", {}, "invalid_json"));
+  ASSERT_EQ(owner_.ends.size(), 1u);
+  EXPECT_EQ(CodeOf(owner_.ends.front().status), "invalid_json");
+  EXPECT_TRUE(engine_->texts().empty());
+}
+
+TEST_F(SpeechSessionTest, ASentenceWithNothingSpeakableIsSkippedNotAnError) {
+  Start();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("...").ok());
+  ASSERT_TRUE(session->Flush().ok());  // a "sentence" of punctuation alone
+  EXPECT_TRUE(owner_.ends.empty());
+  EXPECT_TRUE(session->TakesText());
+  ASSERT_TRUE(session->AddText("Alpha one.").ok());
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  ASSERT_EQ(owner_.reports.size(), 1u);
+  EXPECT_EQ(owner_.reports[0].index, 0);  // skipped sentences take no index
+  EXPECT_EQ(owner_.reports[0].text, "Alpha one.");
+  EXPECT_TRUE(owner_.ends.front().status.ok()) << owner_.ends.front().status;
+}
+
+TEST_F(SpeechSessionTest, AStreamWithTextButNothingSpeakableEndsWithEmptyInput) {
+  Start();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("... ").ok());
+  ASSERT_TRUE(session->Flush().ok());
+  ASSERT_TRUE(session->AddText("!!!").ok());
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_EQ(owner_.ends.size(), 1u);
+  const absl::Status& status = owner_.ends.front().status;
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf(status), "empty_input");
+  EXPECT_EQ(core::DetailOf(status).param, "text");
+  EXPECT_TRUE(owner_.reports.empty());
+  EXPECT_TRUE(engine_->texts().empty());
+}
+
+TEST_F(SpeechSessionTest, AStreamWithoutTextEndsWithAnEmptySummary) {
+  Start();
+  auto session = Open();
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_EQ(owner_.ends.size(), 1u);
+  EXPECT_TRUE(owner_.ends.front().status.ok());
+  EXPECT_EQ(owner_.ends.front().totals.segments, 0);
+  EXPECT_FALSE(session->End().ok());  // no text after the end
+  EXPECT_FALSE(session->AddText("Late.").ok());
+}
+
+TEST_F(SpeechSessionTest, DrainFinishesTheRunningSentenceAndSaysWhatWasDropped) {
+  Start();
+  engine_->CloseGate();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("Alpha one. Bravo two. Charlie").ok());
+  ASSERT_TRUE(engine_->WaitForCalls(1));
+  session->Drain();
+  EXPECT_TRUE(owner_.ends.empty());
+  engine_->OpenGate();
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  ASSERT_EQ(owner_.reports.size(), 1u);  // Alpha finished; Bravo never started
+  const SessionEnd& end = owner_.ends.front();
+  EXPECT_EQ(core::DetailOf(end.status).reason, core::ErrorReason::kDraining);
+  EXPECT_TRUE(end.dropped_text);
+  EXPECT_EQ(end.totals.segments, 1);
+  EXPECT_EQ(engine_->texts(), std::vector<std::string>{"Alpha one."});
+}
+
+TEST_F(SpeechSessionTest, DrainOfAnIdleStreamEndsAtOnceWithNothingDropped) {
+  Start();
+  auto session = Open();
+  session->Drain();
+  ASSERT_EQ(owner_.ends.size(), 1u);
+  EXPECT_FALSE(owner_.ends.front().dropped_text);
+}
+
+TEST_F(SpeechSessionTest, AFailedSentenceEndsTheSessionWithItsErrorAndNothingAfterItIsSpoken) {
+  ServiceOptions options;
+  options.engine.fail_marker = "FAIL";
+  Start(options);
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("Alpha one. FAIL two. Charlie three.").ok());
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  EXPECT_EQ(owner_.reports.size(), 1u);
+  EXPECT_FALSE(owner_.ends.front().status.ok());
+  EXPECT_EQ(engine_->texts(), (std::vector<std::string>{"Alpha one.", "FAIL two."}));
+}
+
+TEST_F(SpeechSessionTest, DestroyingTheSessionMidSentenceCancelsItAndDropsItsCompletion) {
+  Start();
+  engine_->CloseGate();
+  auto session = Open();
+  ASSERT_TRUE(session->AddText("Alpha one. Bravo two. ").ok());
+  ASSERT_TRUE(engine_->WaitForCalls(1));
+  session.reset();
+  engine_->OpenGate();
+  EXPECT_TRUE(service_->WaitIdle(milliseconds(5000)));
+  ASSERT_TRUE(owner_.WaitForPostedTask());
+  EXPECT_EQ(owner_.RunPosted(), 1);  // the cancelled sentence's completion: dropped
+  EXPECT_TRUE(owner_.reports.empty());
+  EXPECT_TRUE(owner_.ends.empty());
+}
+
+struct BadConfig {
+  const char* name;
+  std::function<void(SessionOptions&)> change;
+  absl::StatusCode code;
+  const char* error_code;
+};
+
+class SpeechSessionConfigTest : public SpeechSessionTest,
+                                public ::testing::WithParamInterface<BadConfig> {};
+
+TEST_P(SpeechSessionConfigTest, IsRefusedBeforeAnyText) {
+  Start();
+  SessionOptions options = Options();
+  GetParam().change(options);
+  auto session = SpeechSession::Create(*service_, std::move(options), owner_, owner_.Post());
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), GetParam().code) << session.status();
+  EXPECT_EQ(CodeOf(session.status()), GetParam().error_code) << session.status();
+  EXPECT_TRUE(owner_.ends.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, SpeechSessionConfigTest,
+    ::testing::Values(
+        BadConfig{"SpeedTooHigh", [](SessionOptions& o) { o.request.speed = 9; },
+                  absl::StatusCode::kInvalidArgument, "invalid_speed"},
+        BadConfig{"TimeoutZero", [](SessionOptions& o) { o.request.timeout = milliseconds(0); },
+                  absl::StatusCode::kInvalidArgument, "invalid_timeout"},
+        BadConfig{"TimeoutAboveTheMaximum",
+                  [](SessionOptions& o) { o.request.timeout = std::chrono::hours(1); },
+                  absl::StatusCode::kInvalidArgument, "invalid_timeout"},
+        BadConfig{"InstructionsTooLong",
+                  [](SessionOptions& o) { o.request.instructions = std::string(4097, 'a'); },
+                  absl::StatusCode::kInvalidArgument, "payload_too_large"},
+        BadConfig{"UnknownVoice", [](SessionOptions& o) { o.request.voice = "carol"; },
+                  absl::StatusCode::kNotFound, "voice_not_found"},
+        BadConfig{"ModelNotAllowed",
+                  [](SessionOptions& o) { o.request.allowed_models = {"other"}; },
+                  absl::StatusCode::kPermissionDenied, "model_not_allowed"},
+        BadConfig{"DeadlinePassed",
+                  [](SessionOptions& o) { o.deadline = core::Clock::now() - milliseconds(1); },
+                  absl::StatusCode::kDeadlineExceeded, ""}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace voxserve::service
