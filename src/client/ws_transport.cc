@@ -217,7 +217,73 @@ WsTransport::WsTransport(Endpoint endpoint, net::ssl::context* tls, const Client
       connect_timeout_(options.connect_timeout),
       rest_(RestEndpoint(endpoint_), tls, options) {}
 
+namespace {
+
+// Holds a pcm stream back and hands it on as one WAV file once the call succeeded.
+class PcmToWavSink final : public SpeechSink {
+ public:
+  explicit PcmToWavSink(SpeechSink& out) : out_(out) {}
+  void OnHead(const std::string&, int sample_rate, const std::string& request_id) override {
+    if (sample_rate > 0) sample_rate_ = sample_rate;
+    request_id_ = request_id;
+  }
+  void OnAudio(std::string_view bytes) override { pcm_.append(bytes); }
+  void OnAudioSeconds(double seconds) override { seconds_ = seconds; }
+  void OnSampleRate(int sample_rate) override {
+    if (sample_rate > 0) sample_rate_ = sample_rate;
+  }
+  void Finish() {
+    out_.OnHead("audio/wav", sample_rate_, request_id_);
+    out_.OnAudio(WavHeader(pcm_.size(), sample_rate_) + pcm_);
+    if (seconds_) out_.OnAudioSeconds(*seconds_);
+  }
+
+ private:
+  // The canonical 44-byte header of 16-bit mono PCM.
+  static std::string WavHeader(size_t data_bytes, int rate) {
+    std::string header;
+    auto put = [&header](uint32_t value, int bytes) {
+      for (int i = 0; i < bytes; ++i) header += static_cast<char>((value >> (8 * i)) & 0xFF);
+    };
+    const auto data = static_cast<uint32_t>(data_bytes);
+    header += "RIFF";
+    put(36 + data, 4);
+    header += "WAVEfmt ";
+    put(16, 4);                               // fmt chunk size
+    put(1, 2);                                // PCM
+    put(1, 2);                                // mono
+    put(static_cast<uint32_t>(rate), 4);      // sample rate
+    put(static_cast<uint32_t>(rate) * 2, 4);  // byte rate
+    put(2, 2);                                // block align
+    put(16, 2);                               // bits per sample
+    header += "data";
+    put(data, 4);
+    return header;
+  }
+
+  SpeechSink& out_;
+  int sample_rate_ = KnownSampleRate("pcm");
+  std::string request_id_;
+  std::string pcm_;
+  std::optional<double> seconds_;
+};
+
+}  // namespace
+
 Outcome WsTransport::Synthesize(const SpeechRequest& request, Deadline deadline, SpeechSink& sink) {
+  if (request.stream != StreamFormat::kNone || request.response_format == "pcm") {
+    return Stream(request, deadline, sink);
+  }
+  if (request.response_format != "wav") return rest_.Synthesize(request, deadline, sink);
+  SpeechRequest pcm = request;
+  pcm.response_format = "pcm";
+  PcmToWavSink wav(sink);
+  Outcome outcome = Stream(pcm, deadline, wav);
+  if (outcome.ok()) wav.Finish();
+  return outcome;
+}
+
+Outcome WsTransport::Stream(const SpeechRequest& request, Deadline deadline, SpeechSink& sink) {
   WsCall call(tls_);
   Outcome outcome = call.Connect(endpoint_, server_name_, verify_peer_,
                                  std::min(deadline, Clock::now() + connect_timeout_));

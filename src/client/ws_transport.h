@@ -19,6 +19,12 @@
 namespace voxserve::client {
 
 // Safe cross thread: each call has its own connection and io_context; the rest is read-only.
+//
+// The speech stream encodes each sentence on its own (one container per sentence: right for
+// playing as audio comes, wrong for one file). So a whole-file call (stream kNone) asks the socket
+// for pcm and wraps it in one header (wav), or, for the compressed formats, which would need an
+// encoder this client does not carry, goes over REST to the same host, where the server encodes
+// the whole text once. Streaming calls always use the socket.
 class WsTransport final : public Transport {
  public:
   // `tls` (null for ws://) outlives the transport.
@@ -31,6 +37,8 @@ class WsTransport final : public Transport {
   Outcome CheckHealth(HealthProbe probe, Deadline deadline, Health* health) override;
 
  private:
+  Outcome Stream(const SpeechRequest& request, Deadline deadline, SpeechSink& sink);
+
   const Endpoint endpoint_;
   boost::asio::ssl::context* const tls_;
   const std::string api_key_;

@@ -12,6 +12,7 @@ constexpr absl::string_view kReasonUrl = "voxserve/reason";
 constexpr absl::string_view kParamUrl = "voxserve/param";
 constexpr absl::string_view kCodeUrl = "voxserve/code";
 constexpr absl::string_view kRetryAfterUrl = "voxserve/retry_after";
+constexpr absl::string_view kModelUrl = "voxserve/model";
 
 absl::string_view ToAbsl(std::string_view text) { return {text.data(), text.size()}; }
 
@@ -93,6 +94,16 @@ absl::Status RateLimited(std::string_view message, std::string_view code,
 
 absl::Status Internal(std::string_view message) {
   return Make(absl::StatusCode::kInternal, message, ErrorReason::kUnspecified, {}, {});
+}
+
+absl::Status WithModel(absl::Status status, std::string_view model_id) {
+  if (!status.ok()) status.SetPayload(kModelUrl, absl::Cord(ToAbsl(model_id)));
+  return status;
+}
+
+std::string ModelOf(const absl::Status& status) {
+  auto cord = status.GetPayload(kModelUrl);
+  return cord ? std::string(*cord) : std::string();
 }
 
 ErrorDetail DetailOf(const absl::Status& status) {

@@ -45,6 +45,11 @@ absl::Status PermissionDenied(std::string_view message, std::string_view param,
 absl::Status RateLimited(std::string_view message, std::string_view code, int retry_after_seconds);
 absl::Status Internal(std::string_view message);
 
+// Tags an error with the model it concerns (a configured model id, so a bounded metrics label),
+// for errors raised where the model was resolved but the caller only sees the status.
+absl::Status WithModel(absl::Status status, std::string_view model_id);
+std::string ModelOf(const absl::Status& status);  // empty when untagged
+
 // Reads back what the constructors above attached; defaults for a plain absl::Status.
 ErrorDetail DetailOf(const absl::Status& status);
 

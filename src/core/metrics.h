@@ -1,6 +1,14 @@
 // A small Prometheus registry: counters, gauges and histograms with bounded label sets, rendered
-// in the text exposition format (version 0.0.4). Hand-written because Debian ships no
-// prometheus-cpp; kept to what /metrics needs and checked against promtool in the tests.
+// in the text exposition format (version 0.0.4); kept to what /metrics needs and checked against
+// promtool and a real Prometheus scrape in the tests.
+//
+// Why not Debian's prometheus-cpp-dev (1.0.1, weighed for issue 10): we need only its core
+// (registry + text serializer; /metrics is served by our own HTTP server), but the -dev package
+// depends on civetweb, libcurl4-openssl-dev and zlib1g-dev for its pull/push servers. Its
+// Family::Add throws std::invalid_argument on bad labels, which our request paths must not,
+// and its Histogram::Observe takes a mutex where ours is lock-free atomics on the engine and
+// I/O threads. Switching would touch every metrics user for no feature we lack. Revisit if we
+// need what it adds (summaries with quantiles, the protobuf format, a push gateway).
 #pragma once
 
 #include <atomic>

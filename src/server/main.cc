@@ -1,4 +1,7 @@
 // voxserve: see README.md. Configuration: voxserve --help.
+// Exit codes: 0 after SIGTERM/SIGINT and the drain (also when a model was still loading at the
+// drain deadline: that load is abandoned, see server_app.cc), 1 a listener could not start,
+// 2 invalid configuration.
 #include <cstdio>
 
 #include "core/logging.h"

@@ -1,7 +1,10 @@
 #include "server/server_app.h"
 
-#include <csignal>
 #include <pthread.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <future>
 #include <thread>
 
 #include "core/gpu_monitor.h"
@@ -115,13 +118,17 @@ int RunServer(const ServerConfig& config) {
     spdlog::info("gRPC listening on {}", grpc_server->address());
   }
 
-  // Live now; ready once every model has loaded and warmed up.
-  std::thread loader([&service] {
+  // Live now; ready once every model has loaded and warmed up. `loaded` is set when the loader
+  // is done, so a drain can wait for it with a deadline rather than join it blindly.
+  std::promise<void> load_finished;
+  std::future<void> loaded = load_finished.get_future();
+  std::thread loader([&service, done = std::move(load_finished)]() mutable {
     if (absl::Status status = (*service)->LoadModels(); !status.ok()) {
       spdlog::error("not ready: {}", std::string(status.message()));
     } else {
       spdlog::info("ready");
     }
+    done.set_value();
   });
 
   int signal_number = 0;
@@ -147,7 +154,6 @@ int RunServer(const ServerConfig& config) {
           std::chrono::milliseconds(0)))) {
     spdlog::warn("drain timeout passed with WebSocket connections open");
   }
-  loader.join();
   if (grpc_server) {
     // gRPC kept answering during the drain (health NOT_SERVING, new work UNAVAILABLE); calls
     // still open now (e.g. an idle bidirectional stream) get what is left of the drain time.
@@ -156,6 +162,18 @@ int RunServer(const ServerConfig& config) {
     grpc_server->Shutdown(std::max(left, std::chrono::milliseconds(0)));
   }
   (*server)->Stop();
+  // A model load cannot be interrupted (an ONNX session being built, a file on a hung mount), and
+  // the service cannot be destroyed under it. If it outlasts the drain, the process exits now,
+  // skipping destructors: nothing is in flight any more, the listeners are closed, and the drain
+  // timeout is a promise to whoever sent SIGTERM. LoadModels starts no further model once
+  // draining, so this only waits for the one in progress.
+  if (loaded.wait_until(drain_deadline) != std::future_status::ready) {
+    spdlog::warn("drain timeout passed while a model was still loading; exiting without it");
+    spdlog::info("stopped");
+    spdlog::default_logger()->flush();
+    std::_Exit(0);
+  }
+  loader.join();
   faults.reset();  // its delay timers must not hand a request to a stopped service
   service->reset();  // stops schedulers; unfinished requests end with Unavailable
   spdlog::info("stopped");

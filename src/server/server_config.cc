@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/yaml_schema.h"
 #include "server/models_folder.h"
 #include "yaml-cpp/yaml.h"
 
@@ -164,26 +165,52 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   return table;
 }
 
-absl::Status Expect(bool condition, const std::string& message) {
-  return condition ? absl::OkStatus() : core::InvalidArgument(message);
-}
-
 std::string ScalarOr(const YAML::Node& node, const std::string& fallback) {
   return node && node.IsScalar() ? node.Scalar() : fallback;
 }
 
-absl::Status ReadSchedulingInt(const YAML::Node& node, const std::string& where, const char* key,
-                               int* out) {
-  if (!node[key]) return absl::OkStatus();
-  long long value = 0;
-  absl::Status status = node[key].IsScalar()
-                            ? core::ParseInt(node[key].Scalar(), 0, 1'000'000'000, &value)
-                            : core::InvalidArgument("expected a number");
-  if (!status.ok()) return core::InvalidArgument(where + "." + key + ": " + std::string(status.message()));
-  *out = static_cast<int>(value);
-  return absl::OkStatus();
+// models[].scheduling keys: the reader and the file schema both use this table, so a new
+// integer key is one line here.
+struct SchedulingKey {
+  const char* name;
+  int scheduler::SchedulerConfig::*field;
+};
+constexpr SchedulingKey kSchedulingKeys[] = {
+    {"instances", &scheduler::SchedulerConfig::instances},
+    {"max_batch_size", &scheduler::SchedulerConfig::max_batch_size},
+    {"max_queue_delay_ms", &scheduler::SchedulerConfig::max_queue_delay_ms},
+    {"queue_capacity", &scheduler::SchedulerConfig::queue_capacity},
+    {"first_segment_lead_ms", &scheduler::SchedulerConfig::first_segment_lead_ms},
+};
+
+// Every key the file may hold, checked before any value is read (core/yaml_schema.h): the scalar
+// options come from the option table, the structured sections are listed here. Unknown keys are
+// errors, not warnings: a misspelled limit must not start a server without it.
+core::YamlSchema ConfigFileSchema(const OptionTable& table) {
+  using core::YamlSchema;
+  YamlSchema scheduling = YamlSchema::Fields();
+  for (const SchedulingKey& key : kSchedulingKeys) scheduling.Field(key.name, YamlSchema::Scalar());
+  YamlSchema schema = YamlSchema::Fields();
+  for (const OptionSpec& spec : table.specs()) schema.Field(spec.yaml_key, YamlSchema::Scalar());
+  schema.Field("models",
+               YamlSchema::ListOf(YamlSchema::Fields()
+                                      .Field("id", YamlSchema::Scalar())
+                                      .Field("engine", YamlSchema::Scalar())
+                                      .Field("default_voice", YamlSchema::Scalar())
+                                      // Engine-specific; each engine names its unknown options.
+                                      .Field("options", YamlSchema::MapOf(YamlSchema::Scalar()))
+                                      .Field("scheduling", std::move(scheduling))
+                                      .Field("warmup", YamlSchema::ListOf(YamlSchema::Scalar()))));
+  schema.Field(
+      "voice_aliases",
+      YamlSchema::MapOf(YamlSchema::ScalarOrFields(YamlSchema::Fields()
+                                                       .Field("model", YamlSchema::Scalar())
+                                                       .Field("voice", YamlSchema::Scalar()))));
+  schema.Field("openai_voices", YamlSchema::MapOf(YamlSchema::Scalar()));
+  return schema;
 }
 
+// Only called on nodes that passed ConfigFileSchema, so every value has the expected shape.
 absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t index) {
   std::string where = "models[" + std::to_string(index) + "]";
   if (!node.IsMap()) return core::InvalidArgument(where + ": expected a mapping");
@@ -192,27 +219,25 @@ absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t in
   model.engine.engine = ScalarOr(node["engine"], "espeak");
   model.engine.default_voice = ScalarOr(node["default_voice"], "");
   if (model.engine.model_id.empty()) return core::InvalidArgument(where + ".id is required");
-  if (const YAML::Node& options = node["options"]) {
-    if (!options.IsMap()) return core::InvalidArgument(where + ".options: expected a mapping");
+  if (const YAML::Node& options = node["options"]; options && options.IsMap()) {
     for (const auto& entry : options) {
       model.engine.options[entry.first.Scalar()] = ScalarOr(entry.second, "");
     }
   }
-  if (const YAML::Node& scheduling = node["scheduling"]) {
-    std::string at = where + ".scheduling";
-    scheduler::SchedulerConfig& s = model.scheduling;
-    for (auto [key, target] : {std::pair{"instances", &s.instances},
-                               {"max_batch_size", &s.max_batch_size},
-                               {"max_queue_delay_ms", &s.max_queue_delay_ms},
-                               {"queue_capacity", &s.queue_capacity},
-                               {"first_segment_lead_ms", &s.first_segment_lead_ms}}) {
-      if (absl::Status status = ReadSchedulingInt(scheduling, at, key, target); !status.ok()) {
-        return status;
+  if (const YAML::Node& scheduling = node["scheduling"]; scheduling && scheduling.IsMap()) {
+    for (const SchedulingKey& key : kSchedulingKeys) {
+      const YAML::Node& value = scheduling[key.name];
+      if (!value || !value.IsScalar()) continue;
+      long long number = 0;
+      if (absl::Status status = core::ParseInt(value.Scalar(), 0, 1'000'000'000, &number);
+          !status.ok()) {
+        return core::InvalidArgument(where + ".scheduling." + key.name + ": " +
+                                     std::string(status.message()));
       }
+      model.scheduling.*key.field = static_cast<int>(number);
     }
   }
-  if (const YAML::Node& warmup = node["warmup"]) {
-    if (!warmup.IsSequence()) return core::InvalidArgument(where + ".warmup: expected a list");
+  if (const YAML::Node& warmup = node["warmup"]; warmup && warmup.IsSequence()) {
     model.warmup.clear();
     for (const auto& text : warmup) model.warmup.push_back(ScalarOr(text, ""));
   }
@@ -222,8 +247,9 @@ absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t in
 // The structured parts of the file: models, voice aliases, OpenAI voice names.
 absl::Status ApplyStructuredYaml(const YAML::Node& root, ServerConfig& config) {
   service::ServiceConfig& s = config.service;
-  if (const YAML::Node& models = root["models"]) {
-    if (absl::Status st = Expect(models.IsSequence(), "models: expected a list"); !st.ok()) return st;
+  // The schema has checked the shapes; a null section (`models:` alone) means "not set". A
+  // missing key reads as an invalid node, which must be tested (operator bool) before IsMap().
+  if (const YAML::Node& models = root["models"]; models && models.IsSequence()) {
     s.models.clear();
     for (size_t i = 0; i < models.size(); ++i) {
       auto model = ReadModel(models[i], i);
@@ -231,10 +257,7 @@ absl::Status ApplyStructuredYaml(const YAML::Node& root, ServerConfig& config) {
       s.models.push_back(std::move(*model));
     }
   }
-  if (const YAML::Node& aliases = root["voice_aliases"]) {
-    if (absl::Status st = Expect(aliases.IsMap(), "voice_aliases: expected a mapping"); !st.ok()) {
-      return st;
-    }
+  if (const YAML::Node& aliases = root["voice_aliases"]; aliases && aliases.IsMap()) {
     for (const auto& entry : aliases) {
       service::VoiceAlias alias;
       if (entry.second.IsMap()) {
@@ -246,10 +269,7 @@ absl::Status ApplyStructuredYaml(const YAML::Node& root, ServerConfig& config) {
       s.voice_aliases[entry.first.Scalar()] = alias;
     }
   }
-  if (const YAML::Node& openai = root["openai_voices"]) {
-    if (absl::Status st = Expect(openai.IsMap(), "openai_voices: expected a mapping"); !st.ok()) {
-      return st;
-    }
+  if (const YAML::Node& openai = root["openai_voices"]; openai && openai.IsMap()) {
     for (const auto& entry : openai) s.openai_voices[entry.first.Scalar()] = ScalarOr(entry.second, "");
   }
   return absl::OkStatus();
@@ -263,6 +283,38 @@ ServerConfig Defaults() {
   config.service.models.push_back(espeak);
   config.service.openai_voices = service::DefaultOpenAiVoicesForEspeak();
   return config;
+}
+
+// The one place yaml-cpp is called for the config file: whatever it throws (a syntax error, a
+// conversion it cannot make) becomes an error naming the file and, where yaml-cpp knows it, the
+// line. Nothing yaml-cpp throws gets out of config loading.
+absl::Status ApplyConfigFile(const std::string& path, const OptionTable& table,
+                             ServerConfig& config) {
+  auto in_file = [&](const absl::Status& status) {
+    return core::InvalidArgument(path + ": " + std::string(status.message()));
+  };
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    if (root.IsNull()) return absl::OkStatus();
+    if (!root.IsMap()) return core::InvalidArgument(path + ": expected a YAML mapping");
+    if (absl::Status status = ConfigFileSchema(table).Check(root); !status.ok()) {
+      return in_file(status);
+    }
+    // Structured settings are rebuilt on every Apply; scalars go through the table.
+    if (absl::Status status = ApplyStructuredYaml(root, config); !status.ok()) {
+      return in_file(status);
+    }
+    if (absl::Status status = table.ApplyYaml(root); !status.ok()) return in_file(status);
+  } catch (const YAML::BadFile&) {
+    return core::InvalidArgument("cannot read config file " + path);
+  } catch (const YAML::Exception& error) {
+    std::string where =
+        error.mark.is_null() ? "" : " at line " + std::to_string(error.mark.line + 1);
+    return core::InvalidArgument("config file " + path + where + ": " + error.msg);
+  } catch (const std::exception& error) {
+    return core::InvalidArgument("config file " + path + ": " + error.what());
+  }
+  return absl::OkStatus();
 }
 
 std::string HelpFooter(const OptionTable& table) {
@@ -319,21 +371,8 @@ absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* 
 
   if (config_path.empty()) config_path = env("VOXSERVE_CONFIG").value_or("");
   if (!config_path.empty()) {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(config_path);
-    } catch (const YAML::Exception& error) {
-      return core::InvalidArgument("cannot read config file " + config_path + ": " + error.what());
-    }
-    if (!root.IsNull()) {
-      if (!root.IsMap()) return core::InvalidArgument(config_path + ": expected a YAML mapping");
-      // Structured settings are rebuilt on every Apply; scalars go through the table.
-      if (absl::Status status = ApplyStructuredYaml(root, config); !status.ok()) {
-        return core::InvalidArgument(config_path + ": " + std::string(status.message()));
-      }
-      if (absl::Status status = table.ApplyYaml(root); !status.ok()) {
-        return core::InvalidArgument(config_path + ": " + std::string(status.message()));
-      }
+    if (absl::Status status = ApplyConfigFile(config_path, table, config); !status.ok()) {
+      return status;
     }
     config.config_path = config_path;
   }

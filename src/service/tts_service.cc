@@ -53,6 +53,22 @@ std::string ReasonLabel(const absl::Status& status) {
 
 }  // namespace
 
+std::string_view ServiceHealthName(ServiceHealth health) {
+  switch (health) {
+    case ServiceHealth::kStarting:
+      return "starting";
+    case ServiceHealth::kReady:
+      return "ready";
+    case ServiceHealth::kDegraded:
+      return "degraded";
+    case ServiceHealth::kFailed:
+      return "failed";
+    case ServiceHealth::kDraining:
+      return "draining";
+  }
+  return "unknown";
+}
+
 TtsService::TtsService(ServiceConfig config, core::MetricsRegistry& registry,
                        engine::EngineFactory engine_factory)
     : config_(std::move(config)),
@@ -89,6 +105,11 @@ TtsService::~TtsService() {
 absl::Status TtsService::LoadModels() {
   absl::Status first_error;
   for (auto& model : models_) {
+    if (draining_.load()) {
+      first_error =
+          absl::UnavailableError("draining began before model " + model->id() + " was loaded");
+      break;
+    }
     absl::Status status = model->Load();
     if (!status.ok() && config_.skip_broken_models) {
       spdlog::warn("model {} skipped (skip_broken_models): {}", model->id(),
@@ -100,8 +121,46 @@ absl::Status TtsService::LoadModels() {
                                                     std::string(status.message()));
     }
   }
+  if (first_error.ok()) first_error = CheckVoiceAliases();
+  if (!first_error.ok()) {
+    std::lock_guard lock(startup_error_mutex_);
+    startup_error_ = std::string(first_error.message());
+  }
   loaded_.store(first_error.ok());
   return first_error;
+}
+
+// Aliases can only be checked against the voices of loaded engines. One whose model failed and
+// was skipped is left alone (its requests get that model's 503).
+absl::Status TtsService::CheckVoiceAliases() const {
+  for (const auto& [name, alias] : config_.voice_aliases) {
+    auto resolved = catalog_->Resolve(alias.model, name);
+    if (resolved.ok() || resolved.status().code() == absl::StatusCode::kUnavailable) continue;
+    std::string model = !alias.model.empty()             ? alias.model
+                        : !config_.default_model.empty() ? config_.default_model
+                                                         : models_.front()->id();
+    return core::InvalidArgument("voice_aliases." + name + ": voice '" + alias.voice +
+                                 "' does not exist in model '" + model +
+                                 "' (GET /v1/voices lists the voices)");
+  }
+  return absl::OkStatus();
+}
+
+ServiceHealth TtsService::Health() const {
+  if (draining_.load()) return ServiceHealth::kDraining;
+  bool any_failed = std::any_of(models_.begin(), models_.end(), [](const auto& model) {
+    return model->state() == ModelState::kFailed;
+  });
+  if (Ready()) return any_failed ? ServiceHealth::kDegraded : ServiceHealth::kReady;
+  if ((any_failed && !config_.skip_broken_models) || !StartupError().empty()) {
+    return ServiceHealth::kFailed;
+  }
+  return ServiceHealth::kStarting;
+}
+
+std::string TtsService::StartupError() const {
+  std::lock_guard lock(startup_error_mutex_);
+  return startup_error_;
 }
 
 bool TtsService::Ready() const { return loaded_.load() && !draining_.load(); }
@@ -157,10 +216,16 @@ const text::SentenceSplitter& TtsService::SplitterFor(const std::string& languag
   return *splitter;
 }
 
+// The one place a refused synthesis request is counted. `model` is empty where none was
+// resolved; an error raised after resolving (e.g. the voice catalog's voice_not_found) carries
+// its model (core::WithModel).
 absl::Status TtsService::Reject(const std::string& model, const absl::Status& status) {
-  metrics_.rejected.WithLabels({model, ReasonLabel(status)}).Increment();
+  metrics_.rejected.WithLabels({model.empty() ? core::ModelOf(status) : model, ReasonLabel(status)})
+      .Increment();
   return status;
 }
+
+absl::Status TtsService::RejectUnparsed(const absl::Status& status) { return Reject("", status); }
 
 absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterForVoice(
     std::string_view model, std::string_view voice,

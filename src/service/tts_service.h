@@ -36,6 +36,13 @@ struct ModelStatus {
   int max_batch_size = 0;
 };
 
+// The server as a whole, for /health and /health/ready (README "/health"). Ready and degraded
+// serve (degraded: a model failed and was skipped, `skip_broken_models`); starting, failed and
+// draining do not. Failed is permanent: a model failed without `skip_broken_models`, or a
+// configured voice alias names a voice no model has; only a restart with a fixed config helps.
+enum class ServiceHealth { kStarting, kReady, kDegraded, kFailed, kDraining };
+std::string_view ServiceHealthName(ServiceHealth health);
+
 // Safe cross thread: every public method may be called from any transport thread.
 class TtsService {
  public:
@@ -45,9 +52,15 @@ class TtsService {
       engine::EngineFactory engine_factory = engine::CreateEngine);
   ~TtsService();
 
-  // Loads and warms up every model in order; blocking, for the startup thread. A model that
-  // fails stays listed as failed; the error is returned and readiness stays false.
+  // Loads and warms up every model in order, then checks the configured voice aliases against
+  // the loaded voices; blocking, for the startup thread. A model that fails stays listed as
+  // failed; the error is returned, kept as StartupError() and readiness stays false. Models not
+  // yet started when draining begins are not loaded.
   absl::Status LoadModels();
+
+  ServiceHealth Health() const;
+  // Why the server will never become ready (see ServiceHealth::kFailed); empty otherwise.
+  std::string StartupError() const;
 
   // Ready: every model loaded and warmed up, and not draining.
   bool Ready() const;
@@ -72,6 +85,11 @@ class TtsService {
       std::string_view model, std::string_view voice,
       const std::vector<std::string>& allowed_models = {});
 
+  // A synthesis request its transport could not parse (invalid JSON, a missing or wrong-typed
+  // field) never reaches Synthesize; the transport reports it here so every refused request is
+  // counted once in requests_rejected_total. Returns `status`.
+  absl::Status RejectUnparsed(const absl::Status& status);
+
   std::vector<VoiceListing> ListVoices() const { return catalog_->List(); }
   std::vector<ModelStatus> ModelStatuses() const;
   const ServiceConfig& config() const { return config_; }
@@ -81,6 +99,7 @@ class TtsService {
              engine::EngineFactory engine_factory);
   const text::SentenceSplitter& SplitterFor(const std::string& language);
   absl::Status Reject(const std::string& model, const absl::Status& status);
+  absl::Status CheckVoiceAliases() const;
   void OnJobFinished();
 
   const ServiceConfig config_;
@@ -92,6 +111,8 @@ class TtsService {
 
   std::atomic<bool> draining_{false};
   std::atomic<bool> loaded_{false};
+  mutable std::mutex startup_error_mutex_;
+  std::string startup_error_;  // guarded by startup_error_mutex_
 
   mutable std::mutex in_flight_mutex_;
   std::condition_variable idle_;

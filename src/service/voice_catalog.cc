@@ -82,15 +82,19 @@ absl::StatusOr<ResolvedVoice> VoiceCatalog::Resolve(std::string_view model_name,
     }
   }
   if (host->state() != ModelState::kReady) {
-    return absl::UnavailableError("model '" + host->id() + "' is " +
-                                  std::string(ModelStateName(host->state())));
+    return core::WithModel(absl::UnavailableError("model '" + host->id() + "' is " +
+                                                  std::string(ModelStateName(host->state()))),
+                           host->id());
   }
   if (voice_name.empty()) voice_name = host->engine().info().default_voice;
   std::string voice_id = Translate(*host, voice_name);
   if (voice_id.empty()) {
-    return core::NotFound("voice '" + std::string(voice) + "' does not exist for model '" +
-                              host->id() + "'; GET /v1/voices lists the voices",
-                          "voice", "voice_not_found");
+    // Tagged so the rejection is counted against the model that lacks the voice.
+    return core::WithModel(
+        core::NotFound("voice '" + std::string(voice) + "' does not exist for model '" +
+                           host->id() + "'; GET /v1/voices lists the voices",
+                       "voice", "voice_not_found"),
+        host->id());
   }
   const engine::VoiceInfo* info = FindVoiceInfo(host->engine(), voice_id);
   if (info == nullptr) return core::Internal("voice '" + voice_id + "' has no voice information");

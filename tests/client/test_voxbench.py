@@ -96,6 +96,17 @@ def test_shipped_corpus_mixes_languages_and_lengths(voxbench_bin, server, tmp_pa
     assert point["ok"] >= 2 and point["errors"] == {}
 
 
+def test_the_default_corpus_works_from_any_directory(voxbench_bin, server, tmp_path):
+    """No --corpus and a working directory without bench/: the built-in corpus is used."""
+    # 4 s: the corpus has long texts, and only requests finished inside the window count.
+    result = subprocess.run([voxbench_bin, "--url", server.url, "-c", "2", "-d", "4",
+                             "--warmup", "0", "--json", str(tmp_path / "default.json")],
+                            capture_output=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()  # was 2: no bench/corpus/mixed.txt here
+    point = json.loads((tmp_path / "default.json").read_text())["points"][0]
+    assert point["ok"] >= 1 and point["errors"] == {}, point
+
+
 def test_websocket_streams_with_first_audio_and_rtf(voxbench_bin, server, tmp_path):
     ws_url = "ws" + server.url[len("http"):]
     run(voxbench_bin, "--url", ws_url, "--protocol", "websocket", "-c", "2", "-d", "1.5",

@@ -133,6 +133,22 @@ def test_say_over_websocket(voxctl_bin, server, tmp_path, mode):
     assert b"wrote" in result.stderr
 
 
+@pytest.mark.parametrize("fmt", ["wav", "flac"])
+def test_say_over_websocket_to_a_file_writes_one_playable_file(voxctl_bin, server, tmp_path, fmt):
+    """Not one container per sentence: the whole text plays, as long as REST's file."""
+    text = "One sentence. Another sentence. A third one, a little longer than the others."
+    over_ws, over_rest = tmp_path / f"ws.{fmt}", tmp_path / f"rest.{fmt}"
+    result = voxctl(voxctl_bin, ws_url(server), "say", "-f", fmt, "-o", str(over_ws), text)
+    assert result.returncode == 0, result.stderr
+    assert voxctl(voxctl_bin, server.url, "say", "-f", fmt, "-o", str(over_rest),
+                  text).returncode == 0
+    data = over_ws.read_bytes()
+    assert data.count(b"RIFF" if fmt == "wav" else b"fLaC") == 1
+    ws_audio, rest_audio = decode(data, fmt), decode(over_rest.read_bytes(), fmt)
+    assert ws_audio.duration == pytest.approx(rest_audio.duration, rel=0.1), \
+        (ws_audio.duration, rest_audio.duration)
+
+
 @pytest.mark.parametrize("args, message", [
     (["-v", "no-such-voice"], b"voice"),
     (["--speed", "9"], b"speed"),

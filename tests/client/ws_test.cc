@@ -64,6 +64,22 @@ TEST_F(WsTest, SynthesizesPcmAndWavThatDecode) {
   EXPECT_NEAR(*wav->audio_seconds, *pcm->audio_seconds, 0.05);
 }
 
+TEST_F(WsTest, AWholeFileOfSeveralSentencesIsOneContainer) {
+  auto client = MakeClient(TestOptions({WsUrl(server_->url())}));
+  SpeechRequest request = Hello("wav");
+  request.input = "One sentence. Another sentence. A third one.";
+  auto wav = client->Synthesize(request);
+  ASSERT_TRUE(wav.ok()) << wav.status();
+  EXPECT_EQ(wav->audio.find("RIFF", 4), std::string::npos) << "one header per sentence";
+  uint32_t data_bytes = 0;
+  std::memcpy(&data_bytes, wav->audio.data() + 40, 4);
+  EXPECT_EQ(data_bytes, wav->audio.size() - 44);
+  request.response_format = "flac";  // over REST to the same host: the server encodes once
+  auto flac = client->Synthesize(request);
+  ASSERT_TRUE(flac.ok()) << flac.status();
+  EXPECT_EQ(flac->audio.rfind("fLaC"), 0u);
+}
+
 TEST_F(WsTest, StreamsSeveralPiecesForSeveralSentencesAsRestWould) {
   auto client = MakeClient(TestOptions({WsUrl(server_->url())}));
   SpeechRequest request = Hello("pcm");

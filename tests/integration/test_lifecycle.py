@@ -6,6 +6,7 @@ import time
 import requests
 
 from audio_check import decode
+from probes import wait_for
 
 LONG_TEXT = " ".join(f"This is sentence number {i} of a rather long warm-up text." for i in range(60))
 
@@ -77,3 +78,88 @@ def test_sigterm_finishes_accepted_requests_then_exits_zero(make_server):
         assert decode(content, "wav").duration > 60, "audio was cut short"
     assert server.process.wait(60) == 0
     assert any("draining" in line for line in server.log_lines)
+
+
+def health_when(server, predicate, timeout=30):
+    """The first /health body that satisfies predicate (polled; the state changes on its own)."""
+    seen = {}
+
+    def check():
+        seen["body"] = requests.get(server.url + "/health", timeout=5).json()
+        return predicate(seen["body"])
+
+    assert wait_for(check, timeout), f"/health never matched: {seen.get('body')}"
+    return seen["body"]
+
+
+def test_a_permanently_failed_model_is_reported_failed_everywhere(make_server, tmp_path):
+    config = write_config(tmp_path, "models:\n  - id: espeak\n    default_voice: klingon\n")
+    server = make_server("--config", config, wait_ready=False)
+    health = health_when(server, lambda body: body["status"] != "starting")
+    assert health["status"] == "failed", health
+    assert health["models"][0]["state"] == "failed" and "klingon" in health["models"][0]["error"]
+    assert "klingon" in health["error"]
+    assert requests.get(server.url + "/health", timeout=5).status_code == 503
+    ready = requests.get(server.url + "/health/ready", timeout=5)
+    assert ready.status_code == 503 and ready.json()["status"] == "failed", ready.text
+    model = next(m for m in requests.get(server.url + "/v1/models", timeout=5).json()["data"]
+                 if m["id"] == "espeak")
+    assert model["state"] == "failed" and "klingon" in model["error"], model
+
+
+def test_a_skipped_broken_model_leaves_the_server_degraded_but_serving(make_server, tmp_path):
+    missing = tmp_path / "nowhere.onnx"
+    config = write_config(tmp_path, "skip_broken_models: true\nmodels:\n  - id: espeak\n"
+                                    "  - id: broken\n    engine: piper\n"
+                                    f"    options: {{model: {missing}}}\n")
+    server = make_server("--config", config)
+    health = requests.get(server.url + "/health", timeout=5)
+    assert health.status_code == 200 and health.json()["status"] == "degraded", health.text
+    ready = requests.get(server.url + "/health/ready", timeout=5)
+    assert ready.status_code == 200 and ready.json()["status"] == "degraded"
+    broken = next(m for m in requests.get(server.url + "/v1/models", timeout=5).json()["data"]
+                  if m["id"] == "broken")
+    assert broken["state"] == "failed" and str(missing) in broken["error"], broken
+
+
+def test_an_alias_to_a_voice_no_model_has_fails_startup(make_server, tmp_path):
+    config = write_config(tmp_path, "voice_aliases:\n  ghost: no-such-voice\n"
+                                    "  narrator: en-gb+m3\n")
+    server = make_server("--config", config, wait_ready=False)
+    health = health_when(server, lambda body: body["status"] != "starting")
+    assert health["status"] == "failed", health
+    assert "voice_aliases.ghost" in health["error"] and "no-such-voice" in health["error"]
+    assert requests.get(server.url + "/health/ready", timeout=5).status_code == 503
+    assert wait_for(lambda: any("voice_aliases.ghost" in line for line in server.log_lines))
+
+
+def test_a_misspelled_config_key_stops_startup_naming_it(voxserve_bin, tmp_path):
+    import subprocess
+    config = write_config(tmp_path, "models:\n  - id: espeak\n    scheduling:\n"
+                                    "      max_batch_sise: 4\n")
+    result = subprocess.run([voxserve_bin, "--config", config], capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert ("models[0].scheduling.max_batch_sise: unknown key (did you mean max_batch_size?)"
+            in result.stderr), result.stderr
+
+
+def test_sigterm_during_a_model_load_that_never_ends_exits_within_the_drain_timeout(
+        make_server, tmp_path):
+    """The voice's config is a FIFO nobody writes to: opening it blocks the load forever, as a
+    hung mount would. SIGTERM must not wait for it beyond drain_timeout_ms."""
+    import os
+    model = tmp_path / "stuck.onnx"
+    model.write_bytes(b"")
+    os.mkfifo(str(model) + ".json")
+    config = write_config(tmp_path, "drain_timeout_ms: 1000\nmodels:\n  - id: stuck\n"
+                                    f"    engine: piper\n    options: {{model: {model}}}\n")
+    server = make_server("--config", config, wait_ready=False)
+    health_when(server, lambda body: body["models"][0]["state"] == "loading")
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(30) == 0, server.log()
+    elapsed = time.monotonic() - started
+    assert any("while a model was still loading" in line for line in server.log_lines), server.log()
+    assert any("stopped" in line for line in server.log_lines)
+    print(f"exited {elapsed:.2f} s after SIGTERM (drain timeout 1 s)")

@@ -136,3 +136,29 @@ def test_health_detail(server):
         assert "gpus" not in health  # no driver: the field is omitted, not an error
     else:
         assert all(gpu["memory_total_bytes"] > 0 for gpu in health.get("gpus", []))
+
+
+def test_every_rejected_request_is_counted_once_with_its_resolved_model(server):
+    from probes import metric
+
+    def rejected(model, reason):
+        return metric(server, "voxserve_requests_rejected_total",
+                      f'model="{model}",reason="{reason}"')
+
+    url = server.url + "/v1/audio/speech"
+    before_invalid = rejected("", "invalid")
+    bad_json = requests.post(url, data="{not json", timeout=10,
+                             headers={"Content-Type": "application/json", "x-api-key": KEY})
+    assert bad_json.status_code == 400, bad_json.text
+    missing = requests.post(url, json={"model": "tts-1", "voice": "alloy"}, timeout=10,
+                            headers={"x-api-key": KEY})
+    assert missing.status_code == 400, missing.text
+    assert rejected("", "invalid") == before_invalid + 2
+
+    before_not_found = rejected("espeak", "not_found")
+    before_unnamed = rejected("", "not_found")
+    unknown_voice = requests.post(url, json=speech_body(voice="no-such-voice"), timeout=10,
+                                  headers={"x-api-key": KEY})
+    assert unknown_voice.status_code == 404, unknown_voice.text
+    assert rejected("espeak", "not_found") == before_not_found + 1
+    assert rejected("", "not_found") == before_unnamed  # the model was resolved: it is named

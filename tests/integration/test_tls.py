@@ -22,6 +22,7 @@ KEY = "sk-tls-0123456789abcdef"
 def pki(tmp_path_factory):
     authority = Pki(tmp_path_factory.mktemp("pki"))
     authority.client = authority.issue("client", "/CN=alice-client/O=Example")
+    authority.bob = authority.issue("bob", "/C=DE/O=Example/CN=bob-client")
     rogue = Pki(tmp_path_factory.mktemp("rogue"), ca_name="rogue-ca")
     authority.rogue_client = rogue.issue("rogue-client", "/CN=alice-client/O=Example")
     return authority
@@ -33,6 +34,9 @@ def optional_mtls(voxserve_bin, pki, tmp_path_factory):
     keys = write_keys(tmp_path_factory.mktemp("tls-keys") / "keys.yaml", [
         {"name": "by-key", "key": KEY},
         {"name": "alice-cert", "client_subject": pki.subject_of(pki.client[0])},
+        # As the README writes subjects (most significant last, spaces), not OpenSSL's RFC 2253
+        # "CN=bob-client,O=Example,C=DE" order: matching parses both into attribute sets.
+        {"name": "bob-cert", "client_subject": "O=Example, CN=bob-client, C=DE"},
     ])
     instance = start_tls_server(voxserve_bin, pki, "--tls-client-ca-file", pki.ca,
                                 "--tls-client-auth", "optional", "--api-keys-file", keys)
@@ -80,6 +84,17 @@ def test_client_certificate_subject_is_a_credential(optional_mtls, pki):
                     message="the request's log line")
     assert "key=alice-cert" in line and "CN=alice-client" in line
     assert requests.get(url, verify=pki.ca, timeout=10).status_code == 401
+
+
+def test_client_subject_matches_in_any_attribute_order(optional_mtls, pki):
+    assert pki.subject_of(pki.bob[0]) == "CN=bob-client,O=Example,C=DE"  # what the server sees
+    response = requests.get(optional_mtls.https + "/v1/voices", verify=pki.ca, cert=pki.bob,
+                            timeout=10)
+    assert response.status_code == 200, response.text
+    request_id = response.headers["X-Request-Id"]
+    line = wait_for(lambda: next((l for l in optional_mtls.log_lines if request_id in l), None),
+                    message="the request's log line")
+    assert "key=bob-cert" in line, line
 
 
 def test_curl_with_a_client_certificate(optional_mtls, pki):

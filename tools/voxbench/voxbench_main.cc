@@ -1,5 +1,5 @@
 // voxbench: load generator for voxserve over libvoxclient.
-//   voxbench --url http://127.0.0.1:8080 -c 1,4,16,64 -d 10 --corpus bench/corpus/mixed.txt
+//   voxbench --url http://127.0.0.1:8080 -c 1,4,16,64 -d 10   (corpus: built in, or --corpus FILE)
 //            --json out.json --csv out.csv --plot out.png
 //   voxbench --rate 5,10,20 -d 20 --protocol sse            (open loop, Poisson arrivals)
 //   voxbench --url ws://127.0.0.1:8080 --protocol websocket -c 1,4,16   (speech stream)
@@ -7,21 +7,20 @@
 #include <CLI/CLI.hpp>
 #include <ctime>
 #include <filesystem>
-#include <string_view>
 #include <iostream>
+#include <string_view>
 #include <thread>
 
 #include "bench_stats.h"
 #include "client/client.h"
 #include "corpus.h"
+#include "default_corpus.h"  // generated: bench/corpus/mixed.txt, compiled in
 #include "load_runner.h"
 #include "report.h"
 
 namespace {
 
 using namespace voxserve;
-
-constexpr char kDefaultCorpus[] = "bench/corpus/mixed.txt";
 
 std::string NowUtc() {
   std::time_t now = std::time(nullptr);
@@ -68,7 +67,7 @@ int Run(int argc, char** argv) {
   app.add_option("--warmup", warmup, "seconds of load before each point's window")
       ->capture_default_str();
   app.add_option("--corpus", corpus_path,
-                 std::string("texts, one per line (default ") + kDefaultCorpus + ")");
+                 "texts, one per line (default: bench/corpus/mixed.txt, built in)");
   app.add_option("--text", text, "one text for every request instead of a corpus");
   app.add_option("-v,--voice", settings.request.voice, "voice")->capture_default_str();
   app.add_option("-m,--model", settings.request.model, "model")->capture_default_str();
@@ -106,8 +105,10 @@ int Run(int argc, char** argv) {
   if (!text.empty()) {
     settings.texts = {text};
   } else {
-    if (corpus_path.empty()) corpus_path = kDefaultCorpus;
-    auto corpus = voxbench::LoadCorpus(corpus_path);
+    auto corpus =
+        corpus_path.empty()
+            ? absl::StatusOr<std::vector<std::string>>(voxbench::ParseCorpus(kDefaultCorpusText))
+            : voxbench::LoadCorpus(corpus_path);
     if (!corpus.ok()) {
       std::cerr << "voxbench: " << corpus.status().message() << " (use --corpus or --text)\n";
       return 2;

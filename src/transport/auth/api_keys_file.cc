@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/options.h"
+#include "core/yaml_schema.h"
 #include "yaml-cpp/yaml.h"
 
 namespace voxserve::transport::auth {
@@ -76,6 +77,10 @@ absl::StatusOr<ApiKey> ReadKey(const YAML::Node& node, const std::string& where)
       return Error(where + ".client_subject", "expected a subject such as \"CN=alice\"");
     }
     key.client_subject = subject.Scalar();
+    auto parsed = DistinguishedName::Parse(key.client_subject);
+    if (!parsed.ok())
+      return Error(where + ".client_subject", std::string(parsed.status().message()));
+    key.subject_name = *std::move(parsed);
   }
   if (!key.digest && key.client_subject.empty()) {
     return Error(where, "needs key, sha256 or client_subject");
@@ -110,25 +115,30 @@ absl::StatusOr<ApiKey> ReadKey(const YAML::Node& node, const std::string& where)
   return key;
 }
 
-}  // namespace
-
-KeyDigest Sha256(std::string_view text) {
-  KeyDigest digest{};
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr);
-  return digest;
+// Every key the file may hold: a misspelled `max_concurent` must not silently drop a limit.
+const core::YamlSchema& KeysFileSchema() {
+  using core::YamlSchema;
+  static const YamlSchema schema = YamlSchema::Fields().Field(
+      "keys", YamlSchema::ListOf(
+                  YamlSchema::Fields()
+                      .Field("name", YamlSchema::Scalar())
+                      .Field("key", YamlSchema::Scalar())
+                      .Field("sha256", YamlSchema::Scalar())
+                      .Field("client_subject", YamlSchema::Scalar())
+                      .Field("rate_limit", YamlSchema::Fields()
+                                               .Field("requests_per_second", YamlSchema::Scalar())
+                                               .Field("burst", YamlSchema::Scalar()))
+                      .Field("max_concurrent", YamlSchema::Scalar())
+                      .Field("models", YamlSchema::ListOf(YamlSchema::Scalar()))));
+  return schema;
 }
 
-absl::StatusOr<std::vector<ApiKey>> ParseApiKeys(const std::string& yaml,
-                                                 const std::string& origin) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& error) {
-    return Error(origin, std::string("not valid YAML: ") + error.what());
-  }
+absl::StatusOr<std::vector<ApiKey>> ReadKeys(const YAML::Node& root, const std::string& origin) {
   if (!root.IsMap() || !root["keys"] || !root["keys"].IsSequence()) {
     return Error(origin, "expected a mapping with a list under 'keys'");
+  }
+  if (absl::Status status = KeysFileSchema().Check(root); !status.ok()) {
+    return Error(origin, std::string(status.message()));
   }
   std::vector<ApiKey> keys;
   std::set<std::string> names;
@@ -145,6 +155,29 @@ absl::StatusOr<std::vector<ApiKey>> ParseApiKeys(const std::string& yaml,
     keys.push_back(std::move(*key));
   }
   return keys;
+}
+
+}  // namespace
+
+KeyDigest Sha256(std::string_view text) {
+  KeyDigest digest{};
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  return digest;
+}
+
+// The one place yaml-cpp is called for this file; nothing it throws gets out.
+absl::StatusOr<std::vector<ApiKey>> ParseApiKeys(const std::string& yaml,
+                                                 const std::string& origin) {
+  try {
+    return ReadKeys(YAML::Load(yaml), origin);
+  } catch (const YAML::Exception& error) {
+    std::string where =
+        error.mark.is_null() ? "" : " at line " + std::to_string(error.mark.line + 1);
+    return Error(origin, "not valid YAML" + where + ": " + error.msg);
+  } catch (const std::exception& error) {
+    return Error(origin, std::string("not valid YAML: ") + error.what());
+  }
 }
 
 absl::StatusOr<std::vector<ApiKey>> LoadApiKeysFile(const std::string& path) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "transport/auth/distinguished_name.h"
 
 namespace voxserve::transport::auth {
 
@@ -35,7 +36,8 @@ struct ApiKey {
   std::optional<RateLimit> rate_limit;
   std::optional<int> max_concurrent;
   std::vector<std::string> models;  // empty = every model
-  std::string client_subject;       // RFC 2253 subject, e.g. "CN=alice,O=Example"
+  std::string client_subject;       // as written, e.g. "CN=alice,O=Example" (for messages)
+  DistinguishedName subject_name;   // client_subject parsed: what certificates are matched by
 };
 
 KeyDigest Sha256(std::string_view text);

@@ -122,6 +122,13 @@ absl::StatusOr<AuthResult> Authenticator::Authenticate(const HeaderLookup& heade
   if (open) return result;
 
   std::shared_ptr<const KeySet> set = Current();
+  // Compared as attribute sets: the keys file may list a subject in any order
+  // (distinguished_name.h).
+  DistinguishedName peer_name;
+  if (!client_subject.empty()) {
+    auto parsed = DistinguishedName::Parse(client_subject);
+    if (parsed.ok()) peer_name = *std::move(parsed);
+  }
   bool unsupported = false;
   std::string_view presented = PresentedKey(header, &unsupported);
   int match = -1;
@@ -137,7 +144,7 @@ absl::StatusOr<AuthResult> Authenticator::Authenticate(const HeaderLookup& heade
     }
     if (match < 0) return Fail("invalid_key", "invalid API key", "invalid_api_key");
     const std::string& bound = set->keys[match].client_subject;
-    if (!bound.empty() && bound != client_subject) {
+    if (!bound.empty() && (peer_name.empty() || set->keys[match].subject_name != peer_name)) {
       return Fail("wrong_client", "this API key is bound to another client certificate",
                   "invalid_api_key");
     }
@@ -146,7 +153,7 @@ absl::StatusOr<AuthResult> Authenticator::Authenticate(const HeaderLookup& heade
                 "missing_api_key");
   } else if (!client_subject.empty()) {
     for (size_t i = 0; i < set->keys.size(); ++i) {
-      if (!set->keys[i].digest && set->keys[i].client_subject == client_subject) {
+      if (!set->keys[i].digest && !peer_name.empty() && set->keys[i].subject_name == peer_name) {
         match = static_cast<int>(i);
       }
     }

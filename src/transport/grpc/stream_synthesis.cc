@@ -102,7 +102,7 @@ void StreamSynthesis::Start(const v1::SynthesizeRequest& request) {
   absl::StatusOr<service::SynthesisRequest> synthesis =
       ToSynthesisRequest(request.options(), audio::AudioFormat::kPcm, context_->deadline(),
                          env_.service.config().max_timeout_ms);
-  if (!synthesis.ok()) return FinishWith(synthesis.status());
+  if (!synthesis.ok()) return FinishWith(env_.service.RejectUnparsed(synthesis.status()));
   synthesis->text = request.text();
   synthesis->streaming = true;
   call_.Prepare(*synthesis);

@@ -73,7 +73,7 @@ void UnarySynthesis::Start(const v1::SynthesizeRequest& request) {
   absl::StatusOr<service::SynthesisRequest> synthesis =
       ToSynthesisRequest(request.options(), audio::AudioFormat::kWav, context_->deadline(),
                          env_.service.config().max_timeout_ms);
-  if (!synthesis.ok()) return FinishWith(synthesis.status());
+  if (!synthesis.ok()) return FinishWith(env_.service.RejectUnparsed(synthesis.status()));
   synthesis->text = request.text();
   call_.Prepare(*synthesis);
   auto sink = std::make_shared<UnarySink>(this, synthesis->format);

@@ -54,6 +54,7 @@ json ModelsJson(const service::TtsService& service) {
                     {"engine", model.engine},
                     {"state", service::ModelStateName(model.state)},
                     {"voices", model.voices}});
+    if (!model.error.empty()) data.back()["error"] = model.error;
   }
   if (!service.config().default_model.empty()) default_model = service.config().default_model;
   for (const char* alias : {"tts-1", "tts-1-hd", "gpt-4o-mini-tts"}) {
@@ -78,13 +79,13 @@ json HealthJson(const service::TtsService& service, const ServerIdentity& identi
   double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                 identity.started_at)
                       .count();
-  json health = {
-      {"status", service.Ready() ? "ready" : (service.Draining() ? "draining" : "starting")},
-      {"version", identity.version},
-      {"uptime_seconds", uptime},
-      {"in_flight", service.InFlight()},
-      {"draining", service.Draining()},
-      {"models", models}};
+  json health = {{"status", service::ServiceHealthName(service.Health())},
+                 {"version", identity.version},
+                 {"uptime_seconds", uptime},
+                 {"in_flight", service.InFlight()},
+                 {"draining", service.Draining()},
+                 {"models", models}};
+  if (std::string error = service.StartupError(); !error.empty()) health["error"] = error;
   if (identity.gpus != nullptr) {
     json gpus = json::array();
     for (const core::GpuStatus& gpu : identity.gpus->Read()) {
@@ -123,8 +124,11 @@ void AddInfoRoutes(Router& router, service::TtsService& service,
   router.Add(
       "GET", "/health/ready",
       [&service](std::shared_ptr<HttpExchange> exchange) {
-        bool ready = service.Ready();
-        exchange->Respond(Json(ready ? 200 : 503, {{"status", ready ? "ready" : "not_ready"}}));
+        // Status is /health's (ready, degraded, starting, failed, draining), so a probe's log
+        // tells "still loading" from "will never be ready".
+        json body = {{"status", service::ServiceHealthName(service.Health())}};
+        if (std::string error = service.StartupError(); !error.empty()) body["error"] = error;
+        exchange->Respond(Json(service.Ready() ? 200 : 503, body));
       },
       auth::Resource::kHealth);
   router.Add(

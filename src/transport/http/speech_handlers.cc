@@ -13,7 +13,8 @@ using Parser = absl::StatusOr<ParsedSpeechRequest> (*)(const HttpRequest&);
 void HandleSpeech(service::TtsService& service, const auth::Authenticator* authenticator,
                   Parser parse, const std::shared_ptr<HttpExchange>& exchange) {
   auto parsed = parse(exchange->request());
-  if (!parsed.ok()) return exchange->Respond(ErrorResponse(parsed.status()));
+  if (!parsed.ok())
+    return exchange->Respond(ErrorResponse(service.RejectUnparsed(parsed.status())));
   service::SynthesisRequest& request = parsed->synthesis;
   request.context.request_id = exchange->request_id();
   request.allowed_models = exchange->auth().allowed_models;

@@ -139,6 +139,70 @@ TEST_F(ServerConfigTest, MissingOrMalformedFileIsAnError) {
   EXPECT_FALSE(Load({"--config", path_.string()}).ok());
 }
 
+TEST_F(ServerConfigTest, AMisspelledKeyIsAnErrorNamingItsPathAndTheLikelyKey) {
+  WriteConfig("models:\n  - id: e\n    scheduling:\n      max_batch_sise: 4\n");
+  auto nested = Load({"--config", path_.string()});
+  ASSERT_FALSE(nested.ok());
+  EXPECT_EQ(std::string(nested.status().message()),
+            path_.string() +
+                ": models[0].scheduling.max_batch_sise: unknown key (did you mean "
+                "max_batch_size?) (line 4)");
+
+  WriteConfig("htp:\n  port: 9000\n");
+  auto top = Load({"--config", path_.string()});
+  ASSERT_FALSE(top.ok());
+  EXPECT_NE(std::string(top.status().message()).find("htp: unknown key (did you mean http?)"),
+            std::string::npos)
+      << top.status();
+
+  WriteConfig("limits:\n  max_input_char: 10\n");
+  auto scalar = Load({"--config", path_.string()});
+  ASSERT_FALSE(scalar.ok());
+  EXPECT_NE(std::string(scalar.status().message())
+                .find("limits.max_input_char: unknown key (did you mean max_input_chars?)"),
+            std::string::npos)
+      << scalar.status();
+}
+
+TEST_F(ServerConfigTest, AWrongTypedSectionIsAnErrorNotAnException) {
+  for (const auto& [yaml, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"models:\n  - id: e\n    scheduling: 4\n",
+            "models[0].scheduling: expected a mapping, got a single value (line 3)"},
+           {"http: 8080\n", "http: expected a mapping, got a single value (line 1)"},
+           {"models: {id: e}\n", "models: expected a list, got a mapping"},
+           {"voice_aliases: [a, b]\n", "voice_aliases: expected a mapping, got a list"},
+           {"models:\n  - id: e\n    warmup: Hello.\n",
+            "models[0].warmup: expected a list, got a single value"},
+           {"models:\n  - id: [e]\n", "models[0].id: expected a single value, got a list"},
+       }) {
+    WriteConfig(yaml);
+    absl::StatusOr<ParsedCommandLine> parsed;
+    ASSERT_NO_THROW(parsed = Load({"--config", path_.string()})) << yaml;
+    ASSERT_FALSE(parsed.ok()) << yaml;
+    EXPECT_NE(std::string(parsed.status().message()).find(expected), std::string::npos)
+        << parsed.status();
+  }
+}
+
+TEST_F(ServerConfigTest, ExtensionKeysAndEmptySectionsAreAccepted) {
+  WriteConfig(
+      "x-common: &common {max_batch_size: 2}\nhttp:\nmodels:\n"
+      "  - id: e\n    scheduling: *common\n");
+  auto parsed = Load({"--config", path_.string()});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->config.service.models[0].scheduling.max_batch_size, 2);
+}
+
+TEST_F(ServerConfigTest, ASyntaxErrorNamesTheFileAndLine) {
+  WriteConfig("http:\n  port: 80\n  host: [unclosed\n");
+  absl::StatusOr<ParsedCommandLine> parsed;
+  ASSERT_NO_THROW(parsed = Load({"--config", path_.string()}));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(std::string(parsed.status().message()).find(path_.string() + " at line"),
+            std::string::npos)
+      << parsed.status();
+}
+
 TEST_F(ServerConfigTest, TheShippedExampleConfigIsValid) {
   auto parsed = Load({"--config", VOXSERVE_SOURCE_DIR "/config/voxserve.example.yaml"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();

@@ -108,6 +108,76 @@ TEST_F(ServiceTest, AModelThatFailsToLoadIsReportedAndKeepsTheServiceUnready) {
   EXPECT_NE(models[0].error.find("corrupt"), std::string::npos);
 }
 
+TEST_F(ServiceTest, HealthIsStartingThenReady) {
+  ServiceOptions options;
+  options.load = false;
+  Start(options);
+  EXPECT_EQ(service_->Health(), ServiceHealth::kStarting);
+  ASSERT_TRUE(service_->LoadModels().ok());
+  EXPECT_EQ(service_->Health(), ServiceHealth::kReady);
+  EXPECT_EQ(service_->StartupError(), "");
+  service_->BeginDrain();
+  EXPECT_EQ(service_->Health(), ServiceHealth::kDraining);
+}
+
+TEST_F(ServiceTest, AModelThatFailedForGoodIsFailedNotStarting) {
+  ServiceOptions options;
+  options.fail_to_load = true;
+  Start(options);
+  EXPECT_EQ(service_->Health(), ServiceHealth::kFailed);
+  EXPECT_EQ(ServiceHealthName(service_->Health()), "failed");
+  EXPECT_NE(service_->StartupError().find("corrupt"), std::string::npos);
+}
+
+TEST_F(ServiceTest, AnAliasToAVoiceNoModelHasFailsStartupNamingIt) {
+  ServiceOptions options;
+  options.extra_aliases["ghost"] = {"", "nobody"};
+  Start(options);
+  ASSERT_FALSE(load_status_.ok());
+  EXPECT_EQ(std::string(load_status_.message()),
+            "voice_aliases.ghost: voice 'nobody' does not exist in model 'fake' "
+            "(GET /v1/voices lists the voices)");
+  EXPECT_FALSE(service_->Ready());
+  EXPECT_EQ(service_->Health(), ServiceHealth::kFailed);
+  EXPECT_EQ(service_->StartupError(), std::string(load_status_.message()));
+}
+
+TEST_F(ServiceTest, AnAliasWithAnExplicitModelIsCheckedInThatModel) {
+  ServiceOptions options;
+  options.extra_aliases["good"] = {"fake", "bob"};
+  Start(options);
+  EXPECT_TRUE(load_status_.ok()) << load_status_;
+  EXPECT_EQ(service_->Health(), ServiceHealth::kReady);
+}
+
+TEST_F(ServiceTest, RejectionsAreCountedOnceWithTheResolvedModel) {
+  Start();
+  auto count = [this](const std::string& labels) {
+    std::string text = registry_.RenderText();
+    std::string prefix = "voxserve_requests_rejected_total{" + labels + "} ";
+    size_t at = text.find(prefix);
+    return at == std::string::npos ? 0.0 : std::stod(text.substr(at + prefix.size()));
+  };
+  SynthesisRequest unknown_voice = Request("Hello.");
+  unknown_voice.voice = "carol";
+  EXPECT_EQ(service_->Synthesize(std::move(unknown_voice), std::make_shared<RecordingSink>())
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(count(R"(model="fake",reason="not_found")"), 1);
+  EXPECT_EQ(count(R"(model="",reason="not_found")"), 0);
+
+  SynthesisRequest unknown_model = Request("Hello.");
+  unknown_model.model = "nope";
+  EXPECT_FALSE(
+      service_->Synthesize(std::move(unknown_model), std::make_shared<RecordingSink>()).ok());
+  EXPECT_EQ(count(R"(model="",reason="not_found")"), 1);  // no model to name
+
+  absl::Status unparsed = core::InvalidArgument("invalid JSON", {}, "invalid_json");
+  EXPECT_EQ(service_->RejectUnparsed(unparsed), unparsed);
+  EXPECT_EQ(count(R"(model="",reason="invalid")"), 1);
+}
+
 TEST_F(ServiceTest, AFullQueueRefusesNewRequestsWithARetryHint) {
   ServiceOptions options;
   options.scheduling.queue_capacity = 1;

@@ -68,6 +68,16 @@ TEST(ApiKeysFileTest, ErrorsNameTheEntryAndTheField) {
            Case{"keys: [{name: a, key: k, models: espeak}]", "keys[0].models"},
            Case{"users: []", "under 'keys'"},
            Case{"keys: [ {name: broken", "not valid YAML"},
+           Case{"keys:\n  - name: a\n    key: k\n    max_concurent: 4\n",
+                "keys[0].max_concurent: unknown key (did you mean max_concurrent?) (line 4)"},
+           Case{"keys: [{name: a, key: k, rate_limit: {requests_per_secnd: 2}}]",
+                "keys[0].rate_limit.requests_per_secnd: unknown key (did you mean "
+                "requests_per_second?)"},
+           Case{"keys: [{name: a, key: k}]\nextra: 1\n", "extra: unknown key (known keys: keys)"},
+           Case{"keys: [{name: a, client_subject: service-a}]",
+                "keys[0].client_subject: 'service-a' is not a distinguished name"},
+           Case{"keys: [{name: a, client_subject: {CN: a}}]",
+                "keys[0].client_subject: expected a single value, got a mapping"},
        }) {
     auto keys = ParseApiKeys(c.yaml, "keys.yaml");
     ASSERT_FALSE(keys.ok()) << c.yaml;

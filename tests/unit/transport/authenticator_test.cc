@@ -130,6 +130,22 @@ TEST_F(AuthenticatorTest, ClientCertificateSubjects) {
   EXPECT_FALSE(Call(*auth, {{"x-api-key", "sk-bound"}}).ok());
 }
 
+TEST_F(AuthenticatorTest, SubjectsMatchWhateverOrderTheKeysFileListsThem) {
+  WriteKeys(R"(
+keys:
+  - {name: written, client_subject: "CN=service-a,O=Example"}
+  - {name: bound, key: sk-bound, client_subject: "CN=service-b, O=Example"}
+)");
+  auto auth = Make();
+  // As OpenSSL prints a verified certificate's subject (RFC 2253: last RDN first).
+  auto by_cert = Call(*auth, {}, "O=Example,CN=service-a");
+  ASSERT_TRUE(by_cert.ok()) << by_cert.status();
+  EXPECT_EQ(by_cert->key_name, "written");
+  EXPECT_TRUE(Call(*auth, {{"x-api-key", "sk-bound"}}, "O=Example,CN=service-b").ok());
+  EXPECT_FALSE(Call(*auth, {}, "CN=service-a").ok());  // a subset is another certificate
+  EXPECT_FALSE(Call(*auth, {{"x-api-key", "sk-bound"}}, "O=Example,CN=service-a").ok());
+}
+
 TEST_F(AuthenticatorTest, ResultCarriesTheKeysModels) {
   auto auth = Make();
   auto bob = Call(*auth, {{"x-api-key", "sk-bob"}});

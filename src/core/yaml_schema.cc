@@ -1,0 +1,175 @@
+#include "core/yaml_schema.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/error.h"
+#include "yaml-cpp/yaml.h"
+
+namespace voxserve::core {
+namespace {
+
+std::string Join(std::string_view path, std::string_view key) {
+  if (path.empty()) return std::string(key);
+  return std::string(path) + "." + std::string(key);
+}
+
+std::string LineOf(const YAML::Node& node) {
+  int line = node.Mark().line;  // 0-based; -1 when yaml-cpp does not know
+  return line >= 0 ? " (line " + std::to_string(line + 1) + ")" : "";
+}
+
+std::string Got(const YAML::Node& node) {
+  if (node.IsScalar()) return "a single value";
+  if (node.IsSequence()) return "a list";
+  return "a mapping";
+}
+
+absl::Status Error(std::string_view path, const YAML::Node& node, const std::string& message) {
+  return InvalidArgument((path.empty() ? std::string("config") : std::string(path)) + ": " +
+                         message + LineOf(node));
+}
+
+// The closest known key when it is close enough to be a typo: at most a third of its letters
+// off (one for short keys).
+std::string Suggestion(std::string_view key,
+                       const std::map<std::string, std::unique_ptr<YamlSchema>, std::less<>>& known) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, key.size() / 3) + 1;
+  for (const auto& [name, schema] : known) {
+    size_t distance = EditDistance(key, name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = name;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+YamlSchema::~YamlSchema() = default;
+
+YamlSchema YamlSchema::Scalar() { return YamlSchema(Shape::kScalar); }
+
+YamlSchema YamlSchema::ListOf(YamlSchema element) {
+  YamlSchema schema(Shape::kList);
+  schema.element_ = std::make_unique<YamlSchema>(std::move(element));
+  return schema;
+}
+
+YamlSchema YamlSchema::MapOf(YamlSchema value) {
+  YamlSchema schema(Shape::kMapOf);
+  schema.element_ = std::make_unique<YamlSchema>(std::move(value));
+  return schema;
+}
+
+YamlSchema YamlSchema::Fields() { return YamlSchema(Shape::kFields); }
+
+YamlSchema YamlSchema::ScalarOrFields(YamlSchema fields) {
+  fields.scalar_too_ = true;
+  return fields;
+}
+
+YamlSchema& YamlSchema::Field(std::string_view dotted_key, YamlSchema value) & {
+  YamlSchema* section = this;
+  size_t dot;
+  while ((dot = dotted_key.find('.')) != std::string_view::npos) {
+    std::string_view part = dotted_key.substr(0, dot);
+    auto it = section->fields_.find(part);
+    if (it == section->fields_.end()) {
+      it = section->fields_.emplace(std::string(part), std::make_unique<YamlSchema>(Fields())).first;
+    }
+    section = it->second.get();
+    dotted_key.remove_prefix(dot + 1);
+  }
+  section->fields_[std::string(dotted_key)] = std::make_unique<YamlSchema>(std::move(value));
+  return *this;
+}
+
+YamlSchema&& YamlSchema::Field(std::string_view dotted_key, YamlSchema value) && {
+  Field(dotted_key, std::move(value));  // *this is an lvalue here: the & overload
+  return std::move(*this);
+}
+
+std::string YamlSchema::Expected() const {
+  switch (shape_) {
+    case Shape::kScalar: return "a single value";
+    case Shape::kList: return "a list";
+    case Shape::kMapOf: return "a mapping";
+    case Shape::kFields: return scalar_too_ ? "a single value or a mapping" : "a mapping";
+  }
+  return "";
+}
+
+absl::Status YamlSchema::Check(const YAML::Node& node, std::string_view path) const {
+  if (!node.IsDefined() || node.IsNull()) return absl::OkStatus();
+  auto wrong_type = [&] { return Error(path, node, "expected " + Expected() + ", got " + Got(node)); };
+  switch (shape_) {
+    case Shape::kScalar:
+      return node.IsScalar() ? absl::OkStatus() : wrong_type();
+    case Shape::kList: {
+      if (!node.IsSequence()) return wrong_type();
+      for (size_t i = 0; i < node.size(); ++i) {
+        std::string at = std::string(path) + "[" + std::to_string(i) + "]";
+        if (absl::Status status = element_->Check(node[i], at); !status.ok()) return status;
+      }
+      return absl::OkStatus();
+    }
+    case Shape::kMapOf: {
+      if (!node.IsMap()) return wrong_type();
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar()) return Error(path, entry.first, "keys must be single values");
+        std::string at = Join(path, entry.first.Scalar());
+        if (absl::Status status = element_->Check(entry.second, at); !status.ok()) return status;
+      }
+      return absl::OkStatus();
+    }
+    case Shape::kFields:
+      if (node.IsScalar() && scalar_too_) return absl::OkStatus();
+      if (!node.IsMap()) return wrong_type();
+      return CheckFields(node, path);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status YamlSchema::CheckFields(const YAML::Node& node, std::string_view path) const {
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) return Error(path, entry.first, "keys must be single values");
+    const std::string& key = entry.first.Scalar();
+    if (key.starts_with("x-")) continue;  // extension field, see the header
+    std::string at = Join(path, key);
+    auto known = fields_.find(key);
+    if (known == fields_.end()) {
+      std::string hint = Suggestion(key, fields_);
+      if (hint.empty()) {
+        hint = "known keys: ";
+        for (auto it = fields_.begin(); it != fields_.end(); ++it) {
+          hint += (it == fields_.begin() ? "" : ", ") + it->first;
+        }
+      } else {
+        hint = "did you mean " + hint + "?";
+      }
+      return Error(at, entry.first, "unknown key (" + hint + ")");
+    }
+    if (absl::Status status = known->second->Check(entry.second, at); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace voxserve::core

@@ -1,0 +1,90 @@
+#include "core/yaml_schema.h"
+
+#include <gtest/gtest.h>
+
+#include "gmock/gmock.h"
+
+#include "yaml-cpp/yaml.h"
+
+namespace voxserve::core {
+namespace {
+
+using ::testing::HasSubstr;
+
+YamlSchema ModelSchema() {
+  return YamlSchema::Fields()
+      .Field("id", YamlSchema::Scalar())
+      .Field("options", YamlSchema::MapOf(YamlSchema::Scalar()))
+      .Field("scheduling", YamlSchema::Fields()
+                               .Field("max_batch_size", YamlSchema::Scalar())
+                               .Field("instances", YamlSchema::Scalar()))
+      .Field("warmup", YamlSchema::ListOf(YamlSchema::Scalar()));
+}
+
+YamlSchema FileSchema() {
+  return YamlSchema::Fields()
+      .Field("http.port", YamlSchema::Scalar())
+      .Field("http.host", YamlSchema::Scalar())
+      .Field("models", YamlSchema::ListOf(ModelSchema()))
+      .Field("aliases", YamlSchema::MapOf(YamlSchema::ScalarOrFields(
+                            YamlSchema::Fields().Field("voice", YamlSchema::Scalar()))));
+}
+
+std::string Message(const std::string& yaml) {
+  absl::Status status = FileSchema().Check(YAML::Load(yaml));
+  EXPECT_FALSE(status.ok()) << yaml;
+  return std::string(status.message());
+}
+
+TEST(YamlSchemaTest, AWellFormedDocumentFits) {
+  EXPECT_TRUE(FileSchema()
+                  .Check(YAML::Load("http: {port: 80, host: a}\n"
+                                    "models:\n  - id: m\n    options: {anything: 1}\n"
+                                    "    scheduling: {max_batch_size: 4}\n    warmup: [Hi.]\n"
+                                    "aliases: {a: cmn, b: {voice: de}}\n"))
+                  .ok());
+}
+
+TEST(YamlSchemaTest, AMisspelledKeyIsNamedWithItsPathLineAndTheLikelyKey) {
+  std::string message = Message("models:\n  - id: m\n    scheduling:\n      max_batch_sise: 4\n");
+  EXPECT_EQ(message,
+            "models[0].scheduling.max_batch_sise: unknown key (did you mean max_batch_size?) "
+            "(line 4)");
+}
+
+TEST(YamlSchemaTest, AKeyFarFromAnyKnownOneListsTheKnownKeys) {
+  EXPECT_EQ(Message("http: {colour: red}\n"),
+            "http.colour: unknown key (known keys: host, port) (line 1)");
+}
+
+TEST(YamlSchemaTest, AScalarWhereAMappingBelongsIsAWrongTypeNotAThrow) {
+  EXPECT_EQ(Message("models:\n  - id: m\n    scheduling: 4\n"),
+            "models[0].scheduling: expected a mapping, got a single value (line 3)");
+  EXPECT_THAT(Message("http: 8080\n"), HasSubstr("http: expected a mapping, got a single value"));
+  EXPECT_THAT(Message("models: {id: m}\n"), HasSubstr("models: expected a list, got a mapping"));
+  EXPECT_THAT(Message("http: {port: [1, 2]}\n"),
+              HasSubstr("http.port: expected a single value, got a list"));
+  EXPECT_THAT(Message("aliases: {a: [x]}\n"),
+              HasSubstr("aliases.a: expected a single value or a mapping, got a list"));
+}
+
+TEST(YamlSchemaTest, FreeFormMappingsStillCheckTheirValues) {
+  EXPECT_THAT(Message("models:\n  - options: {model: {nested: 1}}\n"),
+              HasSubstr("models[0].options.model: expected a single value, got a mapping"));
+}
+
+TEST(YamlSchemaTest, NullValuesAndExtensionKeysAreAccepted) {
+  EXPECT_TRUE(FileSchema().Check(YAML::Load("http:\nmodels:\n")).ok());
+  EXPECT_TRUE(FileSchema().Check(YAML::Load("x-defaults: &d {a: 1}\nhttp: {port: 1}\n")).ok());
+  EXPECT_TRUE(FileSchema().Check(YAML::Load("")).ok());
+}
+
+TEST(YamlSchemaTest, EditDistanceCountsSingleCharacterEdits) {
+  EXPECT_EQ(EditDistance("max_batch_sise", "max_batch_size"), 1u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("same", "same"), 0u);
+}
+
+}  // namespace
+}  // namespace voxserve::core
