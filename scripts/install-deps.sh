@@ -18,6 +18,7 @@ packages=(
   python3 python3-pytest python3-requests python3-numpy python3-soundfile
   python3-grpcio python3-grpc-tools python3-websockets
   python3-onnx  # tests build tiny Piper/Kokoro graphs (tests/onnx_models)
+  espeak-ng  # the command line: test_onnx_models recomputes phonemes independently of the server
   curl wrk
   gnuplot-nox  # voxbench --plot
   openssl prometheus  # security tests: test certificates; promtool and a real scraper
