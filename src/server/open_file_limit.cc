@@ -59,7 +59,7 @@ absl::StatusOr<ConnectionBudget> FitConnectionsToFileLimit(size_t configured, ui
   budget.warning = "http.max_connections " + std::to_string(configured) +
                    " does not fit the open-file limit (RLIMIT_NOFILE " + std::to_string(nofile) +
                    ", of which " + std::to_string(reserve) +
-                   " are kept for listeners, gRPC, models and logs): serving at most " +
+                   " are kept for refusals, listeners, gRPC, models and logs): serving at most " +
                    std::to_string(room) +
                    " connections; raise the hard limit (ulimit -Hn, systemd LimitNOFILE=, "
                    "docker --ulimit nofile=) or lower http.max_connections";

@@ -8,15 +8,15 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "transport/http/connection_refusal.h"
 
 namespace voxserve::server {
 
-// Descriptors kept for everything but HTTP/WebSocket connections: listeners, epoll and eventfd
-// of the I/O loops, gRPC's own connections and wakeup fds, espeak-ng data, model files while
-// they load, logs, and the refusal path (connection_refusal.h) that still answers a 503 above
-// the cap. 256 covers a server with a few models and a few dozen gRPC channels; gRPC
-// connections are not counted in max_connections.
-inline constexpr size_t kReservedDescriptors = 256;
+// Descriptors kept for everything but HTTP/WebSocket connections: the refusals still answering
+// a 503 above the cap (connection_refusal.h), and 256 for listeners, epoll and eventfds of the
+// I/O loops, gRPC's own connections and wakeup fds, espeak-ng data, model files while they load
+// and logs (an idle server uses about 15; gRPC connections are not counted in max_connections).
+inline constexpr size_t kReservedDescriptors = 256 + transport::http::kMaxPendingRefusals;
 // Below this many connections a server is not worth starting.
 inline constexpr size_t kMinimumConnections = 16;
 
