@@ -303,6 +303,10 @@ def run_soak(args, server, workdir, report):
             "p50_first_ms": first["latency_ms"]["p50"], "p50_last_ms": last["latency_ms"]["p50"],
             "p99_first_ms": first["latency_ms"]["p99"], "p99_last_ms": last["latency_ms"]["p99"],
             "qps_per_window": [p["qps"] for p in points]}
+    # Served against offered, over the measured windows: well below 1 means the machine got
+    # slower than the probe found it (a shared host), and the figures include a growing backlog.
+    served = sum(p["ok"] for r in results.values() for p in r["points"][1:]) / (window * windows)
+    kept_up = served / (rate * len(protocols))
     if errors:
         failures.append(f"{errors} request(s) failed in voxbench's windows")
     if server_errors:
@@ -328,6 +332,7 @@ def run_soak(args, server, workdir, report):
     rss = [s[1] for s in sampler.samples]
     report.update(
         duration_s=round(load_end, 1), requests=requests, errors=errors,
+        served_rps=round(served, 2), served_share_of_offered=round(kept_up, 3),
         server_errors=server_errors, protocols=per_protocol,
         rss_start_mib=round(warm[0][1] / MIB, 1) if warm else None,
         rss_end_mib=round(warm[-1][1] / MIB, 1) if warm else None,
@@ -341,6 +346,10 @@ def run_soak(args, server, workdir, report):
 
     print(f"\nsoak: {load_end:.0f} s, {requests} requests, {errors} errors in voxbench, "
           f"{server_errors:.0f} rejected/failed on the server")
+    print(f"served {served:.2f} of the {rate * len(protocols):.2f} req/s offered "
+          f"({kept_up:.0%})" + ("" if kept_up >= 0.9 else
+                                "; below 90 %: the machine did not sustain the probed capacity, "
+                                "so latency, errors and RSS include a growing backlog"))
     print(f"RSS after warm-up: {report['rss_start_mib']} -> {report['rss_end_mib']} MiB "
           f"(max {report['rss_max_mib']}); slope {report['rss_slope_kib_per_min']} KiB/min, "
           f"fitted growth {rss_growth / MIB:.2f} MiB (limit {rss_limit / MIB:.1f})")
