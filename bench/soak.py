@@ -279,8 +279,9 @@ def run_soak(args, server, workdir, report):
         runs.append((protocol, path, voxbench(args.build, url, protocol, path, "--rate", rates,
                                               "-d", window, "--warmup", 0, "--seed", index + 1,
                                               *extra)))
-    results = {protocol: finish(process, path, window * (windows + 1))
-               for protocol, path, process in runs}
+    # Each window ends by waiting for its requests, each bounded by its deadline.
+    expected = (window + REQUEST_TIMEOUT_MS / 1000) * (windows + 1)
+    results = {protocol: finish(process, path, expected) for protocol, path, process in runs}
     load_end = time.monotonic() - sampler.start_time
     fds_after = wait_for_fds(server, fds_before)
     sampler.stop()
@@ -389,7 +390,8 @@ def run_overload(args, server, workdir, report):
                       args.seconds, "--warmup", 0, "--max-in-flight", max_in_flight)
     health = voxbench(args.build, server.url, "rest", health_path, "--call", "health", "--rate",
                       health_rate, "-d", args.seconds, "--warmup", 0)
-    speech_point = finish(speech, speech_path, args.seconds)["points"][0]
+    speech_seconds = args.seconds + REQUEST_TIMEOUT_MS / 1000  # + the last requests' deadline
+    speech_point = finish(speech, speech_path, speech_seconds)["points"][0]
     health_point = finish(health, health_path, args.seconds)["points"][0]
     sampler.stop()
     peak = proc_status(server.pid)["VmHWM"]
