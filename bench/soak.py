@@ -10,7 +10,9 @@ process per protocol side by side, while a sampler reads the server's /proc/PID/
 VmHWM) and /proc/PID/fd once a second. They print a report (and --json writes it) and exit 1 when
 a check fails; every threshold is printed beside its figure.
 
-Soak checks (the run is cut into windows; window 0 is the warm-up):
+Soak checks (the run is cut into windows; the first third of a short run, at most two minutes,
+is the warm-up: the heap grows to the load's working set in the first tens of seconds, which a
+60-second run would otherwise read as a leak):
   - errors = 0: every request voxbench counted in any window, and the server's own rejected and
     failed counters over the whole run (so a failure outside voxbench's windows is not missed);
   - RSS flat: least-squares slope of VmRSS over the samples after the warm-up, times the
@@ -34,6 +36,7 @@ Overload checks (10x the probed capacity for --seconds):
 """
 import argparse
 import json
+import math
 import os
 import re
 import signal
@@ -257,22 +260,25 @@ def wait_for_fds(server, target, timeout=30.0):
 def run_soak(args, server, workdir, report):
     capacity = probe_capacity(args.build, server, workdir, args.probe_seconds)
     window = max(10.0, min(60.0, args.seconds / 6))
-    windows = max(2, round(args.seconds / window))  # measured windows after the warm-up one
+    windows = max(2, round(args.seconds / window))  # measured windows after the warm-up
+    warmup_windows = max(1, math.ceil(min(120.0, args.seconds / 3) / window))
+    warmup = warmup_windows * window
     protocols = [("rest", server.url, []), ("sse", server.url, []),
                  ("websocket", f"ws://127.0.0.1:{server.port}", []),
                  ("grpc", f"grpc://127.0.0.1:{server.grpc_port}", ["--stream"])]
     rate = round(args.load * capacity / len(protocols), 3)
     report.update(capacity_rps=capacity, offered_rps=rate * len(protocols),
-                  rate_per_protocol=rate, window_s=window, windows=windows + 1)
+                  rate_per_protocol=rate, window_s=window, windows=windows + warmup_windows,
+                  warmup_s=warmup)
     print(f"capacity {capacity:.2f} req/s (REST, closed loop); offering {args.load:.0%}: "
           f"{rate} req/s on each of {', '.join(p for p, _, _ in protocols)}; "
-          f"{windows + 1} windows of {window:.0f} s (the first is the warm-up)", flush=True)
+          f"{warmup:.0f} s of warm-up, then {windows} windows of {window:.0f} s", flush=True)
 
     fds_before = fd_count(server.pid)
     errors_before = server_error_count(server)
     sampler = Sampler(server)
     sampler.start()
-    rates = ",".join([str(rate)] * (windows + 1))
+    rates = ",".join([str(rate)] * (windows + warmup_windows))
     runs = []
     for index, (protocol, url, extra) in enumerate(protocols):
         path = os.path.join(workdir, f"soak-{protocol}.json")
@@ -280,7 +286,7 @@ def run_soak(args, server, workdir, report):
                                               "-d", window, "--warmup", 0, "--seed", index + 1,
                                               *extra)))
     # Each window ends by waiting for its requests, each bounded by its deadline.
-    expected = (window + REQUEST_TIMEOUT_MS / 1000) * (windows + 1)
+    expected = (window + REQUEST_TIMEOUT_MS / 1000) * (windows + warmup_windows)
     results = {protocol: finish(process, path, expected) for protocol, path, process in runs}
     load_end = time.monotonic() - sampler.start_time
     fds_after = wait_for_fds(server, fds_before)
@@ -298,7 +304,7 @@ def run_soak(args, server, workdir, report):
             for kind, count in p["errors"].items():
                 bad[kind] = bad.get(kind, 0) + count
         errors += sum(bad.values())
-        first, last = points[1], points[-1]
+        first, last = points[warmup_windows], points[-1]
         per_protocol[protocol] = {
             "requests": sum(p["requests"] for p in points), "errors": bad,
             "p50_first_ms": first["latency_ms"]["p50"], "p50_last_ms": last["latency_ms"]["p50"],
@@ -306,14 +312,15 @@ def run_soak(args, server, workdir, report):
             "qps_per_window": [p["qps"] for p in points]}
     # Served against offered, over the measured windows: well below 1 means the machine got
     # slower than the probe found it (a shared host), and the figures include a growing backlog.
-    served = sum(p["ok"] for r in results.values() for p in r["points"][1:]) / (window * windows)
+    served = sum(p["ok"] for r in results.values() for p in r["points"][warmup_windows:])
+    served /= window * windows
     kept_up = served / (rate * len(protocols))
     if errors:
         failures.append(f"{errors} request(s) failed in voxbench's windows")
     if server_errors:
         failures.append(f"the server counted {server_errors:.0f} rejected/failed request(s)")
 
-    warm = [s for s in sampler.samples if window <= s[0] <= load_end]
+    warm = [s for s in sampler.samples if warmup <= s[0] <= load_end]
     span = (warm[-1][0] - warm[0][0]) if len(warm) > 1 else 0.0
     rss_mean = statistics.fmean(s[1] for s in warm) if warm else 0.0
     fds_mean = statistics.fmean(s[3] for s in warm) if warm else 0.0
@@ -457,8 +464,10 @@ def main():
     parser.add_argument("--probe-seconds", type=float, default=5)
     parser.add_argument("--load", type=float, default=0.7, help="soak: share of capacity")
     parser.add_argument("--factor", type=float, default=10, help="overload: times capacity")
-    parser.add_argument("--reject-p99-ms", type=float, default=250)
-    parser.add_argument("--health-p99-ms", type=float, default=500)
+    # 1 s: on 2 cores shared by the server and voxbench's hundreds of threads at 10x, the tail
+    # is mostly the load generator's own scheduling (P50s stay under 1 ms on a quiet machine).
+    parser.add_argument("--reject-p99-ms", type=float, default=1000)
+    parser.add_argument("--health-p99-ms", type=float, default=1000)
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args()
     if args.seconds is None:
