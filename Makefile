@@ -5,8 +5,11 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 PORT       ?= 8080
+SOAK_SECONDS     ?= 60
+OVERLOAD_SECONDS ?= 60
 
-.PHONY: all deps build build-asan build-tsan run test test-unit test-tsan bench clean format
+.PHONY: all deps build build-asan build-tsan run test test-unit test-tsan bench soak overload clean \
+        format
 
 all: build
 
@@ -60,6 +63,16 @@ test-unit: build-asan
 
 bench: build
 	./bench/http_baseline.sh $(BUILD)
+
+# bench/soak.py: mixed REST/SSE/WebSocket/gRPC load at 70 % of the measured capacity (errors,
+# RSS and fd slopes, latency drift), and 10x capacity over REST (429s, health, peak RSS).
+soak: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target voxserve voxbench
+	/usr/bin/python3 bench/soak.py soak --build $(BUILD) --seconds $(SOAK_SECONDS)
+
+overload: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target voxserve voxbench
+	/usr/bin/python3 bench/soak.py overload --build $(BUILD) --seconds $(OVERLOAD_SECONDS)
 
 format:
 	find src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

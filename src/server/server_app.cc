@@ -13,6 +13,7 @@
 #include "core/structured_log.h"
 #include "nlohmann/json.hpp"
 #include "server/grpc_security.h"
+#include "server/open_file_limit.h"
 #include "server/server_security.h"
 #include "service/tts_service.h"
 #include "spdlog/spdlog.h"
@@ -60,6 +61,25 @@ int RunServer(const ServerConfig& config) {
     spdlog::critical("invalid configuration: {}", std::string(service.status().message()));
     return 2;
   }
+  // Thousands of connections need thousands of descriptors: take what the hard limit allows and
+  // size max_connections to it before anything opens a socket.
+  transport::http::HttpConfig http_config = config.http;
+  auto file_limit = RaiseOpenFileLimit();
+  if (!file_limit.ok()) {
+    spdlog::critical("{}", std::string(file_limit.status().message()));
+    return 1;
+  }
+  core::LogFields(spdlog::level::info, "open file limit",
+                  {{"soft_before", file_limit->soft_before},
+                   {"soft", file_limit->soft},
+                   {"hard", file_limit->hard}});
+  auto budget = FitConnectionsToFileLimit(http_config.max_connections, file_limit->soft);
+  if (!budget.ok()) {
+    spdlog::critical("invalid configuration: {}", std::string(budget.status().message()));
+    return 2;
+  }
+  if (!budget->warning.empty()) spdlog::warn("{}", budget->warning);
+  http_config.max_connections = budget->max_connections;
   transport::http::HttpMetrics http_metrics(metrics);
   transport::http::Router router;
   transport::http::ServerIdentity identity{VOXSERVE_VERSION};
@@ -70,7 +90,7 @@ int RunServer(const ServerConfig& config) {
     transport::http::AddPlaygroundRoutes(router, transport::http::PlaygroundFiles());
   }
   // Declared before the server, which hands it upgraded connections: it outlives them all.
-  transport::websocket::WebSocketEndpoint websocket(config.websocket, config.http, **service,
+  transport::websocket::WebSocketEndpoint websocket(config.websocket, http_config, **service,
                                                     metrics, http_metrics);
   transport::websocket::AddSpeechStreamRoute(router);
   std::unique_ptr<transport::http::FaultInjector> faults;  // TEST ONLY; off by default
@@ -79,7 +99,7 @@ int RunServer(const ServerConfig& config) {
     faults->Install(router);
   }
   auto server = transport::http::HttpServer::Create(
-      config.http, router, http_metrics, {(*security)->tls(), (*security)->authenticator()},
+      http_config, router, http_metrics, {(*security)->tls(), (*security)->authenticator()},
       &websocket);
   if (!server.ok()) {
     spdlog::critical("{}", std::string(server.status().message()));
@@ -91,7 +111,7 @@ int RunServer(const ServerConfig& config) {
   core::LogFields(spdlog::level::info, "config",
                   {{"config_file", config.config_path},
                    {"models", config.service.models.size()},
-                   {"max_connections", config.http.max_connections},
+                   {"max_connections", http_config.max_connections},
                    {"max_body_bytes", config.http.max_body_bytes},
                    {"header_timeout_ms", config.http.header_timeout_ms},
                    {"idle_timeout_ms", config.http.idle_timeout_ms},

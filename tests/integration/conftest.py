@@ -21,8 +21,9 @@ def pytest_addoption(parser):
 class VoxServer:
     """One voxserve process. Its log (stderr) is collected in `log_lines`."""
 
-    def __init__(self, binary, args=(), env=None):
+    def __init__(self, binary, args=(), env=None, preexec_fn=None):
         self.binary = binary
+        self.preexec_fn = preexec_fn  # runs in the child before exec (e.g. to set rlimits)
         self.args = list(args)
         self.env = dict(os.environ, **(env or {}))
         self.process = None
@@ -39,7 +40,8 @@ class VoxServer:
     def start(self, wait_ready=True, timeout=60):
         self.process = subprocess.Popen(
             [self.binary, "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", *self.args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env, text=True,
+            preexec_fn=self.preexec_fn)
         threading.Thread(target=self._read_log, daemon=True).start()
         if not self._listening.wait(timeout):
             self.kill()
@@ -133,8 +135,8 @@ def make_server(voxserve_bin):
     """Factory for servers with their own flags; stopped (SIGKILL if needed) after the test."""
     started = []
 
-    def factory(*args, wait_ready=True, env=None):
-        instance = VoxServer(voxserve_bin, args, env).start(wait_ready=wait_ready)
+    def factory(*args, wait_ready=True, env=None, preexec_fn=None):
+        instance = VoxServer(voxserve_bin, args, env, preexec_fn).start(wait_ready=wait_ready)
         started.append(instance)
         return instance
 

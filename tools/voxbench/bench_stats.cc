@@ -32,11 +32,12 @@ PointSummary Summarize(const std::vector<Sample>& samples, double window_seconds
   PointSummary point;
   point.seconds = window_seconds;
   point.requests = samples.size();
-  std::vector<double> latency, ttfa, rtf;
+  std::vector<double> latency, error_latency, ttfa, rtf;
   double latency_with_audio = 0, audio_total = 0;
   for (const Sample& sample : samples) {
     if (!sample.ok) {
       ++point.errors[sample.error.empty() ? "unknown" : sample.error];
+      error_latency.push_back(sample.latency_s * 1000);
       continue;
     }
     ++point.ok;
@@ -50,6 +51,7 @@ PointSummary Summarize(const std::vector<Sample>& samples, double window_seconds
   }
   point.qps = window_seconds > 0 ? static_cast<double>(point.ok) / window_seconds : 0;
   point.latency_ms = Describe(std::move(latency));
+  point.error_latency_ms = Describe(std::move(error_latency));
   point.ttfa_ms = Describe(std::move(ttfa));
   point.rtf_samples = rtf.size();
   point.rtf = Describe(std::move(rtf));

@@ -31,7 +31,8 @@ struct PointSummary {
   size_t ok = 0;
   std::map<std::string, size_t> errors;
   double qps = 0;  // ok / seconds
-  Percentiles latency_ms;
+  Percentiles latency_ms;        // successful requests
+  Percentiles error_latency_ms;  // failed ones: how quickly a 429 or 503 comes back under overload
   Percentiles ttfa_ms;
   // Real-time factor = processing time / audio time (below 1: faster than real time), per
   // request (latency / audio seconds); `rtf_aggregate` = Σ latency / Σ audio.

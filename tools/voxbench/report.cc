@@ -53,6 +53,7 @@ json ToJson(const PointSummary& p) {
           {"errors", p.errors},
           {"qps", std::round(p.qps * 100) / 100},
           {"latency_ms", PercentilesJson(p.latency_ms)},
+          {"error_latency_ms", PercentilesJson(p.error_latency_ms)},
           {"ttfa_ms", PercentilesJson(p.ttfa_ms)},
           {"rtf", PercentilesJson(p.rtf)},
           {"rtf_aggregate", std::round(p.rtf_aggregate * 10000) / 10000},

@@ -14,9 +14,6 @@ namespace net = boost::asio;
 
 namespace {
 
-// Each refusal holds a socket and a small buffer for about a second; this many at once is enough
-// to answer a burst, and bounds what a flood of connections can make the server hold.
-constexpr int kMaxPendingRefusals = 256;
 // How long a refused client may keep sending before the socket closes.
 constexpr auto kLinger = std::chrono::seconds(1);
 

@@ -63,6 +63,7 @@ TEST(SummarizeTest, ThroughputLatencyRtfAndErrors) {
   samples.push_back(Failed("http_429"));
   samples.push_back(Failed("http_429"));
   samples.push_back(Failed("timeout"));
+  samples.back().latency_s = 0.004;
 
   PointSummary point = Summarize(samples, 2.0);
   EXPECT_EQ(point.requests, 11u);
@@ -73,6 +74,10 @@ TEST(SummarizeTest, ThroughputLatencyRtfAndErrors) {
   EXPECT_NEAR(point.latency_ms.p50, 400, 1e-9);  // 4th of 8
   EXPECT_NEAR(point.latency_ms.p99, 800, 1e-9);
   EXPECT_NEAR(point.latency_ms.mean, 450, 1e-9);
+  // Failures have their own latency: 1, 1 and 4 ms.
+  EXPECT_EQ(point.error_latency_ms.count, 3u);
+  EXPECT_NEAR(point.error_latency_ms.p50, 1, 1e-9);
+  EXPECT_NEAR(point.error_latency_ms.max, 4, 1e-9);
   EXPECT_NEAR(point.ttfa_ms.p50, 40, 1e-9);
   // RTF per request = latency / 2 s for the 7 with a known length: 0.05 .. 0.35.
   EXPECT_EQ(point.rtf_samples, 7u);
