@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "scheduler/worker_launcher.h"
 #include "server/models_folder.h"
 #include "yaml-cpp/yaml.h"
 
@@ -181,6 +182,72 @@ absl::Status ReadSchedulingInt(const YAML::Node& node, const std::string& where,
   return absl::OkStatus();
 }
 
+// espeak-ng keeps global state, so one process runs one synthesis at a time: its default is a
+// worker process per core (every core used with no configuration). Other engines default to
+// one in-process instance (ONNX Runtime's intra-op threads already use the cores).
+void ApplyEngineDefaults(service::ModelConfig& model) {
+  if (model.engine.engine == "espeak") {
+    model.scheduling.isolation = scheduler::Isolation::kProcess;
+    model.scheduling.instances = scheduler::kInstancesAuto;
+  }
+}
+
+absl::StatusOr<std::vector<std::string>> ReadScalarList(const YAML::Node& node,
+                                                        const std::string& where) {
+  std::vector<std::string> values;
+  if (node.IsScalar()) {
+    values.push_back(node.Scalar());
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) {
+      if (!item.IsScalar()) return core::InvalidArgument(where + ": expected a list of scalars");
+      values.push_back(item.Scalar());
+    }
+  } else {
+    return core::InvalidArgument(where + ": expected a scalar or a list");
+  }
+  return values;
+}
+
+// scheduling.instances (a number or auto), .isolation, .devices, .cpus (issue 11).
+absl::Status ReadWorkerKeys(const YAML::Node& scheduling, const std::string& at,
+                            scheduler::SchedulerConfig& s) {
+  if (const YAML::Node& instances = scheduling["instances"]) {
+    if (instances.IsScalar() && instances.Scalar() == "auto") {
+      s.instances = scheduler::kInstancesAuto;
+    } else if (absl::Status status = ReadSchedulingInt(scheduling, at, "instances", &s.instances);
+               !status.ok()) {
+      return core::InvalidArgument(std::string(status.message()) + " (or auto)");
+    }
+  }
+  if (const YAML::Node& isolation = scheduling["isolation"]) {
+    std::string value = ScalarOr(isolation, "");
+    if (value == "process") {
+      s.isolation = scheduler::Isolation::kProcess;
+    } else if (value == "thread") {
+      s.isolation = scheduler::Isolation::kThread;
+    } else {
+      return core::InvalidArgument(at + ".isolation: \"" + value +
+                                   "\" is not one of thread, process");
+    }
+  }
+  if (const YAML::Node& devices = scheduling["devices"]) {
+    auto listed = ReadScalarList(devices, at + ".devices");
+    if (!listed.ok()) return listed.status();
+    s.devices = *listed;
+  }
+  if (const YAML::Node& cpus = scheduling["cpus"]) {
+    auto listed = ReadScalarList(cpus, at + ".cpus");
+    if (!listed.ok()) return listed.status();
+    for (const std::string& list : *listed) {
+      if (auto parsed = scheduler::ParseCpuList(list); !parsed.ok()) {
+        return core::InvalidArgument(at + ".cpus: " + std::string(parsed.status().message()));
+      }
+    }
+    s.cpus = *listed;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t index) {
   std::string where = "models[" + std::to_string(index) + "]";
   if (!node.IsMap()) return core::InvalidArgument(where + ": expected a mapping");
@@ -189,6 +256,7 @@ absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t in
   model.engine.engine = ScalarOr(node["engine"], "espeak");
   model.engine.default_voice = ScalarOr(node["default_voice"], "");
   if (model.engine.model_id.empty()) return core::InvalidArgument(where + ".id is required");
+  ApplyEngineDefaults(model);
   if (const YAML::Node& options = node["options"]) {
     if (!options.IsMap()) return core::InvalidArgument(where + ".options: expected a mapping");
     for (const auto& entry : options) {
@@ -198,15 +266,18 @@ absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t in
   if (const YAML::Node& scheduling = node["scheduling"]) {
     std::string at = where + ".scheduling";
     scheduler::SchedulerConfig& s = model.scheduling;
-    for (auto [key, target] : {std::pair{"instances", &s.instances},
-                               {"max_batch_size", &s.max_batch_size},
+    for (auto [key, target] : {std::pair{"max_batch_size", &s.max_batch_size},
                                {"max_queue_delay_ms", &s.max_queue_delay_ms},
                                {"queue_capacity", &s.queue_capacity},
-                               {"first_segment_lead_ms", &s.first_segment_lead_ms}}) {
+                               {"first_segment_lead_ms", &s.first_segment_lead_ms},
+                               {"batch_timeout_ms", &s.batch_timeout_ms},
+                               {"heartbeat_ms", &s.heartbeat_ms},
+                               {"startup_timeout_ms", &s.startup_timeout_ms}}) {
       if (absl::Status status = ReadSchedulingInt(scheduling, at, key, target); !status.ok()) {
         return status;
       }
     }
+    if (absl::Status status = ReadWorkerKeys(scheduling, at, s); !status.ok()) return status;
   }
   if (const YAML::Node& warmup = node["warmup"]) {
     if (!warmup.IsSequence()) return core::InvalidArgument(where + ".warmup: expected a list");
@@ -257,6 +328,7 @@ ServerConfig Defaults() {
   service::ModelConfig espeak;
   espeak.engine.model_id = "espeak";
   espeak.engine.engine = "espeak";
+  ApplyEngineDefaults(espeak);
   config.service.models.push_back(espeak);
   config.service.openai_voices = service::DefaultOpenAiVoicesForEspeak();
   return config;
@@ -342,6 +414,10 @@ absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* 
   if (absl::Status status = table.ApplyFlags(given); !status.ok()) return status;
 
   if (absl::Status status = AddModelsFromFolder(config); !status.ok()) return status;
+  // TEST ONLY: worker processes obey fault texts exactly when the server injects faults.
+  for (service::ModelConfig& model : config.service.models) {
+    model.scheduling.worker_test_faults = config.fault_injection;
+  }
   if (absl::Status status = config.http.Validate(); !status.ok()) return status;
   if (absl::Status status = config.grpc.Validate(); !status.ok()) return status;
   if (absl::Status status = config.websocket.Validate(); !status.ok()) return status;
