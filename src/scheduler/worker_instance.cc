@@ -118,7 +118,7 @@ void WorkerInstance::Heartbeat() {
   if (!Live() || Clock::now() - last_answer_ < timeouts_.heartbeat) return;
   absl::Status status = wire::WriteFrame(worker_.fd, wire::FrameType::kPing, {});
   if (status.ok()) {
-    auto frame = wire::ReadFrame(worker_.fd, Clock::now() + timeouts_.heartbeat);
+    auto frame = wire::ReadFrame(worker_.fd, Clock::now() + timeouts_.heartbeat_answer);
     if (!frame.ok()) {
       status = frame.status();
     } else if (frame->type != wire::FrameType::kPong) {

@@ -36,7 +36,8 @@ class WorkerLauncher {
 struct WorkerTimeouts {
   std::chrono::milliseconds startup{60'000};
   std::chrono::milliseconds batch{30'000};
-  std::chrono::milliseconds heartbeat{1'000};
+  std::chrono::milliseconds heartbeat{1'000};          // idle time before a ping
+  std::chrono::milliseconds heartbeat_answer{1'000};   // how long the pong may take
 };
 
 // Owned by one scheduler instance thread, which is the only caller of its methods.

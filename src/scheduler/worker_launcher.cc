@@ -194,6 +194,7 @@ std::function<std::unique_ptr<EngineInstance>(int index)> WorkerProcessInstances
       std::make_shared<ProcessLauncher>(std::move(spec), config, config.ResolvedInstances());
   WorkerTimeouts timeouts{std::chrono::milliseconds(config.startup_timeout_ms),
                           std::chrono::milliseconds(config.batch_timeout_ms),
+                          std::chrono::milliseconds(config.heartbeat_ms),
                           std::chrono::milliseconds(config.heartbeat_ms)};
   return [launcher, timeouts, model_id](int index) -> std::unique_ptr<EngineInstance> {
     return std::make_unique<WorkerInstance>(index, launcher, timeouts, model_id);
