@@ -19,6 +19,7 @@ packages=(
   python3-grpcio python3-grpc-tools python3-websockets
   python3-onnx  # tests build tiny Piper/Kokoro graphs (tests/onnx_models)
   curl wrk
+  python3-fastapi python3-uvicorn  # bench/workers_bench.sh: the FastAPI + uvicorn peer
   gnuplot-nox  # voxbench --plot
   openssl prometheus  # security tests: test certificates; promtool and a real scraper
 )

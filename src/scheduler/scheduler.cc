@@ -343,6 +343,12 @@ void Scheduler::RunBatch(int index, std::vector<Queued> batch) {
   }
   core::Clock::time_point started = core::Clock::now();
   BatchOutcome outcome = instances_[index]->Run(inputs);
+  if (!instances_[index]->Live()) {
+    // Counted before any `done` runs, so a client told its worker was lost never sees a
+    // readiness or live count that predates the loss.
+    std::lock_guard lock(mutex_);
+    NoteLost(index);
+  }
   if (outcome.not_started) {
     // Nothing ran: back in the queue at their old places, for a live instance.
     {

@@ -33,7 +33,7 @@ SchedulerMetricFamilies::SchedulerMetricFamilies(core::MetricsRegistry& registry
                                     {"model"})),
       busy_seconds_(registry.AddCounter("voxserve_instance_busy_seconds_total",
                                         "Seconds each engine instance spent running batches.",
-                                        {"model", "instance"})) {}
+                                        {"model", "worker"})) {}
 
 ModelSchedulerMetrics SchedulerMetricFamilies::ForModel(const std::string& model_id) {
   ModelSchedulerMetrics metrics;

@@ -214,9 +214,14 @@ absl::Status ReadWorkerKeys(const YAML::Node& scheduling, const std::string& at,
   if (const YAML::Node& instances = scheduling["instances"]) {
     if (instances.IsScalar() && instances.Scalar() == "auto") {
       s.instances = scheduler::kInstancesAuto;
-    } else if (absl::Status status = ReadSchedulingInt(scheduling, at, "instances", &s.instances);
-               !status.ok()) {
-      return core::InvalidArgument(std::string(status.message()) + " (or auto)");
+    } else {
+      absl::Status status = ReadSchedulingInt(scheduling, at, "instances", &s.instances);
+      if (status.ok() && s.instances == scheduler::kInstancesAuto) {
+        status = core::InvalidArgument(at + ".instances: 0 is not allowed");
+      }
+      if (!status.ok()) {
+        return core::InvalidArgument(std::string(status.message()) + " (1..256 or auto)");
+      }
     }
   }
   if (const YAML::Node& isolation = scheduling["isolation"]) {
