@@ -35,6 +35,8 @@ absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& list);
 // Spawned with posix_spawn (safe in a threaded process), signals unblocked and default, in a
 // process group of its own (a terminal's Ctrl-C reaches only the server, which drains first).
 // The worker sets PR_SET_PDEATHSIG itself and checks its parent is still the pid it was given.
+// That signal fires when the spawning *thread* ends: each worker is spawned (and respawned) by
+// its scheduler instance thread, which ends only after it has stopped and reaped the worker.
 class ProcessLauncher : public WorkerLauncher {
  public:
   ProcessLauncher(WorkerSpec spec, const SchedulerConfig& config, int workers);
