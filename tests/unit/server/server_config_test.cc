@@ -134,23 +134,10 @@ TEST_F(ServerConfigTest, EspeakDefaultsToOneWorkerProcessPerCore) {
 
 TEST_F(ServerConfigTest, WorkerKeysAreRead) {
   WriteConfig(
-      "models:
-  - id: e
-    engine: espeak
-    scheduling:
-      isolation: thread
-"
-      "      instances: 3
-  - id: w
-    engine: espeak
-    scheduling:
-"
-      "      instances: auto
-      cpus: ["0", "1-1"]
-      batch_timeout_ms: 500
-"
-      "      heartbeat_ms: 50
-");
+      "models:\n  - id: e\n    engine: espeak\n    scheduling:\n      isolation: thread\n"
+      "      instances: 3\n  - id: w\n    engine: espeak\n    scheduling:\n"
+      "      instances: auto\n      cpus: [\"0\", \"1-1\"]\n      batch_timeout_ms: 500\n"
+      "      heartbeat_ms: 50\n");
   auto parsed = Load({"--config", path_.string(), "--fault-injection", "true"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   const auto& models = parsed->config.service.models;
