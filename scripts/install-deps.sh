@@ -20,6 +20,7 @@ packages=(
   python3-onnx  # tests build tiny Piper/Kokoro graphs (tests/onnx_models)
   espeak-ng  # the command line: test_onnx_models recomputes phonemes independently of the server
   curl wrk
+  python3-fastapi python3-uvicorn  # bench/workers_bench.sh: the FastAPI + uvicorn peer
   gnuplot-nox  # voxbench --plot
   openssl prometheus  # security tests: test certificates; promtool and a real scraper
   chromium nodejs  # browser test of the web playground (tests/browser: playwright-core via npm)

@@ -75,6 +75,13 @@ absl::Status Draining(std::string_view message) {
               "server_draining");
 }
 
+absl::Status InstanceLost(std::string_view message, int retry_after_seconds) {
+  absl::Status status = Make(absl::StatusCode::kUnavailable, message, ErrorReason::kUnspecified,
+                             {}, "engine_instance_lost");
+  status.SetPayload(kRetryAfterUrl, absl::Cord(std::to_string(retry_after_seconds)));
+  return status;
+}
+
 absl::Status Unauthenticated(std::string_view message, std::string_view code) {
   return Make(absl::StatusCode::kUnauthenticated, message, ErrorReason::kUnspecified, {}, code);
 }

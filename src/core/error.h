@@ -37,6 +37,9 @@ absl::Status UnsupportedMediaType(std::string_view message);
 absl::Status MethodNotAllowed(std::string_view message);
 absl::Status QueueFull(std::string_view message, int retry_after_seconds);
 absl::Status Draining(std::string_view message);
+// 503 + Retry-After: the engine instance (a worker process) running the work was lost; retrying
+// is safe and usually lands on a live instance at once.
+absl::Status InstanceLost(std::string_view message, int retry_after_seconds);
 // 401: no credentials or wrong ones. 403: the caller is known but may not do this.
 absl::Status Unauthenticated(std::string_view message, std::string_view code);
 absl::Status PermissionDenied(std::string_view message, std::string_view param,

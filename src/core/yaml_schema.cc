@@ -73,6 +73,12 @@ YamlSchema YamlSchema::ListOf(YamlSchema element) {
   return schema;
 }
 
+YamlSchema YamlSchema::ScalarOrListOf(YamlSchema element) {
+  YamlSchema schema = ListOf(std::move(element));
+  schema.scalar_too_ = true;
+  return schema;
+}
+
 YamlSchema YamlSchema::MapOf(YamlSchema value) {
   YamlSchema schema(Shape::kMapOf);
   schema.element_ = std::make_unique<YamlSchema>(std::move(value));
@@ -110,7 +116,7 @@ YamlSchema&& YamlSchema::Field(std::string_view dotted_key, YamlSchema value) &&
 std::string YamlSchema::Expected() const {
   switch (shape_) {
     case Shape::kScalar: return "a single value";
-    case Shape::kList: return "a list";
+    case Shape::kList: return scalar_too_ ? "a single value or a list" : "a list";
     case Shape::kMapOf: return "a mapping";
     case Shape::kFields: return scalar_too_ ? "a single value or a mapping" : "a mapping";
   }
@@ -124,6 +130,7 @@ absl::Status YamlSchema::Check(const YAML::Node& node, std::string_view path) co
     case Shape::kScalar:
       return node.IsScalar() ? absl::OkStatus() : wrong_type();
     case Shape::kList: {
+      if (node.IsScalar() && scalar_too_) return element_->Check(node, path);
       if (!node.IsSequence()) return wrong_type();
       for (size_t i = 0; i < node.size(); ++i) {
         std::string at = std::string(path) + "[" + std::to_string(i) + "]";

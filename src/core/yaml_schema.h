@@ -29,6 +29,7 @@ class YamlSchema {
   static YamlSchema MapOf(YamlSchema value);      // any keys (e.g. alias names), values of one shape
   static YamlSchema Fields();                     // only the keys added with Field()
   static YamlSchema ScalarOrFields(YamlSchema fields);  // `a: v` or `a: {model: m, voice: v}`
+  static YamlSchema ScalarOrListOf(YamlSchema element);  // `a: v` or `a: [v, w]`
 
   // Adds a known key of a Fields() schema; a dotted key ("http.port") adds the sections on the
   // way. Adding a key to the file is one call.
@@ -50,7 +51,7 @@ class YamlSchema {
   absl::Status CheckFields(const YAML::Node& node, std::string_view path) const;
 
   Shape shape_;
-  bool scalar_too_ = false;                  // kFields that also accepts a single value
+  bool scalar_too_ = false;                  // kFields or kList that also accepts a single value
   std::unique_ptr<YamlSchema> element_;      // kList, kMapOf
   std::map<std::string, std::unique_ptr<YamlSchema>, std::less<>> fields_;  // kFields
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "spdlog/spdlog.h"
 
 namespace voxserve::scheduler {
 namespace {
@@ -14,6 +15,16 @@ constexpr size_t kMaxScan = 256;
 // Completions remembered for the drain-rate estimate behind Retry-After.
 constexpr size_t kDrainWindow = 128;
 constexpr int kMaxRetryAfterSeconds = 60;
+// Restart backoff of a lost worker: 100 ms after the first loss, doubling per consecutive
+// failure up to 10 s, so a worker that dies at once on every start costs little CPU.
+constexpr std::chrono::milliseconds kFirstBackoff{100};
+constexpr std::chrono::milliseconds kMaxBackoff{10'000};
+
+std::chrono::milliseconds Backoff(int failures) {
+  if (failures <= 0) return std::chrono::milliseconds(0);
+  auto delay = kFirstBackoff * (1LL << std::min(failures - 1, 16));
+  return std::min<std::chrono::milliseconds>(delay, kMaxBackoff);
+}
 
 bool IsDead(const SegmentTask& task, core::Clock::time_point now) {
   return now >= task.deadline || (task.cancellation && task.cancellation->IsCancelled());
@@ -30,21 +41,58 @@ Scheduler::Scheduler(std::shared_ptr<engine::Engine> engine, const SchedulerConf
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<engine::Engine> engine,
                                                              const SchedulerConfig& config,
-                                                             ModelSchedulerMetrics metrics) {
+                                                             ModelSchedulerMetrics metrics,
+                                                             InstanceFactory instances) {
   if (auto status = config.Validate(engine->info().id); !status.ok()) return status;
   std::unique_ptr<Scheduler> scheduler(new Scheduler(std::move(engine), config, metrics));
-  for (int i = 0; i < config.instances; ++i) {
-    scheduler->workers_.emplace_back([raw = scheduler.get()] { raw->WorkerLoop(); });
+  Scheduler& s = *scheduler;
+  const int count = config.ResolvedInstances();
+  s.supervised_ = static_cast<bool>(instances);
+  for (int i = 0; i < count; ++i) {
+    s.instances_.push_back(instances ? instances(i)
+                                     : std::make_unique<InProcessInstance>(s.engine_));
+  }
+  s.states_.resize(count);
+  for (int i = 0; i < count; ++i) {
+    s.busy_seconds_.push_back(metrics.instance_busy_seconds ? metrics.instance_busy_seconds(i)
+                                                            : nullptr);
+  }
+  for (int i = 0; i < count; ++i) {
+    s.threads_.emplace_back([raw = scheduler.get(), i] { raw->InstanceLoop(i); });
+  }
+  std::unique_lock lock(s.mutex_);
+  bool all_tried = s.first_starts_.wait_for(
+      lock, std::chrono::milliseconds(config.startup_timeout_ms), [&s] {
+        return std::all_of(s.states_.begin(), s.states_.end(),
+                           [](const InstanceState& state) { return state.tried; });
+      });
+  if (s.live_ == 0) {
+    lock.unlock();
+    return absl::UnavailableError(
+        "model " + s.engine_->info().id + ": no engine instance started" +
+        (all_tried ? " (see the log for why)"
+                   : " within startup_timeout_ms (" + std::to_string(config.startup_timeout_ms) +
+                         " ms)"));
   }
   return scheduler;
+}
+
+int Scheduler::LiveInstances() const {
+  std::lock_guard lock(mutex_);
+  return live_;
+}
+
+int Scheduler::Restarts() const {
+  std::lock_guard lock(mutex_);
+  return restarts_;
 }
 
 Scheduler::~Scheduler() { Shutdown(); }
 
 void Scheduler::Shutdown() {
   Stop();
-  for (std::thread& worker : workers_) {
-    if (worker.joinable()) worker.join();
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
   }
 }
 
@@ -54,6 +102,7 @@ void Scheduler::Stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  first_starts_.notify_all();
 }
 
 size_t Scheduler::QueueDepth() const {
@@ -73,7 +122,7 @@ absl::Status Scheduler::Submit(SegmentTask task) {
     }
     core::Clock::time_point priority = now;
     if (task.first_of_request) priority -= std::chrono::milliseconds(config_.first_segment_lead_ms);
-    queue_.emplace(priority, Queued{std::move(task), now});
+    queue_.emplace(priority, Queued{std::move(task), now, priority});
     if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
   }
   wake_.notify_one();
@@ -128,10 +177,69 @@ std::vector<Scheduler::Queue::iterator> Scheduler::CandidateBatch(core::Clock::t
   return batch;
 }
 
-void Scheduler::WorkerLoop() {
+bool Scheduler::Revive(int index, std::unique_lock<std::mutex>& lock) {
+  InstanceState& state = states_[index];
+  while (!stopping_ && core::Clock::now() < state.retry_at) {
+    wake_.wait_until(lock, state.retry_at, [&] { return stopping_; });
+  }
+  if (stopping_) return false;
+  const bool restart = state.tried;
+  lock.unlock();
+  absl::Status started = instances_[index]->Start();
+  lock.lock();
+  state.tried = true;
+  if (started.ok()) {
+    state.live = true;
+    ++live_;
+    if (restart) {
+      ++restarts_;
+      if (metrics_.instance_restarts) metrics_.instance_restarts->Increment();
+    }
+  } else {
+    ++state.failures;
+    state.retry_at = core::Clock::now() + Backoff(state.failures);
+    spdlog::warn("model {} instance {} did not start: {} (next try in {} ms)",
+                 engine_->info().id, index, std::string(started.message()),
+                 Backoff(state.failures).count());
+  }
+  if (metrics_.live_instances) metrics_.live_instances->Set(live_);
+  first_starts_.notify_all();
+  return !stopping_;
+}
+
+void Scheduler::NoteLost(int index) {
+  InstanceState& state = states_[index];
+  if (!state.live) return;
+  state.live = false;
+  --live_;
+  ++state.failures;
+  state.retry_at = core::Clock::now() + Backoff(state.failures);
+  if (metrics_.live_instances) metrics_.live_instances->Set(live_);
+}
+
+void Scheduler::InstanceLoop(int index) {
+  EngineInstance& instance = *instances_[index];
+  const auto heartbeat = std::chrono::milliseconds(config_.heartbeat_ms);
   std::unique_lock lock(mutex_);
   while (true) {
-    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) break;
+    if (!states_[index].live) {
+      // A dead instance takes no work: what is queued waits for a live one.
+      if (!Revive(index, lock)) break;
+      continue;
+    }
+    if (supervised_) {
+      bool woken = wake_.wait_for(lock, heartbeat, [&] { return stopping_ || !queue_.empty(); });
+      if (!woken) {
+        lock.unlock();
+        instance.Heartbeat();
+        lock.lock();
+        if (!instance.Live()) NoteLost(index);
+        continue;
+      }
+    } else {
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    }
     if (stopping_) break;
 
     core::Clock::time_point now = core::Clock::now();
@@ -172,8 +280,13 @@ void Scheduler::WorkerLoop() {
     if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
     size_t batch_size = batch.size();
     lock.unlock();
-    RunBatch(std::move(batch));
+    RunBatch(index, std::move(batch));
     lock.lock();
+    if (!instance.Live()) {
+      NoteLost(index);
+      continue;
+    }
+    states_[index].failures = 0;
     core::Clock::time_point finished = core::Clock::now();
     for (size_t i = 0; i < batch_size; ++i) {
       recent_completions_.push_back(finished);
@@ -185,11 +298,16 @@ void Scheduler::WorkerLoop() {
   for (auto& [priority, queued] : queue_) remaining.push_back(std::move(queued));
   queue_.clear();
   if (metrics_.queue_depth) metrics_.queue_depth->Set(0);
+  if (states_[index].live) {
+    states_[index].live = false;
+    --live_;
+  }
   lock.unlock();
   for (Queued& queued : remaining) {
     core::Clock::time_point now = core::Clock::now();
     queued.task.done(core::Draining("server is shutting down"), {queued.enqueued, now, now, 0});
   }
+  instance.Stop();  // after the queue is ended: a worker's exit must not delay those requests
 }
 
 void Scheduler::EndDead(std::vector<Queued> dead) {
@@ -205,26 +323,55 @@ void Scheduler::EndDead(std::vector<Queued> dead) {
   }
 }
 
-void Scheduler::RunBatch(std::vector<Queued> batch) {
+BatchOutcome InProcessInstance::Run(std::span<const engine::SegmentInput> batch) {
+  BatchOutcome outcome;
+  try {
+    outcome.results = engine_->Synthesize(batch);
+  } catch (const std::exception& error) {
+    // Engines report errors as statuses; this keeps a stray exception from killing the worker.
+    outcome.results.assign(batch.size(),
+                           core::Internal(std::string("engine failed: ") + error.what()));
+  }
+  return outcome;
+}
+
+void Scheduler::RunBatch(int index, std::vector<Queued> batch) {
   std::vector<engine::SegmentInput> inputs;
   inputs.reserve(batch.size());
   for (const Queued& queued : batch) {
     inputs.push_back({queued.task.text, queued.task.voice_id, queued.task.speed});
   }
   core::Clock::time_point started = core::Clock::now();
-  std::vector<absl::StatusOr<audio::PcmAudio>> results;
-  try {
-    results = engine_->Synthesize(inputs);
-  } catch (const std::exception& error) {
-    // Engines report errors as statuses; this keeps a stray exception from killing the worker.
-    results.clear();
-    results.resize(batch.size(), core::Internal(std::string("engine failed: ") + error.what()));
+  BatchOutcome outcome = instances_[index]->Run(inputs);
+  if (!instances_[index]->Live()) {
+    // Counted before any `done` runs, so a client told its worker was lost never sees a
+    // readiness or live count that predates the loss.
+    std::lock_guard lock(mutex_);
+    NoteLost(index);
   }
+  if (outcome.not_started) {
+    // Nothing ran: back in the queue at their old places, for a live instance.
+    {
+      std::lock_guard lock(mutex_);
+      for (Queued& queued : batch) {
+        core::Clock::time_point priority = queued.priority;
+        queue_.emplace(priority, std::move(queued));
+      }
+      if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
+    }
+    if (metrics_.requeued) metrics_.requeued->Increment(static_cast<double>(batch.size()));
+    wake_.notify_all();
+    return;
+  }
+  std::vector<absl::StatusOr<audio::PcmAudio>> results = std::move(outcome.results);
   if (results.size() != batch.size()) {
     results.clear();
     results.resize(batch.size(), core::Internal("engine returned the wrong number of results"));
   }
   core::Clock::time_point finished = core::Clock::now();
+  if (core::Counter* busy = busy_seconds_[index]) {
+    busy->Increment(std::chrono::duration<double>(finished - started).count());
+  }
   if (metrics_.batch_size) metrics_.batch_size->Observe(static_cast<double>(batch.size()));
   if (metrics_.synthesized) metrics_.synthesized->Increment(static_cast<double>(batch.size()));
   for (size_t i = 0; i < batch.size(); ++i) {

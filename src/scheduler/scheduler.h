@@ -1,11 +1,13 @@
 // Per-model scheduler in the manner of Triton's dynamic batcher: one bounded queue, `instances`
-// worker threads that each drive the engine, batches that leave when full or when their oldest
+// instance threads that each drive one EngineInstance (the shared engine in this process, or a
+// worker process of its own), batches that leave when full or when their oldest
 // segment has waited max_queue_delay_ms. Requests' first segments go ahead of later segments
 // (time to first audio matters most) but only by a bounded lead, so nobody starves.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +21,7 @@
 #include "audio/pcm.h"
 #include "core/request_context.h"
 #include "engine/engine.h"
+#include "scheduler/engine_instance.h"
 #include "scheduler/scheduler_config.h"
 #include "scheduler/scheduler_metrics.h"
 
@@ -47,12 +50,20 @@ struct SegmentTask {
   SegmentDone done;
 };
 
+// Builds instance `index` (0-based) of a model; the scheduler owns what it returns.
+using InstanceFactory = std::function<std::unique_ptr<EngineInstance>(int index)>;
+
 class Scheduler {
  public:
-  // Starts config.instances workers. The engine must outlive nothing: the scheduler shares it.
+  // Starts config.ResolvedInstances() instance threads. Without `instances`, each drives the
+  // shared engine in this process; with it (worker processes), each owns the instance the
+  // factory builds, and Create waits until every instance has made its first start (bounded by
+  // startup_timeout_ms), failing when none came up. The engine supplies the model's facts
+  // (batch limits) and must outlive nothing: the scheduler shares it.
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(std::shared_ptr<engine::Engine> engine,
                                                            const SchedulerConfig& config,
-                                                           ModelSchedulerMetrics metrics);
+                                                           ModelSchedulerMetrics metrics,
+                                                           InstanceFactory instances = {});
   // Stops the workers; queued segments end with Unavailable.
   ~Scheduler();
 
@@ -77,25 +88,38 @@ class Scheduler {
 
   size_t QueueDepth() const;
   const SchedulerConfig& config() const { return config_; }
+  // Instances configured, and those live now (a worker process that died or hung is not live
+  // until restarted). Safe cross thread.
+  int Instances() const { return static_cast<int>(instances_.size()); }
+  int LiveInstances() const;
+  // Worker restarts since start (a first start is not a restart).
+  int Restarts() const;
 
  private:
   struct Queued {
     SegmentTask task;
     core::Clock::time_point enqueued;
+    core::Clock::time_point priority;  // its key in the queue, kept for a requeue
   };
   // Ordered by priority time: arrival, moved earlier by first_segment_lead_ms for first segments.
   using Queue = std::multimap<core::Clock::time_point, Queued>;
 
   Scheduler(std::shared_ptr<engine::Engine> engine, const SchedulerConfig& config,
             ModelSchedulerMetrics metrics);
-  void WorkerLoop();
+  void InstanceLoop(int index);
+  // Brings a non-live instance up, after its backoff. Requires `lock` held; releases it while
+  // starting. Returns false when the scheduler is stopping.
+  bool Revive(int index, std::unique_lock<std::mutex>& lock);
+  // Requires `lock` held; notes that instance `index` has gone from live to dead.
+  void NoteLost(int index);
   // Requires mutex_. Moves dead segments out of the queue into *dead.
   void TakeDeadSegments(core::Clock::time_point now, std::vector<Queued>* dead);
   // Requires mutex_ and a live head. The head segment and those that may share its batch, in
   // priority order; dead segments met on the way are moved into *dead.
   std::vector<Queue::iterator> CandidateBatch(core::Clock::time_point now,
                                               std::vector<Queued>* dead);
-  void RunBatch(std::vector<Queued> batch);
+  // Runs the batch on instance `index`; a batch the instance never started is queued again.
+  void RunBatch(int index, std::vector<Queued> batch);
   void EndDead(std::vector<Queued> dead);
   int RetryAfterSeconds(core::Clock::time_point now) const;  // requires mutex_
 
@@ -109,7 +133,23 @@ class Scheduler {
   Queue queue_;                                   // guarded by mutex_
   bool stopping_ = false;                         // guarded by mutex_
   std::deque<core::Clock::time_point> recent_completions_;  // guarded by mutex_; drain-rate window
-  std::vector<std::thread> workers_;
+
+  // Per instance, index-aligned. Each thread is the only user of its instance; the state below
+  // is guarded by mutex_.
+  struct InstanceState {
+    bool live = false;
+    bool tried = false;          // its first start has been attempted
+    int failures = 0;            // starts failed or workers lost since the last good batch
+    core::Clock::time_point retry_at{};
+  };
+  std::vector<std::unique_ptr<EngineInstance>> instances_;
+  std::vector<InstanceState> states_;  // guarded by mutex_
+  std::vector<core::Counter*> busy_seconds_;  // per instance; null = not recorded
+  int live_ = 0;                       // guarded by mutex_
+  int restarts_ = 0;                   // guarded by mutex_
+  bool supervised_ = false;  // instances may die (worker processes): heartbeats and restarts
+  std::condition_variable first_starts_;  // an instance finished its first start attempt
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace voxserve::scheduler

@@ -1,5 +1,7 @@
 #include "scheduler/scheduler_config.h"
 
+#include <sched.h>
+
 #include "core/error.h"
 
 namespace voxserve::scheduler {
@@ -13,14 +15,46 @@ absl::Status CheckRange(const std::string& model_id, const char* key, int value,
 
 }  // namespace
 
+std::string_view IsolationName(Isolation isolation) {
+  return isolation == Isolation::kProcess ? "process" : "thread";
+}
+
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+int SchedulerConfig::ResolvedInstances() const {
+  if (instances != kInstancesAuto) return instances;
+  if (!devices.empty()) return static_cast<int>(devices.size());
+  return isolation == Isolation::kProcess ? UsableCpus() : 1;
+}
+
 absl::Status SchedulerConfig::Validate(const std::string& model_id) const {
-  for (auto status : {CheckRange(model_id, "instances", instances, 1, 256),
+  for (auto status : {CheckRange(model_id, "instances", instances, 0, 256),
                       CheckRange(model_id, "max_batch_size", max_batch_size, 1, 1024),
                       CheckRange(model_id, "max_queue_delay_ms", max_queue_delay_ms, 0, 10'000),
                       CheckRange(model_id, "queue_capacity", queue_capacity, 1, 1'000'000),
                       CheckRange(model_id, "first_segment_lead_ms", first_segment_lead_ms, 0,
-                                 600'000)}) {
+                                 600'000),
+                      CheckRange(model_id, "batch_timeout_ms", batch_timeout_ms, 10, 3'600'000),
+                      CheckRange(model_id, "heartbeat_ms", heartbeat_ms, 10, 600'000),
+                      CheckRange(model_id, "startup_timeout_ms", startup_timeout_ms, 100,
+                                 3'600'000)}) {
     if (!status.ok()) return status;
+  }
+  if (isolation == Isolation::kThread && (!devices.empty() || !cpus.empty())) {
+    return core::InvalidArgument("models[" + model_id +
+                                 "].scheduling: devices and cpus need isolation: process");
+  }
+  if (!devices.empty() && instances != kInstancesAuto &&
+      instances != static_cast<int>(devices.size())) {
+    return core::InvalidArgument("models[" + model_id + "].scheduling.instances = " +
+                                 std::to_string(instances) + " but " +
+                                 std::to_string(devices.size()) +
+                                 " devices are listed (one worker per device; use auto)");
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 // The scheduler's metrics, registered once per process and labelled by model.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/metrics.h"
@@ -17,6 +18,11 @@ struct ModelSchedulerMetrics {
   core::Counter* dropped_cancelled = nullptr;
   core::Counter* synthesized = nullptr;  // segments that reached the engine
   core::Counter* engine_errors = nullptr;  // segments the engine failed
+  core::Gauge* live_instances = nullptr;       // instances that may take a batch now
+  core::Counter* instance_restarts = nullptr;  // worker processes started again after a loss
+  core::Counter* requeued = nullptr;           // segments moved off a dead worker, unstarted
+  // Seconds instance `index` spent running batches; may return null.
+  std::function<core::Counter*(int index)> instance_busy_seconds;
 };
 
 class SchedulerMetricFamilies {
@@ -31,6 +37,10 @@ class SchedulerMetricFamilies {
   core::Family<core::Counter>& dropped_;
   core::Family<core::Counter>& synthesized_;
   core::Family<core::Counter>& engine_errors_;
+  core::Family<core::Gauge>& live_instances_;
+  core::Family<core::Counter>& restarts_;
+  core::Family<core::Counter>& requeued_;
+  core::Family<core::Counter>& busy_seconds_;
 };
 
 }  // namespace voxserve::scheduler

@@ -7,8 +7,13 @@
 #include "core/logging.h"
 #include "server/server_app.h"
 #include "server/server_config.h"
+#include "server/worker_mode.h"
 
 int main(int argc, char** argv) {
+  // The server starts its engine workers as this same binary (scheduling.isolation: process).
+  if (voxserve::server::IsWorkerCommandLine(argc, argv)) {
+    return voxserve::server::RunWorker(argc, argv);
+  }
   auto parsed = voxserve::server::LoadServerConfig(argc, argv, voxserve::core::ProcessEnvironment());
   if (!parsed.ok()) {
     std::fprintf(stderr, "voxserve: %s\n", std::string(parsed.status().message()).c_str());

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/yaml_schema.h"
+#include "scheduler/worker_launcher.h"
 #include "server/models_folder.h"
 #include "yaml-cpp/yaml.h"
 
@@ -169,19 +170,34 @@ std::string ScalarOr(const YAML::Node& node, const std::string& fallback) {
   return node && node.IsScalar() ? node.Scalar() : fallback;
 }
 
-// models[].scheduling keys: the reader and the file schema both use this table, so a new
-// integer key is one line here.
+// models[].scheduling integer keys: the reader and the file schema both use this table, so a new
+// integer key is one line here. `instances` (a number or auto) and the worker-placement keys are
+// read by ReadWorkerKeys.
 struct SchedulingKey {
   const char* name;
   int scheduler::SchedulerConfig::*field;
 };
 constexpr SchedulingKey kSchedulingKeys[] = {
-    {"instances", &scheduler::SchedulerConfig::instances},
     {"max_batch_size", &scheduler::SchedulerConfig::max_batch_size},
     {"max_queue_delay_ms", &scheduler::SchedulerConfig::max_queue_delay_ms},
     {"queue_capacity", &scheduler::SchedulerConfig::queue_capacity},
     {"first_segment_lead_ms", &scheduler::SchedulerConfig::first_segment_lead_ms},
+    {"batch_timeout_ms", &scheduler::SchedulerConfig::batch_timeout_ms},
+    {"heartbeat_ms", &scheduler::SchedulerConfig::heartbeat_ms},
+    {"startup_timeout_ms", &scheduler::SchedulerConfig::startup_timeout_ms},
 };
+
+absl::Status ReadSchedulingInt(const YAML::Node& node, const std::string& where, const char* key,
+                               int* out) {
+  if (!node[key]) return absl::OkStatus();
+  long long value = 0;
+  absl::Status status = node[key].IsScalar()
+                            ? core::ParseInt(node[key].Scalar(), 0, 1'000'000'000, &value)
+                            : core::InvalidArgument("expected a number");
+  if (!status.ok()) return core::InvalidArgument(where + "." + key + ": " + std::string(status.message()));
+  *out = static_cast<int>(value);
+  return absl::OkStatus();
+}
 
 // Every key the file may hold, checked before any value is read (core/yaml_schema.h): the scalar
 // options come from the option table, the structured sections are listed here. Unknown keys are
@@ -190,6 +206,10 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
   using core::YamlSchema;
   YamlSchema scheduling = YamlSchema::Fields();
   for (const SchedulingKey& key : kSchedulingKeys) scheduling.Field(key.name, YamlSchema::Scalar());
+  scheduling.Field("instances", YamlSchema::Scalar())
+      .Field("isolation", YamlSchema::Scalar())
+      .Field("devices", YamlSchema::ScalarOrListOf(YamlSchema::Scalar()))
+      .Field("cpus", YamlSchema::ScalarOrListOf(YamlSchema::Scalar()));
   YamlSchema schema = YamlSchema::Fields();
   for (const OptionSpec& spec : table.specs()) schema.Field(spec.yaml_key, YamlSchema::Scalar());
   schema.Field("models",
@@ -210,6 +230,77 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
   return schema;
 }
 
+// espeak-ng keeps global state, so one process runs one synthesis at a time: its default is a
+// worker process per core (every core used with no configuration). Other engines default to
+// one in-process instance (ONNX Runtime's intra-op threads already use the cores).
+void ApplyEngineDefaults(service::ModelConfig& model) {
+  if (model.engine.engine == "espeak") {
+    model.scheduling.isolation = scheduler::Isolation::kProcess;
+    model.scheduling.instances = scheduler::kInstancesAuto;
+  }
+}
+
+absl::StatusOr<std::vector<std::string>> ReadScalarList(const YAML::Node& node,
+                                                        const std::string& where) {
+  std::vector<std::string> values;
+  if (node.IsScalar()) {
+    values.push_back(node.Scalar());
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) {
+      if (!item.IsScalar()) return core::InvalidArgument(where + ": expected a list of scalars");
+      values.push_back(item.Scalar());
+    }
+  } else {
+    return core::InvalidArgument(where + ": expected a scalar or a list");
+  }
+  return values;
+}
+
+// scheduling.instances (a number or auto), .isolation, .devices, .cpus (issue 11).
+absl::Status ReadWorkerKeys(const YAML::Node& scheduling, const std::string& at,
+                            scheduler::SchedulerConfig& s) {
+  if (const YAML::Node& instances = scheduling["instances"]) {
+    if (instances.IsScalar() && instances.Scalar() == "auto") {
+      s.instances = scheduler::kInstancesAuto;
+    } else {
+      absl::Status status = ReadSchedulingInt(scheduling, at, "instances", &s.instances);
+      if (status.ok() && s.instances == scheduler::kInstancesAuto) {
+        status = core::InvalidArgument(at + ".instances: 0 is not allowed");
+      }
+      if (!status.ok()) {
+        return core::InvalidArgument(std::string(status.message()) + " (1..256 or auto)");
+      }
+    }
+  }
+  if (const YAML::Node& isolation = scheduling["isolation"]) {
+    std::string value = ScalarOr(isolation, "");
+    if (value == "process") {
+      s.isolation = scheduler::Isolation::kProcess;
+    } else if (value == "thread") {
+      s.isolation = scheduler::Isolation::kThread;
+    } else {
+      return core::InvalidArgument(at + ".isolation: \"" + value +
+                                   "\" is not one of thread, process");
+    }
+  }
+  if (const YAML::Node& devices = scheduling["devices"]) {
+    auto listed = ReadScalarList(devices, at + ".devices");
+    if (!listed.ok()) return listed.status();
+    s.devices = *listed;
+  }
+  if (const YAML::Node& cpus = scheduling["cpus"]) {
+    auto listed = ReadScalarList(cpus, at + ".cpus");
+    if (!listed.ok()) return listed.status();
+    for (const std::string& list : *listed) {
+      if (auto parsed = scheduler::ParseCpuList(list); !parsed.ok()) {
+        return core::InvalidArgument(at + ".cpus: " + std::string(parsed.status().message()));
+      }
+    }
+    s.cpus = *listed;
+  }
+  return absl::OkStatus();
+}
+
 // Only called on nodes that passed ConfigFileSchema, so every value has the expected shape.
 absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t index) {
   std::string where = "models[" + std::to_string(index) + "]";
@@ -219,23 +310,22 @@ absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t in
   model.engine.engine = ScalarOr(node["engine"], "espeak");
   model.engine.default_voice = ScalarOr(node["default_voice"], "");
   if (model.engine.model_id.empty()) return core::InvalidArgument(where + ".id is required");
+  ApplyEngineDefaults(model);
   if (const YAML::Node& options = node["options"]; options && options.IsMap()) {
     for (const auto& entry : options) {
       model.engine.options[entry.first.Scalar()] = ScalarOr(entry.second, "");
     }
   }
   if (const YAML::Node& scheduling = node["scheduling"]; scheduling && scheduling.IsMap()) {
+    std::string at = where + ".scheduling";
+    scheduler::SchedulerConfig& s = model.scheduling;
     for (const SchedulingKey& key : kSchedulingKeys) {
-      const YAML::Node& value = scheduling[key.name];
-      if (!value || !value.IsScalar()) continue;
-      long long number = 0;
-      if (absl::Status status = core::ParseInt(value.Scalar(), 0, 1'000'000'000, &number);
+      if (absl::Status status = ReadSchedulingInt(scheduling, at, key.name, &(s.*key.field));
           !status.ok()) {
-        return core::InvalidArgument(where + ".scheduling." + key.name + ": " +
-                                     std::string(status.message()));
+        return status;
       }
-      model.scheduling.*key.field = static_cast<int>(number);
     }
+    if (absl::Status status = ReadWorkerKeys(scheduling, at, s); !status.ok()) return status;
   }
   if (const YAML::Node& warmup = node["warmup"]; warmup && warmup.IsSequence()) {
     model.warmup.clear();
@@ -280,6 +370,7 @@ ServerConfig Defaults() {
   service::ModelConfig espeak;
   espeak.engine.model_id = "espeak";
   espeak.engine.engine = "espeak";
+  ApplyEngineDefaults(espeak);
   config.service.models.push_back(espeak);
   config.service.openai_voices = service::DefaultOpenAiVoicesForEspeak();
   return config;
@@ -384,6 +475,10 @@ absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* 
   if (absl::Status status = table.ApplyFlags(given); !status.ok()) return status;
 
   if (absl::Status status = AddModelsFromFolder(config); !status.ok()) return status;
+  // TEST ONLY: worker processes obey fault texts exactly when the server injects faults.
+  for (service::ModelConfig& model : config.service.models) {
+    model.scheduling.worker_test_faults = config.fault_injection;
+  }
   if (absl::Status status = config.http.Validate(); !status.ok()) return status;
   if (absl::Status status = config.grpc.Validate(); !status.ok()) return status;
   if (absl::Status status = config.websocket.Validate(); !status.ok()) return status;

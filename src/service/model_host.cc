@@ -1,5 +1,6 @@
 #include "service/model_host.h"
 
+#include "scheduler/worker_launcher.h"
 #include "spdlog/spdlog.h"
 
 namespace voxserve::service {
@@ -44,15 +45,25 @@ absl::Status ModelHost::Load() {
   state_.store(ModelState::kWarmingUp, std::memory_order_release);
   auto started = std::chrono::steady_clock::now();
   if (auto status = engine_->Warmup(config_.warmup); !status.ok()) return fail(status);
-  auto scheduler = scheduler::Scheduler::Create(engine_, config_.scheduling, metrics_);
+  scheduler::InstanceFactory instances;  // empty: threads over engine_
+  if (config_.scheduling.isolation == scheduler::Isolation::kProcess) {
+    instances = scheduler::WorkerProcessInstances(
+        {config_.engine, config_.warmup, "", config_.scheduling.worker_test_faults},
+        config_.scheduling);
+  }
+  auto scheduler =
+      scheduler::Scheduler::Create(engine_, config_.scheduling, metrics_, std::move(instances));
   if (!scheduler.ok()) return fail(scheduler.status());
   scheduler_ = std::move(*scheduler);
 
   double warmup_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  spdlog::info("model {} ready: engine {}, {} voices, {} instance(s), max batch {}, warm-up {:.1f} ms",
-               id(), engine_->info().engine, engine_->info().voices.size(),
-               config_.scheduling.instances, engine_->info().max_batch_size, warmup_ms);
+  spdlog::info(
+      "model {} ready: engine {}, {} voices, {} instance(s) ({}, {} live), max batch {}, warm-up "
+      "{:.1f} ms",
+      id(), engine_->info().engine, engine_->info().voices.size(), scheduler_->Instances(),
+      scheduler::IsolationName(config_.scheduling.isolation), scheduler_->LiveInstances(),
+      engine_->info().max_batch_size, warmup_ms);
   state_.store(ModelState::kReady, std::memory_order_release);
   return absl::OkStatus();
 }

@@ -163,7 +163,16 @@ std::string TtsService::StartupError() const {
   return startup_error_;
 }
 
-bool TtsService::Ready() const { return loaded_.load() && !draining_.load(); }
+bool TtsService::Ready() const {
+  if (!loaded_.load() || draining_.load()) return false;
+  // A model whose every worker process is down (restarting) cannot serve.
+  for (const auto& model : models_) {
+    if (model->state() == ModelState::kReady && model->scheduler().LiveInstances() == 0) {
+      return false;
+    }
+  }
+  return true;
+}
 
 void TtsService::BeginDrain() { draining_.store(true); }
 
@@ -192,8 +201,11 @@ std::vector<ModelStatus> TtsService::ModelStatuses() const {
     status.engine = model->config().engine.engine;
     status.state = model->state();
     status.error = model->error();
-    status.instances = model->config().scheduling.instances;
+    status.instances = model->config().scheduling.ResolvedInstances();
+    status.isolation = std::string(scheduler::IsolationName(model->config().scheduling.isolation));
     if (status.state == ModelState::kReady) {
+      status.instances_live = model->scheduler().LiveInstances();
+      status.instance_restarts = model->scheduler().Restarts();
       status.queue_depth = model->scheduler().QueueDepth();
       status.voices = model->engine().info().voices.size();
       status.max_batch_size = std::min(model->config().scheduling.max_batch_size,

@@ -34,6 +34,9 @@ struct ModelStatus {
   size_t voices = 0;
   int instances = 0;
   int max_batch_size = 0;
+  std::string isolation;   // "thread" or "process" (scheduler::Isolation)
+  int instances_live = 0;  // instances able to take work now (0 until ready)
+  int instance_restarts = 0;
 };
 
 // The server as a whole, for /health and /health/ready (README "/health"). Ready and degraded

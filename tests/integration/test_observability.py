@@ -53,7 +53,7 @@ def test_metric_names_are_prefixed_and_labels_bounded(server):
         assert expected in names, expected
     labels = set(re.findall(r"[{,]([a-z_]+)=\"", text))
     assert labels <= {"route", "code", "model", "reason", "le", "key", "limit", "version", "what",
-                      "result", "gpu"}, labels
+                      "result", "gpu", "worker"}, labels
     assert re.search(r'^voxserve_build_info\{version="[0-9.]+"\} 1$', text, re.M)
     rss = float(re.search(r"^process_resident_memory_bytes (\S+)$", text, re.M).group(1))
     assert rss > 1e6

@@ -72,6 +72,9 @@ json HealthJson(const service::TtsService& service, const ServerIdentity& identi
                   {"state", service::ModelStateName(model.state)},
                   {"queue_depth", model.queue_depth},
                   {"instances", model.instances},
+                  {"isolation", model.isolation},
+                  {"instances_live", model.instances_live},
+                  {"instance_restarts", model.instance_restarts},
                   {"max_batch_size", model.max_batch_size}};
     if (!model.error.empty()) entry["error"] = model.error;
     models.push_back(std::move(entry));

@@ -146,7 +146,7 @@ TEST_F(SchedulerTest, WrongNumberOfEngineResultsFailsTheWholeBatchWithInternal) 
 TEST(SchedulerCreateTest, RejectsAnInvalidConfigurationNamingTheKey) {
   auto engine = std::make_shared<test_support::FakeEngine>();
   SchedulerConfig config;
-  config.instances = 0;
+  config.instances = -1;
 
   auto scheduler = Scheduler::Create(engine, config, {});
 

@@ -53,8 +53,8 @@ TEST_P(SchedulerConfigInvalidTest, NamesTheKeyAndTheAllowedRange) {
 INSTANTIATE_TEST_SUITE_P(
     EachKey, SchedulerConfigInvalidTest,
     ::testing::Values(
-        InvalidCase{"instances", [](SchedulerConfig& c) { c.instances = 0; },
-                    "models[piper-en].instances = 0 is outside 1..256"},
+        InvalidCase{"instances", [](SchedulerConfig& c) { c.instances = -1; },
+                    "models[piper-en].instances = -1 is outside 0..256"},
         InvalidCase{"max_batch_size", [](SchedulerConfig& c) { c.max_batch_size = 1025; },
                     "models[piper-en].max_batch_size = 1025 is outside 1..1024"},
         InvalidCase{"max_queue_delay_ms", [](SchedulerConfig& c) { c.max_queue_delay_ms = -1; },

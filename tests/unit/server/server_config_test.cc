@@ -122,6 +122,54 @@ TEST_F(ServerConfigTest, BadValuesNameTheirSourceAndRange) {
   EXPECT_NE(std::string(file.status().message()).find("http.port"), std::string::npos);
 }
 
+TEST_F(ServerConfigTest, EspeakDefaultsToOneWorkerProcessPerCore) {
+  auto parsed = Load({});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const scheduler::SchedulerConfig& s = parsed->config.service.models[0].scheduling;
+  EXPECT_EQ(s.isolation, scheduler::Isolation::kProcess);
+  EXPECT_EQ(s.instances, scheduler::kInstancesAuto);
+  EXPECT_EQ(s.ResolvedInstances(), scheduler::UsableCpus());
+  EXPECT_FALSE(s.worker_test_faults);
+}
+
+TEST_F(ServerConfigTest, WorkerKeysAreRead) {
+  WriteConfig(
+      "models:\n  - id: e\n    engine: espeak\n    scheduling:\n      isolation: thread\n"
+      "      instances: 3\n  - id: w\n    engine: espeak\n    scheduling:\n"
+      "      instances: auto\n      cpus: [\"0\", \"1-1\"]\n      batch_timeout_ms: 500\n"
+      "      heartbeat_ms: 50\n");
+  auto parsed = Load({"--config", path_.string(), "--fault-injection", "true"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const auto& models = parsed->config.service.models;
+  EXPECT_EQ(models[0].scheduling.isolation, scheduler::Isolation::kThread);
+  EXPECT_EQ(models[0].scheduling.instances, 3);
+  EXPECT_EQ(models[1].scheduling.isolation, scheduler::Isolation::kProcess);
+  EXPECT_EQ(models[1].scheduling.cpus, (std::vector<std::string>{"0", "1-1"}));
+  EXPECT_EQ(models[1].scheduling.batch_timeout_ms, 500);
+  EXPECT_EQ(models[1].scheduling.heartbeat_ms, 50);
+  EXPECT_TRUE(models[1].scheduling.worker_test_faults);  // from --fault-injection only
+}
+
+TEST_F(ServerConfigTest, BadWorkerKeysNameTheKey) {
+  for (auto [yaml, expected] : {
+           std::pair{"isolation: fork", "isolation: \"fork\" is not one of thread, process"},
+           {"cpus: \"2-1\"", "scheduling.cpus: cpu list \"2-1\": bad range"},
+           {"cpus: \"x\"", "is not a CPU or a range"},
+           {"{isolation: thread, cpus: \"0\"}", "devices and cpus need isolation: process"},
+           {"{devices: [0, 1], instances: 3}", "2 devices are listed"},
+           {"instances: many", "instances"},
+       }) {
+    std::string body = std::string(yaml);
+    WriteConfig(body.front() == '{'
+                    ? "models:\n  - id: e\n    scheduling: " + body + "\n"
+                    : "models:\n  - id: e\n    scheduling:\n      " + body + "\n");
+    auto parsed = Load({"--config", path_.string()});
+    ASSERT_FALSE(parsed.ok()) << yaml;
+    EXPECT_NE(std::string(parsed.status().message()).find(expected), std::string::npos)
+        << parsed.status().message();
+  }
+}
+
 TEST_F(ServerConfigTest, InvalidSchedulingAndUnknownDefaultModelAreRejected) {
   WriteConfig("models:\n  - id: e\n    scheduling: {instances: 0}\n");
   auto instances = Load({"--config", path_.string()});

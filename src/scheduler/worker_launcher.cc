@@ -1,0 +1,216 @@
+#include "scheduler/worker_launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+
+extern char** environ;
+
+namespace voxserve::scheduler {
+namespace {
+
+// A worker asked to exit (socket closed) normally goes within milliseconds; this bounds a
+// drain's last step when one does not.
+constexpr int kExitGraceMs = 2000;
+
+absl::Status Errno(const std::string& what) {
+  return absl::InternalError(what + ": " + std::strerror(errno));
+}
+
+// Waits up to `timeout_ms` for `pid` to exit, without reaping it (pidfd: no polling loop).
+bool WaitExit(pid_t pid, int timeout_ms) {
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return false;
+  pollfd exited{pidfd, POLLIN, 0};
+  int ready = 0;
+  do {
+    ready = ::poll(&exited, 1, timeout_ms);
+  } while (ready < 0 && errno == EINTR);
+  ::close(pidfd);
+  return ready > 0;
+}
+
+}  // namespace
+
+std::string EncodeWorkerSpec(const WorkerSpec& spec) {
+  nlohmann::json json = {{"model_id", spec.engine.model_id},
+                         {"engine", spec.engine.engine},
+                         {"default_voice", spec.engine.default_voice},
+                         {"options", spec.engine.options},
+                         {"warmup", spec.warmup},
+                         {"cpus", spec.cpus},
+                         {"test_faults", spec.test_faults}};
+  return json.dump();
+}
+
+absl::StatusOr<WorkerSpec> DecodeWorkerSpec(const std::string& text) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return core::InvalidArgument("--worker-spec is not a JSON object");
+  WorkerSpec spec;
+  try {
+    spec.engine.model_id = json.at("model_id").get<std::string>();
+    spec.engine.engine = json.at("engine").get<std::string>();
+    spec.engine.default_voice = json.at("default_voice").get<std::string>();
+    spec.engine.options = json.at("options").get<std::map<std::string, std::string>>();
+    spec.warmup = json.at("warmup").get<std::vector<std::string>>();
+    spec.cpus = json.at("cpus").get<std::string>();
+    spec.test_faults = json.at("test_faults").get<bool>();
+  } catch (const nlohmann::json::exception& error) {
+    return core::InvalidArgument(std::string("--worker-spec: ") + error.what());
+  }
+  return spec;
+}
+
+absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& list) {
+  std::vector<int> cpus;
+  auto bad = [&](const std::string& why) {
+    return core::InvalidArgument("cpu list \"" + list + "\": " + why +
+                                 " (expected e.g. \"0-3\" or \"0,2,4-5\")");
+  };
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos
+                                                                      : comma - start);
+    int low = 0, high = 0;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%d-%d%c", &low, &high, &tail) == 2) {
+    } else if (std::sscanf(item.c_str(), "%d%c", &low, &tail) == 1) {
+      high = low;
+    } else {
+      return bad("\"" + item + "\" is not a CPU or a range");
+    }
+    if (low < 0 || high < low || high >= CPU_SETSIZE) return bad("bad range \"" + item + "\"");
+    for (int cpu = low; cpu <= high; ++cpu) cpus.push_back(cpu);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return cpus;
+}
+
+ProcessLauncher::ProcessLauncher(WorkerSpec spec, const SchedulerConfig& config, int workers)
+    : spec_(std::move(spec)), config_(config), workers_(std::max(1, workers)) {}
+
+WorkerSpec ProcessLauncher::SpecFor(int index) const {
+  WorkerSpec spec = spec_;
+  if (!config_.cpus.empty()) spec.cpus = config_.cpus[index % config_.cpus.size()];
+  if (!config_.devices.empty()) spec.engine.options["cuda_device_id"] = "0";
+  if (spec.engine.engine != "espeak" && !spec.engine.options.contains("intra_op_threads")) {
+    // Workers × threads <= cores, so workers do not fight over cores.
+    int cores = UsableCpus();
+    if (!spec.cpus.empty()) {
+      if (auto listed = ParseCpuList(spec.cpus); listed.ok()) {
+        cores = static_cast<int>(listed->size());
+      }
+    }
+    int sharing = config_.cpus.size() > 1 ? 1 : workers_;
+    spec.engine.options["intra_op_threads"] = std::to_string(std::max(1, cores / sharing));
+  }
+  return spec;
+}
+
+absl::StatusOr<WorkerConnection> ProcessLauncher::Launch(int index) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return Errno("socketpair");
+  // The child's end must not already be kWorkerSocketFd, where dup2 would keep FD_CLOEXEC.
+  int child_end = ::fcntl(pair[1], F_DUPFD_CLOEXEC, kWorkerSocketFd + 1);
+  ::close(pair[1]);
+  if (child_end < 0) {
+    ::close(pair[0]);
+    return Errno("fcntl");
+  }
+
+  // argv[0] names the real binary (ps shows voxserve, not /proc/self/exe).
+  char self[4096];
+  ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string program = length > 0 ? std::string(self, static_cast<size_t>(length)) : "voxserve";
+  std::vector<std::string> args = {program,
+                                   "--worker",
+                                   "--worker-fd",
+                                   std::to_string(kWorkerSocketFd),
+                                   "--worker-parent",
+                                   std::to_string(::getpid()),
+                                   "--worker-spec",
+                                   EncodeWorkerSpec(SpecFor(index))};
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry; ++entry) {
+    if (!config_.devices.empty() && std::strncmp(*entry, "CUDA_VISIBLE_DEVICES=", 21) == 0) {
+      continue;
+    }
+    env.emplace_back(*entry);
+  }
+  if (!config_.devices.empty()) {
+    env.push_back("CUDA_VISIBLE_DEVICES=" + config_.devices[index % config_.devices.size()]);
+  }
+  std::vector<char*> argv, envp;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  for (std::string& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, child_end, kWorkerSocketFd);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, signal_number);
+  posix_spawnattr_setsigmask(&attr, &none);  // the server blocks these for sigwait
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETPGROUP);
+  pid_t pid = 0;
+  int spawned = ::posix_spawn(&pid, "/proc/self/exe", &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(child_end);
+  if (spawned != 0) {
+    ::close(pair[0]);
+    errno = spawned;
+    return Errno("posix_spawn of a worker");
+  }
+  return WorkerConnection{pair[0], pid};
+}
+
+std::function<std::unique_ptr<EngineInstance>(int index)> WorkerProcessInstances(
+    WorkerSpec spec, const SchedulerConfig& config) {
+  std::string model_id = spec.engine.model_id;
+  auto launcher =
+      std::make_shared<ProcessLauncher>(std::move(spec), config, config.ResolvedInstances());
+  WorkerTimeouts timeouts{std::chrono::milliseconds(config.startup_timeout_ms),
+                          std::chrono::milliseconds(config.batch_timeout_ms),
+                          std::chrono::milliseconds(config.heartbeat_ms),
+                          std::chrono::milliseconds(config.heartbeat_ms)};
+  return [launcher, timeouts, model_id](int index) -> std::unique_ptr<EngineInstance> {
+    return std::make_unique<WorkerInstance>(index, launcher, timeouts, model_id);
+  };
+}
+
+void ProcessLauncher::End(const WorkerConnection& worker, bool kill) {
+  if (worker.pid <= 0) return;
+  if (kill || !WaitExit(worker.pid, kExitGraceMs)) ::kill(worker.pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
+    spdlog::warn("model {} worker (pid {}) died of signal {}", spec_.engine.model_id, worker.pid,
+                 WTERMSIG(status));
+  }
+}
+
+}  // namespace voxserve::scheduler

@@ -1,0 +1,303 @@
+#include "scheduler/worker_protocol.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace voxserve::scheduler::worker_protocol {
+namespace {
+
+absl::Status Malformed(const std::string& what) {
+  return absl::DataLossError("malformed worker frame: " + what);
+}
+
+class Writer {
+ public:
+  void U32(uint32_t value) { Raw(&value, sizeof value); }
+  void F64(double value) { Raw(&value, sizeof value); }
+  void String(std::string_view text) {
+    U32(static_cast<uint32_t>(text.size()));
+    out_.append(text);
+  }
+  void Raw(const void* data, size_t size) { out_.append(static_cast<const char*>(data), size); }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+// Reads fields front to back; every read checks what is left, so a short payload is an error.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool U32(uint32_t* value) { return Raw(value, sizeof *value); }
+  bool F64(double* value) { return Raw(value, sizeof *value); }
+  bool String(std::string* text) {
+    uint32_t size = 0;
+    if (!U32(&size) || size > bytes_.size()) return false;
+    text->assign(bytes_.substr(0, size));
+    bytes_.remove_prefix(size);
+    return true;
+  }
+  bool Raw(void* out, size_t size) {
+    if (size > bytes_.size()) return false;
+    std::memcpy(out, bytes_.data(), size);
+    bytes_.remove_prefix(size);
+    return true;
+  }
+  size_t left() const { return bytes_.size(); }
+
+ private:
+  std::string_view bytes_;
+};
+
+bool KnownType(uint16_t type) {
+  return type >= static_cast<uint16_t>(FrameType::kReady) &&
+         type <= static_cast<uint16_t>(FrameType::kPong);
+}
+
+int MillisecondsUntil(std::chrono::steady_clock::time_point deadline) {
+  if (deadline == std::chrono::steady_clock::time_point::max()) return -1;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - std::chrono::steady_clock::now())
+                  .count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 1'000'000'000));
+}
+
+// Reads exactly `size` bytes into `out`, waiting at most until the deadline.
+// `started`: bytes of this frame were read before, so an end of stream is mid-frame.
+absl::Status ReadExact(int fd, char* out, size_t size,
+                       std::chrono::steady_clock::time_point deadline, bool started) {
+  size_t done = 0;
+  while (done < size) {
+    pollfd ready{fd, POLLIN, 0};
+    int waited = ::poll(&ready, 1, MillisecondsUntil(deadline));
+    if (waited < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(std::string("poll on worker socket: ") + std::strerror(errno));
+    }
+    if (waited == 0) return absl::DeadlineExceededError("worker did not answer in time");
+    ssize_t got = ::recv(fd, out + done, size - done, 0);
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == ECONNRESET) return absl::UnavailableError("worker connection reset");
+      return absl::InternalError(std::string("read from worker socket: ") + std::strerror(errno));
+    }
+    if (got == 0) {
+      return absl::UnavailableError(done == 0 && !started
+                                        ? "worker closed the connection"
+                                        : "worker closed the connection mid-frame");
+    }
+    done += static_cast<size_t>(got);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string EncodeHeader(FrameType type, uint32_t payload_bytes) {
+  Writer writer;
+  writer.U32(kMagic);
+  uint16_t version = kVersion;
+  uint16_t type_value = static_cast<uint16_t>(type);
+  writer.Raw(&version, sizeof version);
+  writer.Raw(&type_value, sizeof type_value);
+  writer.U32(payload_bytes);
+  writer.U32(0);  // reserved
+  return writer.Take();
+}
+
+absl::StatusOr<FrameHeader> DecodeHeader(std::string_view bytes) {
+  if (bytes.size() != kHeaderBytes) {
+    return Malformed("header is " + std::to_string(bytes.size()) + " bytes, expected " +
+                     std::to_string(kHeaderBytes));
+  }
+  Reader reader(bytes);
+  uint32_t magic = 0, payload_bytes = 0, reserved = 0;
+  uint16_t version = 0, type = 0;
+  reader.U32(&magic);
+  reader.Raw(&version, sizeof version);
+  reader.Raw(&type, sizeof type);
+  reader.U32(&payload_bytes);
+  reader.U32(&reserved);
+  if (magic != kMagic) return Malformed("bad magic (not a voxserve worker stream)");
+  if (version != kVersion) {
+    return Malformed("protocol version " + std::to_string(version) + ", expected " +
+                     std::to_string(kVersion));
+  }
+  if (!KnownType(type)) return Malformed("unknown frame type " + std::to_string(type));
+  if (payload_bytes > kMaxFrameBytes) {
+    return Malformed("payload of " + std::to_string(payload_bytes) + " bytes is over the " +
+                     std::to_string(kMaxFrameBytes) + "-byte limit");
+  }
+  if (reserved != 0) return Malformed("reserved header field is not zero");
+  return FrameHeader{static_cast<FrameType>(type), payload_bytes};
+}
+
+std::string EncodeSegments(const std::vector<WireSegment>& segments) {
+  Writer writer;
+  writer.U32(static_cast<uint32_t>(segments.size()));
+  for (const WireSegment& segment : segments) {
+    writer.F64(segment.speed);
+    writer.String(segment.voice_id);
+    writer.String(segment.text);
+  }
+  return writer.Take();
+}
+
+absl::StatusOr<std::vector<WireSegment>> DecodeSegments(std::string_view payload) {
+  Reader reader(payload);
+  uint32_t count = 0;
+  if (!reader.U32(&count)) return Malformed("batch without a segment count");
+  if (count == 0 || count > kMaxBatch) {
+    return Malformed("batch of " + std::to_string(count) + " segments (1.." +
+                     std::to_string(kMaxBatch) + " allowed)");
+  }
+  std::vector<WireSegment> segments(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    WireSegment& segment = segments[i];
+    if (!reader.F64(&segment.speed) || !reader.String(&segment.voice_id) ||
+        !reader.String(&segment.text)) {
+      return Malformed("segment " + std::to_string(i) + " is truncated");
+    }
+  }
+  if (reader.left() != 0) return Malformed(std::to_string(reader.left()) + " bytes after the batch");
+  return segments;
+}
+
+std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& results) {
+  Writer writer;
+  writer.U32(static_cast<uint32_t>(results.size()));
+  for (const auto& result : results) {
+    if (result.ok()) {
+      writer.U32(0);
+      writer.U32(static_cast<uint32_t>(result->sample_rate));
+      writer.U32(static_cast<uint32_t>(result->samples.size()));
+      writer.Raw(result->samples.data(), result->samples.size() * sizeof(float));
+    } else {
+      writer.U32(static_cast<uint32_t>(result.status().code()));
+      writer.String(std::string(result.status().message()));
+    }
+  }
+  return writer.Take();
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<audio::PcmAudio>>> DecodeResults(
+    std::string_view payload) {
+  Reader reader(payload);
+  uint32_t count = 0;
+  if (!reader.U32(&count)) return Malformed("results without a count");
+  if (count == 0 || count > kMaxBatch) {
+    return Malformed("results for " + std::to_string(count) + " segments (1.." +
+                     std::to_string(kMaxBatch) + " allowed)");
+  }
+  std::vector<absl::StatusOr<audio::PcmAudio>> results;
+  results.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t code = 0;
+    if (!reader.U32(&code)) return Malformed("result " + std::to_string(i) + " is truncated");
+    if (code == 0) {
+      uint32_t rate = 0, samples = 0;
+      if (!reader.U32(&rate) || !reader.U32(&samples) ||
+          static_cast<uint64_t>(samples) * sizeof(float) > reader.left()) {
+        return Malformed("audio of result " + std::to_string(i) + " is truncated");
+      }
+      if (rate == 0 || rate > 1'000'000) {
+        return Malformed("result " + std::to_string(i) + " has sample rate " + std::to_string(rate));
+      }
+      audio::PcmAudio pcm;
+      pcm.sample_rate = static_cast<int>(rate);
+      pcm.samples.resize(samples);
+      reader.Raw(pcm.samples.data(), samples * sizeof(float));
+      results.emplace_back(std::move(pcm));
+    } else {
+      std::string message;
+      if (code > static_cast<uint32_t>(absl::StatusCode::kUnauthenticated) ||
+          !reader.String(&message)) {
+        return Malformed("error of result " + std::to_string(i) + " is invalid");
+      }
+      results.emplace_back(absl::Status(static_cast<absl::StatusCode>(code), message));
+    }
+  }
+  if (reader.left() != 0) {
+    return Malformed(std::to_string(reader.left()) + " bytes after the results");
+  }
+  return results;
+}
+
+std::string EncodeU32(uint32_t value) {
+  Writer writer;
+  writer.U32(value);
+  return writer.Take();
+}
+
+absl::StatusOr<uint32_t> DecodeU32(std::string_view payload) {
+  Reader reader(payload);
+  uint32_t value = 0;
+  if (!reader.U32(&value) || reader.left() != 0) return Malformed("expected one 32-bit number");
+  return value;
+}
+
+absl::Status WriteFrame(int fd, FrameType type, std::string_view payload) {
+  if (payload.size() > kMaxFrameBytes) {
+    return absl::ResourceExhaustedError("worker frame of " + std::to_string(payload.size()) +
+                                        " bytes is over the limit");
+  }
+  std::string header = EncodeHeader(type, static_cast<uint32_t>(payload.size()));
+  iovec parts[2] = {{header.data(), header.size()},
+                    {const_cast<char*>(payload.data()), payload.size()}};
+  size_t total = header.size() + payload.size();
+  size_t sent = 0;
+  while (sent < total) {
+    // Skip what has gone already (a large payload may take several calls).
+    iovec left[2];
+    int count = 0;
+    size_t skip = sent;
+    for (const iovec& part : parts) {
+      if (skip >= part.iov_len) {
+        skip -= part.iov_len;
+        continue;
+      }
+      left[count++] = {static_cast<char*>(part.iov_base) + skip, part.iov_len - skip};
+      skip = 0;
+    }
+    msghdr message{};
+    message.msg_iov = left;
+    message.msg_iovlen = static_cast<size_t>(count);
+    ssize_t wrote = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE || errno == ECONNRESET) {
+        return absl::UnavailableError("worker connection is closed");
+      }
+      return absl::InternalError(std::string("write to worker socket: ") + std::strerror(errno));
+    }
+    sent += static_cast<size_t>(wrote);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Frame> ReadFrame(int fd, std::chrono::steady_clock::time_point deadline) {
+  char header_bytes[kHeaderBytes];
+  if (absl::Status status = ReadExact(fd, header_bytes, kHeaderBytes, deadline, false); !status.ok()) {
+    return status;
+  }
+  auto header = DecodeHeader(std::string_view(header_bytes, kHeaderBytes));
+  if (!header.ok()) return header.status();
+  Frame frame;
+  frame.type = header->type;
+  frame.payload.resize(header->payload_bytes);
+  if (absl::Status status = ReadExact(fd, frame.payload.data(), frame.payload.size(), deadline, true);
+      !status.ok()) {
+    return status;
+  }
+  return frame;
+}
+
+}  // namespace voxserve::scheduler::worker_protocol

@@ -1,0 +1,159 @@
+#include "server/worker_mode.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "core/logging.h"
+#include "engine/engine_factory.h"
+#include "scheduler/worker_launcher.h"
+#include "scheduler/worker_protocol.h"
+#include "spdlog/spdlog.h"
+
+namespace voxserve::server {
+namespace {
+
+namespace wire = scheduler::worker_protocol;
+
+// Exit codes the server's log shows for a worker that gave up.
+constexpr int kExitUsage = 2;
+constexpr int kExitProtocol = 3;
+constexpr int kExitOrphan = 4;
+constexpr int kExitTestCrash = 70;
+
+constexpr std::string_view kHangText = "VOXSERVE_TEST_HANG";
+constexpr std::string_view kCrashText = "VOXSERVE_TEST_CRASH";
+
+struct WorkerArgs {
+  int fd = -1;
+  pid_t parent = 0;
+  std::string spec;
+};
+
+bool ParseArgs(int argc, const char* const* argv, WorkerArgs* out) {
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string_view flag = argv[i];
+    const char* value = argv[i + 1];
+    if (flag == "--worker-fd") {
+      out->fd = std::atoi(value);
+    } else if (flag == "--worker-parent") {
+      out->parent = static_cast<pid_t>(std::atol(value));
+    } else if (flag == "--worker-spec") {
+      out->spec = value;
+    } else {
+      return false;
+    }
+  }
+  return out->fd >= 0 && out->parent > 0 && !out->spec.empty();
+}
+
+absl::Status Pin(const std::string& cpus) {
+  auto listed = scheduler::ParseCpuList(cpus);
+  if (!listed.ok()) return listed.status();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : *listed) CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) {
+    return absl::InvalidArgumentError("cannot pin to cpus " + cpus + ": " + std::strerror(errno));
+  }
+  return absl::OkStatus();
+}
+
+void ObeyTestFaults(const std::vector<wire::WireSegment>& segments) {
+  for (const wire::WireSegment& segment : segments) {
+    if (segment.text.find(kCrashText) != std::string::npos) std::_Exit(kExitTestCrash);
+    if (segment.text.find(kHangText) != std::string::npos) {
+      spdlog::warn("test fault: hanging");
+      while (true) ::pause();  // until the watchdog's SIGKILL
+    }
+  }
+}
+
+int Serve(int fd, engine::Engine& engine, bool test_faults) {
+  while (true) {
+    auto frame = wire::ReadFrame(fd);
+    if (!frame.ok()) {
+      if (frame.status().code() == absl::StatusCode::kUnavailable) return 0;  // server closed it
+      spdlog::error("{}", std::string(frame.status().message()));
+      return kExitProtocol;
+    }
+    absl::Status sent;
+    if (frame->type == wire::FrameType::kPing) {
+      sent = wire::WriteFrame(fd, wire::FrameType::kPong, {});
+    } else if (frame->type == wire::FrameType::kSynthesize) {
+      auto segments = wire::DecodeSegments(frame->payload);
+      if (!segments.ok()) {
+        spdlog::error("{}", std::string(segments.status().message()));
+        return kExitProtocol;
+      }
+      if (test_faults) ObeyTestFaults(*segments);
+      std::vector<engine::SegmentInput> inputs;
+      inputs.reserve(segments->size());
+      for (const wire::WireSegment& segment : *segments) {
+        inputs.push_back({segment.text, segment.voice_id, segment.speed});
+      }
+      std::vector<absl::StatusOr<audio::PcmAudio>> results;
+      try {
+        results = engine.Synthesize(inputs);
+      } catch (const std::exception& error) {
+        results.assign(inputs.size(), absl::InternalError(std::string("engine failed: ") +
+                                                          error.what()));
+      }
+      sent = wire::WriteFrame(fd, wire::FrameType::kResults, wire::EncodeResults(results));
+    } else {
+      spdlog::error("unexpected frame type {} from the server", static_cast<int>(frame->type));
+      return kExitProtocol;
+    }
+    if (!sent.ok()) return 0;  // the server is gone
+  }
+}
+
+}  // namespace
+
+bool IsWorkerCommandLine(int argc, const char* const* argv) {
+  return argc > 1 && std::string_view(argv[1]) == "--worker";
+}
+
+int RunWorker(int argc, const char* const* argv) {
+  // First: never outlive the server, even if it died before this line (then getppid differs).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  WorkerArgs args;
+  if (!ParseArgs(argc, argv, &args)) {
+    std::fputs("voxserve --worker is started by voxserve itself, not by hand\n", stderr);
+    return kExitUsage;
+  }
+  if (::getppid() != args.parent) return kExitOrphan;
+  auto spec = scheduler::DecodeWorkerSpec(args.spec);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "voxserve worker: %s\n", std::string(spec.status().message()).c_str());
+    return kExitUsage;
+  }
+  spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [worker " + spec->engine.model_id + " " +
+                      std::to_string(::getpid()) + "] [%l] %v");
+  auto fail = [&](const absl::Status& status) {
+    spdlog::error("{}", std::string(status.message()));
+    (void)wire::WriteFrame(args.fd, wire::FrameType::kFailed, std::string(status.message()));
+    return 1;
+  };
+  if (!spec->cpus.empty()) {
+    if (absl::Status pinned = Pin(spec->cpus); !pinned.ok()) return fail(pinned);
+  }
+  auto engine = engine::CreateEngine(spec->engine);
+  if (!engine.ok()) return fail(engine.status());
+  if (absl::Status warm = (*engine)->Warmup(spec->warmup); !warm.ok()) return fail(warm);
+  if (spec->test_faults) spdlog::warn("TEST ONLY fault texts are obeyed");
+  if (absl::Status sent = wire::WriteFrame(args.fd, wire::FrameType::kReady,
+                                           wire::EncodeU32(static_cast<uint32_t>(::getpid())));
+      !sent.ok()) {
+    return 0;
+  }
+  return Serve(args.fd, **engine, spec->test_faults);
+}
+
+}  // namespace voxserve::server

@@ -1,0 +1,236 @@
+"""Engine instances in worker processes (scheduling.isolation: process): same audio as in-process,
+crash isolation (kill -9 under load, a hung worker killed by the watchdog), restart, lifecycle
+(SIGTERM, SIGKILL of the server, SIGHUP) and what /health and /metrics say about workers."""
+import os
+import signal
+import threading
+
+import pytest
+import requests
+
+from audio_check import decode
+from probes import metric, wait_for
+
+SENTENCE = "The quick brown fox jumps over the lazy dog."
+
+
+def write_config(tmp_path, isolation, instances, extra=""):
+    path = tmp_path / f"{isolation}-{instances}.yaml"
+    path.write_text(
+        "models:\n"
+        "  - id: espeak\n"
+        "    engine: espeak\n"
+        "    scheduling:\n"
+        f"      isolation: {isolation}\n"
+        f"      instances: {instances}\n"
+        "      queue_capacity: 256\n"
+        f"{extra}")
+    return str(path)
+
+
+def workers_of(server):
+    """Pids of the server's live worker processes (children running `--worker`)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                args = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        state, ppid = fields[0], int(fields[1])
+        if ppid == server.process.pid and b"--worker" in args and state != "Z":
+            pids.append(int(entry))
+    return sorted(pids)
+
+
+def running(pid):
+    """True while `pid` exists and is not a zombie (an orphan's reaping is PID 1's job)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def model_health(server):
+    return requests.get(server.url + "/health", timeout=5).json()["models"][0]
+
+
+def speak(server, text=SENTENCE, timeout=30):
+    return requests.post(server.url + "/v1/audio/speech", timeout=timeout, json={
+        "model": "tts-1", "input": text, "voice": "en-us", "response_format": "wav"})
+
+
+def test_workers_serve_concurrent_requests_with_the_same_audio_as_in_process(make_server,
+                                                                              tmp_path):
+    threads = make_server("--config", write_config(tmp_path, "thread", 1))
+    expected = speak(threads)
+    assert expected.status_code == 200, expected.text
+    reference = decode(expected.content, "wav")
+
+    workers = make_server("--config", write_config(tmp_path, "process", 2))
+    assert len(workers_of(workers)) == 2
+    answers = [None] * 8
+
+    def one(index):
+        answers[index] = speak(workers)
+
+    clients = [threading.Thread(target=one, args=(i,)) for i in range(len(answers))]
+    for client in clients:
+        client.start()
+    for client in clients:
+        client.join(60)
+    for answer in answers:
+        assert answer is not None and answer.status_code == 200, answer and answer.text
+        got = decode(answer.content, "wav")
+        assert got.sample_rate == reference.sample_rate
+        # espeak-ng's length varies by a few samples from call to call, in-process too.
+        assert abs(len(got.samples) - len(reference.samples)) <= len(reference.samples) // 100
+        assert got.rms == pytest.approx(reference.rms, rel=0.05)
+    busy = [metric(workers, "voxserve_instance_busy_seconds_total",
+                   f'model="espeak",worker="{i}"') for i in range(2)]
+    assert sum(busy) > 0
+
+
+def test_health_and_metrics_report_workers(make_server, tmp_path):
+    server = make_server("--config", write_config(tmp_path, "process", 2))
+    model = model_health(server)
+    assert model["isolation"] == "process"
+    assert model["instances"] == 2
+    assert model["instances_live"] == 2
+    assert model["instance_restarts"] == 0
+    assert metric(server, "voxserve_instances_live", 'model="espeak"') == 2
+    assert metric(server, "voxserve_instance_restarts_total", 'model="espeak"') == 0
+
+
+def test_espeak_defaults_to_one_worker_per_core(make_server):
+    server = make_server()
+    model = model_health(server)
+    assert model["isolation"] == "process"
+    assert model["instances"] == len(os.sched_getaffinity(0))
+    assert len(workers_of(server)) == model["instances"]
+
+
+def test_kill_9_of_a_worker_under_load_loses_no_request(make_server, tmp_path):
+    server = make_server("--config", write_config(tmp_path, "process", 2))
+    victim = workers_of(server)[0]
+    outcomes = {"sent": 0, "ok": 0, "retriable": 0, "failed": []}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def client():
+        while not stop.is_set():
+            try:
+                answer = speak(server)
+                code, body = answer.status_code, answer.text if answer.status_code != 200 else ""
+                retry_after = answer.headers.get("Retry-After")
+            except requests.RequestException as error:  # a hang would end here (timeout)
+                code, body, retry_after = None, repr(error), None
+            with lock:
+                outcomes["sent"] += 1
+                if code == 200:
+                    outcomes["ok"] += 1
+                elif code == 503 and retry_after and "engine_instance_lost" in body:
+                    outcomes["retriable"] += 1
+                else:
+                    outcomes["failed"].append((code, body))
+
+    clients = [threading.Thread(target=client) for _ in range(4)]
+    for thread in clients:
+        thread.start()
+    assert wait_for(lambda: outcomes["ok"] >= 20, timeout=30)
+    os.kill(victim, signal.SIGKILL)
+    assert wait_for(lambda: metric(server, "voxserve_instance_restarts_total",
+                                   'model="espeak"') >= 1, timeout=30), server.log()
+    with lock:
+        ok_at_restart = outcomes["ok"]
+    assert wait_for(lambda: outcomes["ok"] >= ok_at_restart + 20, timeout=30)
+    stop.set()
+    for thread in clients:
+        thread.join(60)
+        assert not thread.is_alive(), "a request hung"
+    print(f"\nkill -9 under load: sent {outcomes['sent']}, succeeded {outcomes['ok']}, "
+          f"retriable 503 {outcomes['retriable']}, failed {len(outcomes['failed'])}")
+    assert outcomes["failed"] == []
+    assert wait_for(lambda: model_health(server)["instances_live"] == 2, timeout=30)
+    assert victim not in workers_of(server)
+    assert len(workers_of(server)) == 2
+    assert speak(server).status_code == 200
+
+
+def test_hung_worker_is_killed_by_the_watchdog_and_replaced(make_server, tmp_path):
+    config = write_config(tmp_path, "process", 1, "      batch_timeout_ms: 500\n")
+    server = make_server("--config", config, "--fault-injection", "true")
+    before = workers_of(server)
+    answer = speak(server, "VOXSERVE_TEST_HANG now.")
+    assert answer.status_code == 503, answer.text
+    assert answer.headers.get("Retry-After") == "1"
+    assert answer.json()["error"]["code"] == "engine_instance_lost"
+    assert "batch_timeout_ms" in answer.json()["error"]["message"]
+    assert not any(running(pid) for pid in before)
+    assert wait_for(lambda: model_health(server)["instances_live"] == 1, timeout=30)
+    assert model_health(server)["instance_restarts"] == 1
+    assert speak(server).status_code == 200
+
+
+def test_fault_texts_are_plain_text_without_fault_injection(make_server, tmp_path):
+    server = make_server("--config", write_config(tmp_path, "process", 1))
+    assert speak(server, "VOXSERVE_TEST_CRASH now.").status_code == 200
+    assert model_health(server)["instance_restarts"] == 0
+
+
+def test_crashed_worker_is_restarted_and_the_model_is_ready_again(make_server, tmp_path):
+    config = write_config(tmp_path, "process", 1)
+    server = make_server("--config", config, "--fault-injection", "true")
+    answer = speak(server, "VOXSERVE_TEST_CRASH now.")
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"]["code"] == "engine_instance_lost"
+    assert wait_for(lambda: model_health(server)["instance_restarts"] == 1, timeout=30)
+    assert requests.get(server.url + "/health/ready", timeout=5).status_code == 200
+    assert speak(server).status_code == 200
+
+
+def test_sigkill_of_the_server_leaves_no_worker_behind(make_server, tmp_path):
+    server = make_server("--config", write_config(tmp_path, "process", 2))
+    workers = workers_of(server)
+    assert len(workers) == 2
+    server.process.kill()
+    server.process.wait()
+    assert wait_for(lambda: not any(running(pid) for pid in workers), timeout=10)
+
+
+def test_sigterm_drains_then_stops_workers_and_reaps_them(make_server, tmp_path):
+    server = make_server("--config", write_config(tmp_path, "process", 2))
+    workers = workers_of(server)
+    assert server.stop(signal.SIGTERM) == 0
+    # Reaped by the server before it exited: neither running nor zombies.
+    for pid in workers:
+        assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_sighup_does_not_restart_workers(make_server, tmp_path):
+    server = make_server("--config", write_config(tmp_path, "process", 2))
+    workers = workers_of(server)
+    server.process.send_signal(signal.SIGHUP)
+    assert wait_for(lambda: any("received SIGHUP" in line for line in server.log_lines))
+    assert speak(server).status_code == 200
+    assert workers_of(server) == workers
+    assert model_health(server)["instance_restarts"] == 0
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("      isolation: fork\n", "is not one of thread, process"),
+    ("      cpus: \"3-1\"\n", "bad range"),
+])
+def test_bad_worker_settings_are_clear_startup_errors(voxserve_bin, tmp_path, bad, message):
+    import subprocess
+    path = tmp_path / "bad.yaml"
+    path.write_text("models:\n  - id: espeak\n    engine: espeak\n    scheduling:\n" + bad)
+    result = subprocess.run([voxserve_bin, "--config", str(path), "--port", "0"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert message in result.stderr
