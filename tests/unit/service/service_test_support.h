@@ -6,6 +6,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -93,6 +94,7 @@ struct ServiceOptions {
   size_t stream_buffer_bytes = 1 << 20;
   bool load = true;
   bool fail_to_load = false;
+  std::map<std::string, VoiceAlias> extra_aliases;  // besides "narrator" → bob
 };
 
 class ServiceTest : public ::testing::Test {
@@ -107,6 +109,7 @@ class ServiceTest : public ::testing::Test {
     config.pipeline_depth = options.pipeline_depth;
     config.stream_buffer_bytes = options.stream_buffer_bytes;
     config.voice_aliases["narrator"] = {"", "bob"};
+    config.voice_aliases.insert(options.extra_aliases.begin(), options.extra_aliases.end());
     config.openai_voices["alloy"] = "alice";
     config.encode_threads = 2;
     options.engine.fill_from_first_byte = true;
