@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <stdexcept>
+#include <set>
+
+#include "spdlog/spdlog.h"
 
 namespace voxserve::core {
 namespace {
@@ -131,10 +133,39 @@ Histogram::Snapshot Histogram::Read() const {
   return snap;
 }
 
+namespace {
+
+// A metric no family renders: what WithLabels hands out for a wrong number of label values, so
+// a programming error drops one update instead of throwing out of a request. One per type; the
+// first family to need a histogram gives it its buckets (its values are never read).
+template <typename Metric>
+Metric& DetachedMetric(const std::vector<double>& buckets) {
+  if constexpr (std::is_same_v<Metric, Histogram>) {
+    static Histogram detached(buckets);
+    return detached;
+  } else {
+    static Metric detached;
+    return detached;
+  }
+}
+
+// Logs a family's wrong arity once, not on every request.
+void ReportWrongArity(const std::string& name, size_t given, size_t expected) {
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  std::lock_guard lock(mutex);
+  if (!reported.insert(name).second) return;
+  spdlog::error("metric {}: {} label values for {} label names; its updates are dropped", name,
+                given, expected);
+}
+
+}  // namespace
+
 template <typename Metric>
 Metric& Family<Metric>::WithLabels(const std::vector<std::string>& label_values) {
   if (label_values.size() != label_names_.size()) {
-    throw std::logic_error("metric " + name_ + ": wrong number of label values");
+    ReportWrongArity(name_, label_values.size(), label_names_.size());
+    return DetachedMetric<Metric>(buckets_);
   }
   std::lock_guard lock(mutex_);
   auto& slot = children_[label_values];

@@ -75,7 +75,7 @@ class Family {
         label_names_(std::move(label_names)),
         buckets_(std::move(buckets)) {}
 
-  // label_values must match label_names in number (checked; a mismatch is a programming error).
+  // Never throws (request paths call it): a wrong number of values gets a detached metric.
   Metric& WithLabels(const std::vector<std::string>& label_values);
 
   const std::string& name() const { return name_; }

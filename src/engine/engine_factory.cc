@@ -16,8 +16,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEspeak(const EngineSpec& spec) {
     if (key == "data_path") {
       config.data_path = value;
     } else {
-      return core::InvalidArgument("model " + spec.model_id + ": unknown espeak option '" + key +
-                                   "' (allowed: data_path)");
+      return core::InvalidArgument("unknown espeak option '" + key + "' (allowed: data_path)");
     }
   }
   auto engine = EspeakEngine::Create(config);
@@ -32,10 +31,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) 
   config.model_id = spec.model_id;
   config.default_voice = spec.default_voice;
   for (const auto& [key, value] : spec.options) {
-    if (absl::Status status = config.Set(key, value); !status.ok()) {
-      return core::InvalidArgument("model " + spec.model_id + ": " +
-                                   std::string(status.message()));
-    }
+    if (absl::Status status = config.Set(key, value); !status.ok()) return status;
   }
   auto engine = Voice::Create(config);
   if (!engine.ok()) return engine.status();
@@ -52,7 +48,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
   if (spec.engine == "kokoro") {
     return CreateOnnxVoice<onnx::KokoroVoice, onnx::KokoroEngineConfig>(spec);
   }
-  return core::InvalidArgument("model " + spec.model_id + ": unknown engine '" + spec.engine +
+  return core::InvalidArgument("unknown engine '" + spec.engine +
                                "' (available: espeak, piper, kokoro)");
 }
 

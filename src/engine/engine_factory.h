@@ -18,7 +18,7 @@ struct EngineSpec {
   std::map<std::string, std::string> options;  // backend-specific, e.g. espeak "data_path"
 };
 
-// Unknown backends and options are errors that name what is allowed.
+// Errors name what is allowed, not the model: the caller adds "model <id>: " (LoadModels).
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec);
 
 // How the service builds engines; CreateEngine in production, a test double in tests.

@@ -116,9 +116,13 @@ absl::Status Scheduler::Submit(SegmentTask task) {
     if (stopping_) return core::Draining("model " + engine_->info().id + " is shutting down");
     core::Clock::time_point now = core::Clock::now();
     if (task.first_of_request && queue_.size() >= static_cast<size_t>(config_.queue_capacity)) {
-      return core::QueueFull("model " + engine_->info().id + " is at capacity (" +
-                                 std::to_string(queue_.size()) + " segments queued)",
-                             RetryAfterSeconds(now));
+      // Later segments of accepted requests may queue past the capacity (they are never
+      // refused), so the queue can hold more than the limit that refuses new requests.
+      return core::QueueFull(
+          "model " + engine_->info().id + " is at capacity: its queue holds " +
+              std::to_string(queue_.size()) + " segments and admits new requests below " +
+              std::to_string(config_.queue_capacity) + " (scheduling.queue_capacity)",
+          RetryAfterSeconds(now));
     }
     core::Clock::time_point priority = now;
     if (task.first_of_request) priority -= std::chrono::milliseconds(config_.first_segment_lead_ms);

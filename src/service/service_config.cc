@@ -51,4 +51,16 @@ std::map<std::string, std::string> DefaultOpenAiVoicesForEspeak() {
   };
 }
 
+std::map<std::string, std::string> BuiltInVoiceAliasesForEspeak() {
+  // Language names as locales write them ('_'), and the gendered names of common client SDKs and
+  // sample documents. The variants are espeak-ng's voices/!v: f3 and m3 are its clearest.
+  return {
+      {"en", "en-us"},           {"en_us", "en-us"},      {"en_gb", "en-gb"},
+      {"en_female", "en-us+f3"}, {"en_male", "en-us+m3"}, {"female", "en-us+f3"},
+      {"male", "en-us+m3"},      {"zh", "cmn"},           {"zh_cn", "cmn"},
+      {"zh_tw", "cmn"},          {"zh_hk", "yue"},        {"zh_female", "cmn+f3"},
+      {"zh_male", "cmn+m3"},
+  };
+}
+
 }  // namespace voxserve::service

@@ -48,4 +48,10 @@ struct ServiceConfig {
 // The built-in mapping of OpenAI's 13 voice names to distinct espeak-ng voices.
 std::map<std::string, std::string> DefaultOpenAiVoicesForEspeak();
 
+// Built-in voice names that clients written for other servers send ("zh_female", "en_us", ...),
+// mapped to espeak-ng voices. They stand for a voice of any model that has it (espeak models);
+// `voice_aliases` and `openai_voices` override them. "default" (each model's default voice) is
+// not in this map: the catalog handles it.
+std::map<std::string, std::string> BuiltInVoiceAliasesForEspeak();
+
 }  // namespace voxserve::service

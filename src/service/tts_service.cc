@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "service/request_checks.h"
 #include "spdlog/spdlog.h"
+#include "text/speakable_text.h"
 #include "text/utf8.h"
 
 namespace voxserve::service {
@@ -216,16 +217,37 @@ std::vector<ModelStatus> TtsService::ModelStatuses() const {
   return statuses;
 }
 
-const text::SentenceSplitter& TtsService::SplitterFor(const std::string& language) {
+absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterFor(const std::string& language) {
   std::string locale = LocaleForLanguage(language);
   std::lock_guard lock(splitters_mutex_);
-  auto& splitter = splitters_[locale];
-  if (!splitter) {
-    auto created = text::SentenceSplitter::Create(locale);
-    if (!created.ok()) created = text::SentenceSplitter::Create("en");
-    splitter = std::move(*created);
+  if (auto it = splitters_.find(locale); it != splitters_.end()) return it->second.get();
+  auto created = text::SentenceSplitter::Create(locale);
+  if (!created.ok()) {
+    // A locale ICU cannot read (an engine's odd language tag): English rules still split at
+    // full stops, which most scripts use. Said once per locale, as the result is kept.
+    spdlog::warn("sentence rules for '{}' (voice language '{}') unavailable, using English: {}",
+                 locale, language, std::string(created.status().message()));
+    auto english = text::SentenceSplitter::Create("en");
+    if (!english.ok()) {
+      return core::Internal("no sentence rules for '" + locale +
+                            "' nor for 'en': " + std::string(english.status().message()));
+    }
+    created = std::move(english);
   }
-  return *splitter;
+  const text::SentenceSplitter* splitter = created->get();
+  splitters_.emplace(locale, *std::move(created));
+  return splitter;
+}
+
+std::vector<VoiceListing> TtsService::ListVoices(const VoiceFilter& filter) const {
+  const std::string model_id = filter.model.empty() ? "" : catalog_->ModelIdFor(filter.model);
+  std::vector<VoiceListing> voices;
+  for (VoiceListing& voice : catalog_->List()) {
+    if (!model_id.empty() && voice.model != model_id) continue;
+    if (!LanguageMatches(voice.language, filter.language)) continue;
+    voices.push_back(std::move(voice));
+  }
+  return voices;
 }
 
 // The one place a refused synthesis request is counted. `model` is empty where none was
@@ -249,7 +271,9 @@ absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterForVoice(
   if (absl::Status allowed = CheckModelAllowed(allowed_models, model_id, model); !allowed.ok()) {
     return Reject(model_id, allowed);
   }
-  return &SplitterFor(resolved->language);
+  auto splitter = SplitterFor(resolved->language);
+  if (!splitter.ok()) return Reject(model_id, splitter.status());
+  return *splitter;
 }
 
 absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
@@ -274,9 +298,17 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   if (request.timeout) timeout = *request.timeout;  // in range: CheckRequestOptions
   request.context.deadline = request.context.received_at + timeout;
 
+  auto splitter = SplitterFor(voice->language);
+  if (!splitter.ok()) return Reject(model_id, splitter.status());
   JobPlan plan;
-  plan.segments = SplitterFor(voice->language)
-                      .Split(request.text, static_cast<size_t>(config_.max_segment_chars));
+  // Engines read C strings: a NUL would end the text there (text/speakable_text.h).
+  const std::string speech = text::ControlCharactersAsSpaces(request.text);
+  for (std::string& segment :
+       (*splitter)->Split(speech, static_cast<size_t>(config_.max_segment_chars))) {
+    // A sentence of only punctuation or invisible characters ("...", a lone zero-width space)
+    // would cost an engine call for silence.
+    if (text::HasSpeakableCharacters(segment)) plan.segments.push_back(std::move(segment));
+  }
   if (plan.segments.empty()) {
     return Reject(model_id, core::InvalidArgument(field + " has nothing to speak", field,
                                                   "empty_input"));

@@ -21,6 +21,7 @@
 #include "service/synthesis_job.h"
 #include "service/synthesis_request.h"
 #include "service/voice_catalog.h"
+#include "service/voice_filter.h"
 #include "text/sentence_splitter.h"
 
 namespace voxserve::service {
@@ -93,14 +94,17 @@ class TtsService {
   // counted once in requests_rejected_total. Returns `status`.
   absl::Status RejectUnparsed(const absl::Status& status);
 
-  std::vector<VoiceListing> ListVoices() const { return catalog_->List(); }
+  // The voices `filter` asks for (all by default); see VoiceFilter for the matching rules.
+  std::vector<VoiceListing> ListVoices(const VoiceFilter& filter = {}) const;
   std::vector<ModelStatus> ModelStatuses() const;
   const ServiceConfig& config() const { return config_; }
 
  private:
   TtsService(ServiceConfig config, core::MetricsRegistry& registry,
              engine::EngineFactory engine_factory);
-  const text::SentenceSplitter& SplitterFor(const std::string& language);
+  // The splitter for a voice's language, created on first use. Internal error when ICU can
+  // build neither that locale's rules nor the English ones (its data is missing or broken).
+  absl::StatusOr<const text::SentenceSplitter*> SplitterFor(const std::string& language);
   absl::Status Reject(const std::string& model, const absl::Status& status);
   absl::Status CheckVoiceAliases() const;
   void OnJobFinished();

@@ -7,6 +7,9 @@
 namespace voxserve::service {
 namespace {
 
+// What clients send for "whatever this model speaks by default".
+constexpr std::string_view kDefaultVoiceName = "default";
+
 const engine::VoiceInfo* FindVoiceInfo(const engine::Engine& engine, std::string_view voice_id) {
   // "en-us+f3" is a variant of the listed "en-us": it shares its language and rate.
   std::string_view base = voice_id.substr(0, voice_id.find('+'));
@@ -23,6 +26,16 @@ VoiceCatalog::VoiceCatalog(const ServiceConfig& config, std::vector<ModelHost*> 
     : models_(std::move(models)), default_model_(default_model) {
   aliases_.insert(config.voice_aliases.begin(), config.voice_aliases.end());
   openai_voices_.insert(config.openai_voices.begin(), config.openai_voices.end());
+  for (auto& [name, voice_id] : BuiltInVoiceAliasesForEspeak()) {
+    if (!aliases_.contains(name) && !openai_voices_.contains(name)) {
+      builtin_names_.emplace(name, voice_id);
+    }
+  }
+}
+
+std::string VoiceCatalog::ModelIdFor(std::string_view name) const {
+  if (name.empty() || IsOpenAiModelName(name)) return default_model_->id();
+  return std::string(name);
 }
 
 bool VoiceCatalog::IsOpenAiModelName(std::string_view name) {
@@ -49,6 +62,10 @@ std::string VoiceCatalog::Translate(const ModelHost& model, std::string_view voi
       if (model.engine().AcceptsVoice(it->second)) return it->second;
     }
   }
+  if (auto it = builtin_names_.find(voice); it != builtin_names_.end()) {
+    if (model.engine().AcceptsVoice(it->second)) return it->second;
+  }
+  if (voice == kDefaultVoiceName) return model.engine().info().default_voice;
   return {};
 }
 
@@ -74,7 +91,8 @@ absl::StatusOr<ResolvedVoice> VoiceCatalog::Resolve(std::string_view model_name,
         host->state() == ModelState::kReady && !Translate(*host, voice_name).empty();
     if (!default_has_it) {
       for (ModelHost* other : models_) {
-        if (other->state() == ModelState::kReady && other->engine().AcceptsVoice(voice_name)) {
+        if (other->state() == ModelState::kReady && voice_name != kDefaultVoiceName &&
+            !Translate(*other, voice_name).empty()) {
           host = other;
           break;
         }
@@ -127,6 +145,20 @@ std::vector<VoiceListing> VoiceCatalog::List() const {
     for (const auto& [name, voice_id] : openai_voices_) {
       if (aliases_.contains(name) || !default_model_->engine().AcceptsVoice(voice_id)) continue;
       if (auto entry = listing_for(*default_model_, name, voice_id)) listing.push_back(*entry);
+    }
+  }
+  for (ModelHost* model : models_) {
+    if (model->state() != ModelState::kReady) continue;
+    for (const auto& [name, voice_id] : builtin_names_) {
+      // A name the engine has as a voice of its own is listed (and resolved) as that voice.
+      if (model->engine().AcceptsVoice(name) || !model->engine().AcceptsVoice(voice_id)) continue;
+      if (auto entry = listing_for(*model, name, voice_id)) listing.push_back(*entry);
+    }
+    const std::string name(kDefaultVoiceName);
+    if (!aliases_.contains(name) && !model->engine().AcceptsVoice(name)) {
+      if (auto entry = listing_for(*model, name, model->engine().info().default_voice)) {
+        listing.push_back(*entry);
+      }
     }
   }
   return listing;

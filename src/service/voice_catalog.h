@@ -1,5 +1,6 @@
 // Turns what a client wrote in "model" and "voice" into a model and one of its voices: model ids,
-// OpenAI's model names, voice ids, configured aliases and OpenAI's voice names.
+// OpenAI's model names, voice ids, configured aliases, OpenAI's voice names, the built-in names
+// (BuiltInVoiceAliasesForEspeak) and "default" (the model's default voice), in that order.
 #pragma once
 
 #include <map>
@@ -37,8 +38,12 @@ class VoiceCatalog {
 
   // NotFound (param "model" or "voice") for unknown names, Unavailable while the model loads.
   absl::StatusOr<ResolvedVoice> Resolve(std::string_view model, std::string_view voice) const;
-  // Voices of ready models, then aliases and OpenAI names that resolve to one of them.
+  // Voices of ready models, then aliases, OpenAI names, built-in names and "default" that
+  // resolve to one of them.
   std::vector<VoiceListing> List() const;
+  // The model a filter's model name stands for: its id, or the default model's for OpenAI's
+  // model names and empty. Unknown names come back as they are (they match no voice).
+  std::string ModelIdFor(std::string_view name) const;
 
   // tts-1, tts-1-hd, gpt-4o-mini-tts and dated variants: all mean the default model.
   static bool IsOpenAiModelName(std::string_view name);
@@ -52,6 +57,7 @@ class VoiceCatalog {
   ModelHost* default_model_;
   std::map<std::string, VoiceAlias, std::less<>> aliases_;
   std::map<std::string, std::string, std::less<>> openai_voices_;
+  std::map<std::string, std::string, std::less<>> builtin_names_;  // minus configured aliases
 };
 
 }  // namespace voxserve::service

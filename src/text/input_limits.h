@@ -12,9 +12,8 @@ struct InputLimits {
   std::size_t max_input_chars = 4096;  // OpenAI's documented maximum for /v1/audio/speech
 };
 
-// Valid UTF-8, something to speak (not empty, not only whitespace, punctuation or invisible
-// characters: see HasSpeakableCharacters), at most max_input_chars code points. Errors name
-// `param` ("empty_input" for nothing to speak); an over-long input is PayloadTooLarge (HTTP 413).
+// Valid UTF-8, something to speak (HasSpeakableCharacters; else "empty_input"), at most
+// max_input_chars code points. Errors name `param`; over-long input is PayloadTooLarge (413).
 absl::Status CheckInput(std::string_view text, const InputLimits& limits, std::string_view param);
 
 }  // namespace voxserve::text

@@ -31,7 +31,7 @@ bool HasSpeakableCharacters(std::string_view valid_utf8) {
     UChar32 c;
     U8_NEXT(bytes, offset, valid_utf8.size(), c);
     if (c < 0) continue;
-    const std::int32_t category = U_GET_GC_MASK(c);
+    const std::uint32_t category = U_GET_GC_MASK(c);
     if ((category & (U_GC_L_MASK | U_GC_N_MASK | U_GC_S_MASK)) != 0) return true;
   }
   return false;

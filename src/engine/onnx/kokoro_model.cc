@@ -24,7 +24,7 @@ absl::StatusOr<std::unique_ptr<KokoroModel>> KokoroModel::Create(const std::stri
   std::unique_ptr<KokoroModel> model(new KokoroModel(std::move(*session)));
   const OnnxSession& s = *model->session_;
   auto not_kokoro = [&](const std::string& why) {
-    return core::InvalidArgument("model " + model_path + " is not a Kokoro graph: " + why);
+    return core::InvalidArgument("model file " + model_path + " is not a Kokoro graph: " + why);
   };
   const TensorSpec* ids = FirstOf(s, {"input_ids", "tokens"});
   if (ids == nullptr || ids->type != ElementType::kInt64) {

@@ -35,7 +35,8 @@ std::string Describe(const std::string& name) {
 
 absl::StatusOr<KokoroVocab> LoadVocab(const KokoroModel& model, const KokoroEngineConfig& config) {
   if (std::optional<std::string> metadata = model.session().Metadata("kokoro_config")) {
-    return ParseKokoroVocab(*metadata, "model " + config.model_path + " metadata kokoro_config");
+    return ParseKokoroVocab(*metadata,
+                            "model file " + config.model_path + " metadata kokoro_config");
   }
   std::string path = config.config_path;
   if (path.empty()) {
@@ -44,7 +45,7 @@ absl::StatusOr<KokoroVocab> LoadVocab(const KokoroModel& model, const KokoroEngi
     if (std::filesystem::is_regular_file(beside, error)) path = beside.string();
   }
   if (path.empty()) {
-    return core::InvalidArgument("model " + config.model_path +
+    return core::InvalidArgument("model file " + config.model_path +
                                  " has no kokoro_config metadata and no config.json beside it: "
                                  "set options.config to the Kokoro config.json (its \"vocab\")");
   }
@@ -79,13 +80,12 @@ absl::Status KokoroEngineConfig::Set(const std::string& key, const std::string& 
 
 absl::Status KokoroEngineConfig::Validate() const {
   if (model_path.empty()) {
-    return core::InvalidArgument("model " + model_id +
-                                 ": options.model must name the Kokoro .onnx file");
+    return core::InvalidArgument("options.model must name the Kokoro .onnx file");
   }
   if (voices_path.empty()) {
-    return core::InvalidArgument("model " + model_id +
-                                 ": options.voices must name the voices file (voices-v1.0.bin) "
-                                 "or a folder of <voice>.bin files");
+    return core::InvalidArgument(
+        "options.voices must name the voices file (voices-v1.0.bin) "
+        "or a folder of <voice>.bin files");
   }
   return session.Validate();
 }
@@ -130,8 +130,8 @@ absl::StatusOr<std::unique_ptr<KokoroVoice>> KokoroVoice::Create(const KokoroEng
     info.default_voice = voice->voices_.Contains("af_heart") ? "af_heart" : info.voices.front().id;
   }
   if (!voice->AcceptsVoice(info.default_voice)) {
-    return core::InvalidArgument("model " + config.model_id + ": default voice '" +
-                                 info.default_voice + "' is not in " + config.voices_path);
+    return core::InvalidArgument("default voice '" + info.default_voice + "' is not in " +
+                                 config.voices_path);
   }
   return voice;
 }

@@ -200,7 +200,7 @@ absl::StatusOr<std::unique_ptr<OnnxSession>> OnnxSession::Create(const std::stri
     if (config.execution_provider == "cuda") {
       if (absl::Status status = AppendCuda(config, options); !status.ok()) {
         return absl::Status(status.code(),
-                            "model " + model_path + ": " + std::string(status.message()));
+                            "model file " + model_path + ": " + std::string(status.message()));
       }
     }
     Ort::Session session(OrtEnvironment(), model_path.c_str(), options);
@@ -260,15 +260,16 @@ absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
     for (size_t i = 0; i < values.size(); ++i) {
       auto copied = Copy(values[i], out_names[i]);
       if (!copied.ok()) {
-        return core::Internal("model " + path_ + ": " + std::string(copied.status().message()));
+        return core::Internal("model file " + path_ + ": " +
+                              std::string(copied.status().message()));
       }
       outputs.push_back(std::move(*copied));
     }
     return outputs;
   } catch (const Ort::Exception& e) {
-    return core::Internal("model " + path_ + ": inference failed: " + e.what());
+    return core::Internal("model file " + path_ + ": inference failed: " + e.what());
   } catch (const std::exception& e) {
-    return core::Internal("model " + path_ + ": inference failed: " + e.what());
+    return core::Internal("model file " + path_ + ": inference failed: " + e.what());
   }
 }
 

@@ -13,12 +13,12 @@ absl::Status ExpectInput(const OnnxSession& session, const char* name, ElementTy
                          size_t rank) {
   const TensorSpec* spec = session.FindInput(name);
   if (spec == nullptr) {
-    return core::InvalidArgument("model " + session.path() + " is not a Piper voice: it has no '" +
-                                 name + "' input");
+    return core::InvalidArgument("model file " + session.path() +
+                                 " is not a Piper voice: it has no '" + name + "' input");
   }
   if (spec->type != type || spec->shape.size() != rank) {
-    return core::InvalidArgument("model " + session.path() + ": input '" + name + "' must be " +
-                                 std::string(ElementTypeName(type)) + " of rank " +
+    return core::InvalidArgument("model file " + session.path() + ": input '" + name +
+                                 "' must be " + std::string(ElementTypeName(type)) + " of rank " +
                                  std::to_string(rank));
   }
   return absl::OkStatus();
@@ -40,7 +40,7 @@ absl::StatusOr<std::unique_ptr<PiperModel>> PiperModel::Create(const std::string
     if (auto st = ExpectInput(s, "sid", ElementType::kInt64, 1); !st.ok()) return st;
   }
   if (s.outputs().empty() || s.outputs()[0].type != ElementType::kFloat) {
-    return core::InvalidArgument("model " + model_path +
+    return core::InvalidArgument("model file " + model_path +
                                  ": the first output must be float32 audio");
   }
   model->audio_output_ = s.outputs()[0].name;
@@ -54,7 +54,7 @@ absl::StatusOr<std::vector<std::vector<float>>> PiperModel::Infer(
     std::optional<int64_t> speaker_id, int hop_length) const {
   if (batch.empty()) return std::vector<std::vector<float>>{};
   if (batch.size() > 1 && !can_batch()) {
-    return core::Internal("model " + session_->path() + " cannot run batches");
+    return core::Internal("model file " + session_->path() + " cannot run batches");
   }
   const auto items = static_cast<int64_t>(batch.size());
   size_t longest = 0;
@@ -81,7 +81,7 @@ absl::StatusOr<std::vector<std::vector<float>>> PiperModel::Infer(
   const auto& samples = std::get<std::vector<float>>(audio.data);
   const int64_t per_item = audio.shape.empty() ? 0 : audio.shape.back();
   if (per_item < 0 || static_cast<size_t>(per_item) * batch.size() != samples.size()) {
-    return core::Internal("model " + session_->path() + ": output of " +
+    return core::Internal("model file " + session_->path() + ": output of " +
                           std::to_string(samples.size()) + " values does not hold " +
                           std::to_string(batch.size()) + " item(s)");
   }

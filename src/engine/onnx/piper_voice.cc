@@ -74,8 +74,7 @@ absl::Status PiperEngineConfig::Set(const std::string& key, const std::string& v
 
 absl::Status PiperEngineConfig::Validate() const {
   if (model_path.empty()) {
-    return core::InvalidArgument("model " + model_id +
-                                 ": options.model must name the voice's .onnx file");
+    return core::InvalidArgument("options.model must name the voice's .onnx file");
   }
   return session.Validate();
 }
@@ -142,8 +141,8 @@ absl::StatusOr<std::unique_ptr<PiperVoice>> PiperVoice::Create(const PiperEngine
   }
   info.default_voice = config.default_voice.empty() ? info.voices.front().id : config.default_voice;
   if (!voice->AcceptsVoice(info.default_voice)) {
-    return core::InvalidArgument("model " + config.model_id + ": default voice '" +
-                                 info.default_voice + "' is not one of its voices");
+    return core::InvalidArgument("default voice '" + info.default_voice +
+                                 "' is not one of its voices");
   }
   return voice;
 }

@@ -39,9 +39,8 @@ v1::ModelState ToProtoState(service::ModelState state) {
   constexpr const char* kMethod = "ListVoices";
   absl::StatusOr<CallStart> call = StartCall(*context, kMethod, env.gate);
   if (!call.ok()) return Answer(env, context, kMethod, call.status());
-  for (const service::VoiceListing& listing : env.service.ListVoices()) {
-    if (!request->model().empty() && listing.model != request->model()) continue;
-    if (!listing.language.starts_with(request->language())) continue;
+  service::VoiceFilter filter{request->model(), request->language()};
+  for (const service::VoiceListing& listing : env.service.ListVoices(filter)) {
     v1::Voice* voice = response->add_voices();
     voice->set_id(listing.id);
     voice->set_model(listing.model);

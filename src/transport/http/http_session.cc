@@ -11,6 +11,7 @@
 #include "transport/http/beast_message.h"
 #include "transport/http/error_response.h"
 #include "transport/http/http_exchange_impl.h"
+#include "transport/http/request_checks.h"
 
 namespace voxserve::transport::http {
 namespace beast = boost::beast;
@@ -204,8 +205,8 @@ void HttpSession::Dispatch() {
   if (!websocket && !reading_some_ && buffer_.size() == 0) ReadSome();
   auth::AuthResult caller;
   caller.client_subject = client_subject_;
-  absl::Status refused;
-  if (shared_->authenticator != nullptr) {
+  absl::Status refused = CheckHost(request, parser_->get().version());
+  if (refused.ok() && shared_->authenticator != nullptr) {
     auto result = shared_->authenticator->Authenticate(
         [&request](std::string_view name) { return request.Header(name); }, client_subject_,
         match.resource);
@@ -216,14 +217,17 @@ void HttpSession::Dispatch() {
     }
   }
   exchange_.log.key = caller.key_name;
+  std::optional<HttpResponse> bad_handshake;
   if (websocket && refused.ok()) {
-    refused = HandOverToWebSocket(caller);
-    if (refused.ok()) return;  // the connection is the WebSocket session's now
+    bad_handshake = RefuseWebSocketHandshake(request);
+    if (!bad_handshake) refused = HandOverToWebSocket(caller);
+    if (!bad_handshake && refused.ok()) return;  // the connection is the WebSocket session's now
   }
   auto exchange =
       std::make_shared<HttpExchangeImpl>(shared_from_this(), exchange_.id, std::move(request),
                                          exchange_.request_id, std::move(caller));
   if (!refused.ok()) return exchange->Respond(ErrorResponse(refused));
+  if (bad_handshake) return exchange->Respond(*std::move(bad_handshake));
   if (match.handler == nullptr) return exchange->Respond(std::move(match.error));
   try {
     (*match.handler)(exchange);

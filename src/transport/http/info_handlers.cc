@@ -3,33 +3,17 @@
 #include <map>
 
 #include "nlohmann/json.hpp"
+#include "transport/http/error_response.h"
+#include "transport/http/query_string.h"
 
 namespace voxserve::transport::http {
 namespace {
 
 using nlohmann::json;
 
-// Query parameters of a GET, undecoded values; enough for the simple filters used here.
-std::map<std::string, std::string> QueryParameters(const std::string& query) {
-  std::map<std::string, std::string> params;
-  size_t start = 0;
-  while (start < query.size()) {
-    size_t end = query.find('&', start);
-    std::string pair = query.substr(start, end == std::string::npos ? end : end - start);
-    size_t equals = pair.find('=');
-    if (equals != std::string::npos) params[pair.substr(0, equals)] = pair.substr(equals + 1);
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return params;
-}
-
-json VoicesJson(const service::TtsService& service, const std::string& query) {
-  auto params = QueryParameters(query);
+json VoicesJson(const std::vector<service::VoiceListing>& voices) {
   json data = json::array();
-  for (const service::VoiceListing& voice : service.ListVoices()) {
-    if (params.contains("model") && params["model"] != voice.model) continue;
-    if (params.contains("language") && !voice.language.starts_with(params["language"])) continue;
+  for (const service::VoiceListing& voice : voices) {
     json entry = {{"id", voice.id},
                   {"object", "voice"},
                   {"model", voice.model},
@@ -113,7 +97,12 @@ HttpResponse Json(int status, const json& body) {
 void AddInfoRoutes(Router& router, service::TtsService& service,
                    const core::MetricsRegistry& metrics, const ServerIdentity& identity) {
   router.Add("GET", "/v1/voices", [&service](std::shared_ptr<HttpExchange> exchange) {
-    exchange->Respond(Json(200, VoicesJson(service, exchange->request().query)));
+    auto query = ParseQuery(exchange->request().query);
+    if (!query.ok()) return exchange->Respond(ErrorResponse(query.status()));
+    service::VoiceFilter filter;
+    if (auto it = query->find("model"); it != query->end()) filter.model = it->second;
+    if (auto it = query->find("language"); it != query->end()) filter.language = it->second;
+    exchange->Respond(Json(200, VoicesJson(service.ListVoices(filter))));
   });
   router.Add("GET", "/v1/models", [&service](std::shared_ptr<HttpExchange> exchange) {
     exchange->Respond(Json(200, ModelsJson(service)));

@@ -15,6 +15,20 @@ using nlohmann::json;
 // The OpenAI limit on instructions, enforced so nobody can park large strings in requests.
 constexpr size_t kMaxInstructionsChars = 4096;
 
+// nlohmann's message without its "[json.exception.parse_error.101] " tag, which means nothing
+// to a client: "parse error at line 1, column 9: syntax error while parsing value - invalid
+// literal; last read: '{"a": x'", "number overflow parsing '1e309'".
+std::string PlainJsonError(const json::exception& error) {
+  std::string_view message = error.what();
+  if (message.starts_with("[json.exception.")) {
+    if (size_t end = message.find("] "); end != std::string_view::npos) {
+      message.remove_prefix(end + 2);
+    }
+  }
+  if (error.id == 406) return "a number is too large: " + std::string(message);
+  return std::string(message);
+}
+
 absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
   std::string_view content_type = request.Header("content-type");
   std::string_view media_type = content_type.substr(0, content_type.find(';'));
@@ -33,9 +47,10 @@ absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
   json body;
   try {
     body = json::parse(request.body);
-  } catch (const json::parse_error& error) {
-    return core::InvalidArgument(std::string("request body is not valid JSON: ") + error.what(),
-                                 {}, "invalid_json");
+  } catch (const json::exception& error) {
+    // Any field's syntax error, and numbers past a double's range ("1e309", out_of_range.406).
+    return core::InvalidArgument("request body is not valid JSON: " + PlainJsonError(error), {},
+                                 "invalid_json");
   }
   if (!body.is_object()) {
     return core::InvalidArgument("request body must be a JSON object", {}, "invalid_json");

@@ -87,11 +87,24 @@ TEST(Family, SameLabelValuesGiveTheSameChild) {
   EXPECT_NE(&first, &other);
 }
 
-TEST(Family, WithLabelsOfTheWrongArityThrowsLogicError) {
+// It runs on request paths: a wrong arity must not throw out of a request, nor show in /metrics.
+TEST(Family, WithLabelsOfTheWrongArityGivesADetachedMetricAndNoSample) {
   MetricsRegistry registry;
   Family<Counter>& family = registry.AddCounter("requests_total", "Requests.", {"route", "code"});
-  EXPECT_THROW(family.WithLabels({"/health"}), std::logic_error);
-  EXPECT_THROW(family.WithLabels({"/health", "200", "extra"}), std::logic_error);
+  Counter* too_few = nullptr;
+  Counter* too_many = nullptr;
+  EXPECT_NO_THROW(too_few = &family.WithLabels({"/health"}));
+  EXPECT_NO_THROW(too_many = &family.WithLabels({"/health", "200", "extra"}));
+  too_few->Increment();
+  too_many->Increment();
+  family.WithLabels({"/health", "200"}).Increment();
+
+  EXPECT_EQ(too_few, too_many);
+  EXPECT_NE(too_few, &family.WithLabels({"/health", "200"}));
+  EXPECT_EQ(registry.RenderText(),
+            "# HELP requests_total Requests.\n"
+            "# TYPE requests_total counter\n"
+            "requests_total{route=\"/health\",code=\"200\"} 1\n");
 }
 
 TEST(MetricsRegistry, RendersHelpAndTypeLinesBeforeSamples) {
@@ -254,7 +267,7 @@ TEST(MetricsRegistry, RenderedTextPassesPromtool) {
   if (access(kPromtool, X_OK) != 0) GTEST_SKIP() << kPromtool << " is not installed";
 
   MetricsRegistry registry;
-  registry.AddCounter("voxserve_requests_total", "Requests answered.", {"route", "code"})
+  registry.AddCounter("requests_total", "Requests answered.", {"route", "code"})
       .WithLabels({"/v1/audio/speech", "200"})
       .Increment(5);
   registry.AddGauge("voxserve_queue_depth", "Segments waiting.").WithLabels({}).Set(3);

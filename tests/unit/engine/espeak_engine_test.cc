@@ -135,5 +135,18 @@ TEST(EngineFactory, BuildsEspeakAndRejectsUnknownEnginesAndOptions) {
   EXPECT_NE(std::string(bad_option.status().message()).find("colour"), std::string::npos);
 }
 
+// The service says "model <id>: " when it reports a load error; the engine saying it too gave
+// "model m: model m: unknown espeak option".
+TEST(EngineFactory, ErrorsLeaveNamingTheModelToTheCaller) {
+  for (const EngineSpec& spec :
+       {EngineSpec{"m", "tacotron", "", {}}, EngineSpec{"m", "espeak", "", {{"colour", "blue"}}},
+        EngineSpec{"m", "piper", "", {{"colour", "blue"}}}, EngineSpec{"m", "kokoro", "", {}}}) {
+    auto created = CreateEngine(spec);
+    ASSERT_FALSE(created.ok()) << spec.engine;
+    EXPECT_EQ(std::string(created.status().message()).find("model m:"), std::string::npos)
+        << created.status();
+  }
+}
+
 }  // namespace
 }  // namespace voxserve::engine

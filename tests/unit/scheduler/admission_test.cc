@@ -84,6 +84,23 @@ TEST_F(SchedulerTest, FullQueueStillAcceptsLaterSegmentsOfStartedRequests) {
   EXPECT_EQ(scheduler_->QueueDepth(), 4u);
 }
 
+// The queue may hold more than queue_capacity (later segments are never refused): the message
+// once said "at capacity (4 segments queued)" of a capacity of 2.
+TEST_F(SchedulerTest, RefusalStatesTheQueuedSegmentsAndTheCapacity) {
+  Start(Capacity(2));
+  HoldWorker();
+  ASSERT_TRUE(Submit("first-1").ok());
+  ASSERT_TRUE(Submit("first-2").ok());
+  ASSERT_TRUE(Submit("later-1", Later()).ok());
+  ASSERT_TRUE(Submit("later-2", Later()).ok());
+
+  absl::Status rejected = Submit("first-3");
+
+  EXPECT_THAT(
+      std::string(rejected.message()),
+      AllOf(HasSubstr("holds 4 segments"), HasSubstr("below 2 (scheduling.queue_capacity)")));
+}
+
 TEST_F(SchedulerTest, QueueDepthNeverExceedsCapacityPlusLaterSegments) {
   constexpr int kCapacity = 3;
   constexpr int kLater = 2;

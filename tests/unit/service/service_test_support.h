@@ -94,7 +94,7 @@ struct ServiceOptions {
   size_t stream_buffer_bytes = 1 << 20;
   bool load = true;
   bool fail_to_load = false;
-  std::map<std::string, VoiceAlias> extra_aliases;  // beside "narrator"
+  std::map<std::string, VoiceAlias> extra_aliases;  // besides "narrator" → bob
 };
 
 class ServiceTest : public ::testing::Test {

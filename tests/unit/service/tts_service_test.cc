@@ -1,5 +1,6 @@
 // What TtsService refuses, and how readiness, admission and draining behave.
 #include "core/error.h"
+#include "gmock/gmock.h"
 #include "service_test_support.h"
 
 namespace voxserve::service {
@@ -50,8 +51,42 @@ INSTANTIATE_TEST_SUITE_P(
                 [](SynthesisRequest& r) { r.instructions = std::string(4097, 'a'); },
                 absl::StatusCode::kInvalidArgument, "instructions"},
         Refusal{"InvalidUtf8", [](SynthesisRequest& r) { r.text = "caf\xc3\x28"; },
+                absl::StatusCode::kInvalidArgument, "input"},
+        // Nothing an engine would say anything for: once 200 with 0.05 s of silence.
+        Refusal{"OnlyPunctuation", [](SynthesisRequest& r) { r.text = "... ?! \xE3\x80\x82"; },
+                absl::StatusCode::kInvalidArgument, "input"},
+        Refusal{"OnlyNuls", [](SynthesisRequest& r) { r.text = std::string(3, '\0'); },
+                absl::StatusCode::kInvalidArgument, "input"},
+        Refusal{"OnlyZeroWidthAndPrivateUse",
+                [](SynthesisRequest& r) { r.text = "\xE2\x80\x8B\xEE\x80\x80"; },
                 absl::StatusCode::kInvalidArgument, "input"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// Engines read C strings: an embedded NUL once cut the text short (200 with the first sentence).
+TEST_F(ServiceTest, AnEmbeddedNulIsSpokenAsASpaceAndTheWholeTextReachesTheEngine) {
+  Start();
+  auto sink = std::make_shared<RecordingSink>();
+  auto job = Accept(Request(std::string("Hello world.\0 This is a longer sentence.", 40)), sink);
+  ASSERT_TRUE(sink->WaitComplete());
+  EXPECT_TRUE(sink->status().ok()) << sink->status();
+  EXPECT_THAT(engine_->texts(),
+              ::testing::ElementsAre("Hello world.", "This is a longer sentence."));
+}
+
+TEST_F(ServiceTest, SentencesWithNothingToSpeakAreNotSentToTheEngine) {
+  Start();
+  auto sink = std::make_shared<RecordingSink>();
+  auto job = Accept(Request("Alpha one.\n\xE2\x80\x8B\nBravo two."), sink);
+  ASSERT_TRUE(sink->WaitComplete());
+  EXPECT_THAT(engine_->texts(), ::testing::ElementsAre("Alpha one.", "Bravo two."));
+}
+
+TEST_F(ServiceTest, AFailedModelIsNamedOnceInTheLoadError) {
+  ServiceOptions options;
+  options.fail_to_load = true;
+  Start(options);
+  EXPECT_EQ(load_status_.message(), "model fake: fake model file is corrupt");
+}
 
 TEST_F(ServiceTest, OpenAiModelNamesAliasesAndOpenAiVoicesResolve) {
   Start();

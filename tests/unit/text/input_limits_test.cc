@@ -42,6 +42,19 @@ TEST(CheckInput, RejectsIdeographicSpaceOnly) {
             "empty_input");
 }
 
+TEST(CheckInput, RejectsPunctuationOnlyAsNothingToSpeak) {
+  absl::Status status = CheckInput("... !!!", InputLimits{}, "input");
+  EXPECT_EQ(core::DetailOf(status).code, "empty_input");
+  EXPECT_THAT(status.message(), HasSubstr("nothing to speak"));
+}
+
+TEST(CheckInput, RejectsOnlyNulsAndZeroWidthCharacters) {
+  EXPECT_EQ(core::DetailOf(CheckInput(std::string("\0\0", 2), InputLimits{}, "input")).code,
+            "empty_input");
+  EXPECT_EQ(core::DetailOf(CheckInput("\xE2\x80\x8B\xEE\x80\x80", InputLimits{}, "input")).code,
+            "empty_input");
+}
+
 TEST(CheckInput, EmptyInputErrorNamesTheParam) {
   EXPECT_EQ(core::DetailOf(CheckInput("", InputLimits{}, "text")).param, "text");
 }

@@ -11,6 +11,7 @@ namespace voxserve::transport::http {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 HttpRequest PostJson(std::string body, std::string content_type = "application/json") {
   HttpRequest request;
@@ -114,6 +115,30 @@ TEST(ParseOpenAiSpeechRequest, RejectsInvalidUtf8Body) {
 
 TEST(ParseOpenAiSpeechRequest, RejectsInvalidJson) {
   ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(R"({"model": "tts-1",)")), "", "invalid_json");
+}
+
+TEST(ParseOpenAiSpeechRequest, InvalidJsonIsExplainedWithoutParserInternals) {
+  auto parsed = ParseOpenAiSpeechRequest(PostJson(R"({"model": x})"));
+  ExpectFieldError(parsed, "", "invalid_json");
+  const std::string message(parsed.status().message());
+  EXPECT_THAT(message, HasSubstr("line 1, column 11"));
+  EXPECT_THAT(message, Not(HasSubstr("json.exception")));
+}
+
+// nlohmann reports these as out_of_range, not parse_error: they once escaped as a 500.
+TEST(ParseOpenAiSpeechRequest, NumberBeyondADoubleIsInvalidJsonInAnyField) {
+  for (const char* body :
+       {R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "speed": 1e309})",
+        R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "unknown": -1e400})",
+        R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "nested": {"a": [2e308]}})"}) {
+    auto parsed = ParseOpenAiSpeechRequest(PostJson(body));
+    ExpectFieldError(parsed, "", "invalid_json");
+    const std::string message(parsed.status().message());
+    EXPECT_THAT(message, HasSubstr("number is too large")) << body;
+    EXPECT_THAT(message, Not(HasSubstr("json.exception"))) << body;
+  }
+  ExpectFieldError(ParseSynthesizeRequest(PostJson(R"({"text": "Hi.", "speed": 1e309})")), "",
+                   "invalid_json");
 }
 
 TEST(ParseOpenAiSpeechRequest, RejectsEmptyBodyAsInvalidJson) {
