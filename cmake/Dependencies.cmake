@@ -31,5 +31,7 @@ endif()
 if(VOXSERVE_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
-include(${CMAKE_CURRENT_LIST_DIR}/OnnxRuntime.cmake)
+if(VOXSERVE_ONNX)
+  include(${CMAKE_CURRENT_LIST_DIR}/OnnxRuntime.cmake)
+endif()
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # Kokoro's NPZ voice files

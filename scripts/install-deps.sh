@@ -24,8 +24,9 @@ packages=(
 )
 
 # The ONNX Runtime C/C++ SDK is no Debian package: fetched (pinned, checksum verified) from NuGet
-# into third_party/onnxruntime/ unless ONNXRUNTIME_ROOT names one (see the script).
-"$(dirname "$0")/fetch-onnxruntime.sh"
+# into third_party/onnxruntime/ unless ONNXRUNTIME_ROOT names one (see the script), or unless
+# VOXSERVE_ONNX=OFF (make ONNX=OFF: an espeak-ng-only build).
+[ "${VOXSERVE_ONNX:-ON}" = OFF ] || "$(dirname "$0")/fetch-onnxruntime.sh"
 
 missing=()
 for p in "${packages[@]}"; do
