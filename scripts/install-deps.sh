@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config ccache
+  clang-14 libclang-rt-14-dev llvm-14  # the fuzz targets (libFuzzer; llvm-symbolizer for traces)
   # libraries (see shared/reference/build-facts.md for the versions this is checked against)
   libboost-dev libboost-system-dev libabsl-dev libssl-dev
   libespeak-ng-dev espeak-ng-data libsndfile1-dev libsoxr-dev libsonic-dev libicu-dev
