@@ -16,3 +16,16 @@ if(VOXSERVE_SANITIZE_THREAD)
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
 endif()
+
+# libFuzzer targets (tests/fuzz; `make build-fuzz` configures build-fuzz/ with Debian's clang):
+# every library gets coverage instrumentation and ASan + UBSan, the targets link libFuzzer.
+option(VOXSERVE_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
+if(VOXSERVE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "VOXSERVE_FUZZ needs clang (libFuzzer): configure with "
+                        "CC=clang-14 CXX=clang++-14 (make build-fuzz does)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

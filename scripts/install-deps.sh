@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config ccache
+  clang-14 libclang-rt-14-dev llvm-14  # the fuzz targets (libFuzzer; llvm-symbolizer for traces)
   # libraries (see shared/reference/build-facts.md for the versions this is checked against)
   libboost-dev libboost-system-dev libabsl-dev libssl-dev
   libespeak-ng-dev espeak-ng-data libsndfile1-dev libsoxr-dev libsonic-dev libicu-dev
@@ -30,8 +31,9 @@ packages=(
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 # The ONNX Runtime C/C++ SDK is no Debian package: fetched (pinned, checksum verified) from NuGet
-# into third_party/onnxruntime/ unless ONNXRUNTIME_ROOT names one (see the script).
-"$(dirname "$0")/fetch-onnxruntime.sh"
+# into third_party/onnxruntime/ unless ONNXRUNTIME_ROOT names one (see the script), or unless
+# VOXSERVE_ONNX=OFF (make ONNX=OFF: an espeak-ng-only build).
+[ "${VOXSERVE_ONNX:-ON}" = OFF ] || "$(dirname "$0")/fetch-onnxruntime.sh"
 
 missing=()
 for p in "${packages[@]}"; do

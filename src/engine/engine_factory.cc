@@ -2,8 +2,10 @@
 
 #include "core/error.h"
 #include "engine/espeak/espeak_engine.h"
+#if VOXSERVE_ONNX
 #include "engine/onnx/kokoro_voice.h"
 #include "engine/onnx/piper_voice.h"
+#endif
 
 namespace voxserve::engine {
 namespace {
@@ -24,6 +26,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEspeak(const EngineSpec& spec) {
   return std::unique_ptr<Engine>(std::move(*engine));
 }
 
+#if VOXSERVE_ONNX
 // Piper and Kokoro configs read their own option keys (engine/onnx/*_voice.h).
 template <typename Voice, typename Config>
 absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) {
@@ -37,16 +40,23 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) 
   if (!engine.ok()) return engine.status();
   return std::unique_ptr<Engine>(std::move(*engine));
 }
+#endif
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
   if (spec.engine == "espeak") return CreateEspeak(spec);
-  if (spec.engine == "piper") {
-    return CreateOnnxVoice<onnx::PiperVoice, onnx::PiperEngineConfig>(spec);
-  }
-  if (spec.engine == "kokoro") {
+  if (spec.engine == "piper" || spec.engine == "kokoro") {
+#if VOXSERVE_ONNX
+    if (spec.engine == "piper") {
+      return CreateOnnxVoice<onnx::PiperVoice, onnx::PiperEngineConfig>(spec);
+    }
     return CreateOnnxVoice<onnx::KokoroVoice, onnx::KokoroEngineConfig>(spec);
+#else
+    return core::InvalidArgument("model " + spec.model_id + ": engine '" + spec.engine +
+                                 "' needs ONNX Runtime, and this voxserve was built without "
+                                 "ONNX Runtime (-DVOXSERVE_ONNX=OFF); only espeak is available");
+#endif
   }
   return core::InvalidArgument("unknown engine '" + spec.engine +
                                "' (available: espeak, piper, kokoro)");

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora (corpus/<target>/seed*): real requests, configs and model files in
+the shapes the parsers get. Run once; the files are checked in, and crash inputs found later
+are added beside them by hand (named crash-<what>)."""
+import json, os, struct, sys, base64
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.join(here, "corpus")
+PIPER_SYMBOLS = ("_^$ !'(),-.:;?abcdefhijklmnopqrstuvwxyz"
+    "æçðøħŋœǀǁǂǃɐɑɒɓɔɕɖɗɘəɚɛɜɞɟɠɡɢɣɤɥɦɧɨɪɫɬɭɮɯɰɱɲɳɴɵɶɸɹɺɻɽɾʀʁʂʃʄʈʉʊʋʌʍʎʏʐʑʒʔʕʘʙʛʜʝʟʡʢʲˈˌːˑ˞βθχᵻⱱ")
+KOKORO_SYMBOLS = (';:,.!?—…"()“” ' + "abcdefhijklmnopqrstuvwxyz" + "ɐɑɒɔəɚɛɜɪʊʌɹðθʃʒŋæɾʔᵻˈˌːAIOWYʤʧ")
+
+def put(target, name, data):
+    d = os.path.join(root, target); os.makedirs(d, exist_ok=True)
+    if isinstance(data, str): data = data.encode()
+    open(os.path.join(d, name), "wb").write(data)
+
+# REST bodies
+openai = [
+ {"model": "tts-1", "input": "Hello world. This is a test.", "voice": "alloy"},
+ {"model": "fake", "input": "Streaming, please!", "voice": {"id": "alice"}, "response_format": "pcm", "stream_format": "sse", "speed": 1.5},
+ {"input": "Short.", "voice": "alloy", "response_format": "wav", "instructions": "calm", "timeout_ms": 5000},
+ {"input": "你好，世界。", "voice": "alice", "response_format": "flac", "speed": 0.25, "stream_format": "audio"},
+]
+for i, b in enumerate(openai): put("openai_speech_request_fuzzer", f"seed{i}.json", json.dumps(b, ensure_ascii=False))
+put("openai_speech_request_fuzzer", "seed_not_object.json", "[1, 2, 3]")
+synth = [
+ {"text": "Hello world. This is a test.", "voice": "default", "speed": 1.0},
+ {"text": "Hi.", "voice": "zh_female", "model": "fake", "response_format": "mp3", "stream": True},
+ {"text": "Stream me.", "stream": "sse", "timeout_ms": 1000},
+ {"text": "A\u0000B.", "voice": "alice", "response_format": "opus"},
+]
+for i, b in enumerate(synth): put("synthesize_request_fuzzer", f"seed{i}.json", json.dumps(b, ensure_ascii=False))
+
+# WebSocket messages
+ws = [{"model": "fake", "voice": "alice", "response_format": "pcm", "speed": 1.2, "timeout_ms": 2000},
+      {"voice": {"id": "alice"}, "instructions": "whisper"}, {"text": "Hello there. How"}, {"flush": True},
+      {"text": "Bye.", "close": True}, {"close": True}]
+for i, b in enumerate(ws): put("websocket_messages_fuzzer", f"seed{i}.json", json.dumps(b))
+
+# gRPC: hand-encoded protobuf (field tags of proto/voxserve/v1/tts.proto)
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7f; n >>= 7
+        if n: out += bytes([b | 0x80])
+        else: return out + bytes([b])
+def field_bytes(num, data): return varint(num << 3 | 2) + varint(len(data)) + data
+def field_varint(num, v): return varint(num << 3) + varint(v)
+def field_double(num, v): return varint(num << 3 | 1) + struct.pack("<d", v)
+def options(model=b"fake", voice=b"alice", fmt=2, speed=1.0, instr=b"", timeout=0):
+    o = field_bytes(1, model) + field_bytes(2, voice) + field_varint(3, fmt) + field_double(4, speed)
+    if instr: o += field_bytes(5, instr)
+    if timeout: o += field_varint(6, timeout)
+    return o
+put("grpc_request_fuzzer", "unary", b"\x00" + field_bytes(1, b"Hello world.") + field_bytes(2, options()))
+put("grpc_request_fuzzer", "unary_deadline", b"\x02" + field_bytes(1, b"Hi.") + field_bytes(2, options(fmt=6, speed=2.0, timeout=3000)))
+put("grpc_request_fuzzer", "bidi_config", b"\x01" + field_bytes(1, options(fmt=1, instr=b"calm")))
+put("grpc_request_fuzzer", "bidi_text", b"\x03" + field_bytes(2, b"Some text. "))
+put("grpc_request_fuzzer", "bad_format", b"\x00" + field_bytes(2, options(fmt=99)))
+
+# config files
+example = open(os.path.join(here, "..", "..", "config", "voxserve.example.yaml")).read()
+put("server_config_fuzzer", "example.yaml", example)
+put("server_config_fuzzer", "minimal.yaml", "http:\n  port: 0\nlog:\n  level: warn\n")
+put("server_config_fuzzer", "models.yaml", """default_model: espeak
+models:
+  - id: espeak
+    engine: espeak
+    default_voice: en-us
+    scheduling: {instances: 2, max_batch_size: 4, queue_capacity: 8}
+  - id: lessac
+    engine: piper
+    options: {model: /nonexistent/en_US-lessac-medium.onnx, intra_op_threads: 1}
+voice_aliases:
+  narrator: {model: espeak, voice: en-gb+m3}
+  zh_female: cmn+f3
+openai_voices: {alloy: en-us+f2}
+grpc: {port: 0}
+websocket: {max_message_bytes: 65536}
+""")
+put("server_config_fuzzer", "tls.yaml", "tls:\n  cert_file: /nonexistent/cert.pem\n  key_file: /nonexistent/key.pem\nauth:\n  api_keys_file: /nonexistent/keys.yaml\n")
+
+# API keys
+put("api_keys_fuzzer", "keys.yaml", """keys:
+  - name: alice
+    key: "sk-alice-secret"
+    rate_limit: {requests_per_second: 2, burst: 5}
+    max_concurrent: 4
+    models: [espeak]
+  - name: bob.service
+    sha256: "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+  - name: service-a
+    client_subject: "CN=service-a,O=Example"
+""")
+put("api_keys_fuzzer", "empty.yaml", "keys: []\n")
+put("api_keys_fuzzer", "bad_name.yaml", "keys:\n  - name: 'no spaces allowed'\n    key: x\n")
+
+# Piper configs
+def piper(name, speakers=1, ptype="espeak"):
+    return {"dataset": name, "audio": {"sample_rate": 22050, "quality": "medium"},
+            "espeak": {"voice": "en-us"}, "language": {"code": "en_US"},
+            "inference": {"noise_scale": 0.667, "length_scale": 1, "noise_w": 0.8},
+            "phoneme_type": ptype, "phoneme_map": {"ɚ": ["ə", "ɹ"]},
+            "phoneme_id_map": {s: [i] for i, s in enumerate(PIPER_SYMBOLS[:60])},
+            "num_symbols": 256, "num_speakers": speakers,
+            "speaker_id_map": {} if speakers == 1 else {"alice": 0, "bob": 1, "carol": 2},
+            "piper_version": "1.0.0"}
+put("piper_config_fuzzer", "lessac.onnx.json", json.dumps(piper("lessac"), ensure_ascii=False, indent=1))
+put("piper_config_fuzzer", "multi.onnx.json", json.dumps(piper("libritts", 3), ensure_ascii=False))
+put("piper_config_fuzzer", "text.onnx.json", json.dumps(piper("letters", 1, "text"), ensure_ascii=False))
+put("piper_config_fuzzer", "minimal.onnx.json", json.dumps({"audio": {"sample_rate": 16000}, "phoneme_id_map": {"_": [0], "^": [1], "$": [2], "a": [3]}}))
+
+# Kokoro vocab
+vocab = {s: i + 1 for i, s in enumerate(KOKORO_SYMBOLS)}
+put("kokoro_vocab_fuzzer", "config.json", json.dumps({"vocab": vocab, "n_token": 178}, ensure_ascii=False))
+put("kokoro_vocab_fuzzer", "small.json", json.dumps({"vocab": {"a": 1, "b": 2, " ": 16, ".": 4}}))
+
+# Kokoro .npy (NumPy format 1.0): float32 (rows, 1, 256)
+def npy(shape, descr="<f4", version=1, fortran=False, rows_data=None):
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, str(tuple(shape)))
+    pre = 10 if version == 1 else 12
+    pad = 64 - (pre + len(header) + 1) % 64
+    header = header + " " * pad + "\n"
+    n = 1
+    for s in shape: n *= s
+    data = struct.pack("<%df" % n, *[0.01 * (i % 100) for i in range(n)])
+    hl = struct.pack("<H", len(header)) if version == 1 else struct.pack("<I", len(header))
+    return b"\x93NUMPY" + bytes([version, 0]) + hl + header.encode() + data
+put("kokoro_voices_fuzzer", "rows3.npy", npy((3, 1, 256)))
+put("kokoro_voices_fuzzer", "rows2_2d.npy", npy((2, 256)))
+put("kokoro_voices_fuzzer", "v2.npy", npy((1, 1, 256), version=2))
+
+# HTTP: raw requests
+def req(method, path, body=None, headers=()):
+    h = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"] + list(headers)
+    b = b""
+    if body is not None:
+        b = body.encode() if isinstance(body, str) else body
+        h += ["Content-Type: application/json", f"Content-Length: {len(b)}"]
+    return ("\r\n".join(h) + "\r\n\r\n").encode() + b
+put("http_session_fuzzer", "speech", req("POST", "/v1/audio/speech", json.dumps(openai[0])))
+put("http_session_fuzzer", "speech_sse", req("POST", "/v1/audio/speech", json.dumps({"input": "One. Two.", "voice": "alice", "stream_format": "sse", "response_format": "pcm"})))
+put("http_session_fuzzer", "synthesize_chunked",
+    b"POST /v1/synthesize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"10\r\n{\"text\": \"Hi the\r\n9\r\nre.\", \"s\"\r\n8\r\n: true}\n\r\n0\r\n\r\n")
+put("http_session_fuzzer", "pipelined", req("GET", "/health") + req("GET", "/v1/voices?language=en&model=fake") + req("GET", "/v1/models") + req("GET", "/metrics") + req("HEAD", "/health/ready"))
+put("http_session_fuzzer", "errors", req("DELETE", "/v1/audio/speech") + req("POST", "/tts", "{bad json") + req("GET", "/nope%zz?x=%41"))
+put("http_session_fuzzer", "http10", b"GET /health/live HTTP/1.0\r\n\r\n")
+key = base64.b64encode(b"0123456789abcdef").decode()
+upgrade = req("GET", "/v1/audio/speech/stream", None, ["Upgrade: websocket", "Connection: Upgrade", f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"])
+def ws_frame(payload, opcode=1):
+    mask = b"\x11\x22\x33\x44"
+    p = payload.encode()
+    masked = bytes(c ^ mask[i % 4] for i, c in enumerate(p))
+    n = len(p)
+    head = bytes([0x80 | opcode]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n))
+    return head + mask + masked
+put("http_session_fuzzer", "websocket", upgrade + ws_frame(json.dumps(ws[0])) + ws_frame(json.dumps({"text": "Hello there. Bye.", "close": True})))
+put("http_session_fuzzer", "websocket_bad", upgrade + ws_frame("not json") + ws_frame("", 8))
