@@ -155,10 +155,26 @@ def test_sigterm_during_a_model_load_that_never_ends_exits_within_the_drain_time
     config = write_config(tmp_path, "drain_timeout_ms: 1000\nmodels:\n  - id: stuck\n"
                                     f"    engine: piper\n    options: {{model: {model}}}\n")
     server = make_server("--config", config, wait_ready=False)
-    health_when(server, lambda body: body["models"][0]["state"] == "loading")
+    # The load is under way once the server holds the FIFO open for reading: only then does a
+    # non-blocking open for writing succeed (ENXIO before). The state "loading" alone is also
+    # what a model shows before its load starts. The writer stays open and silent, so the
+    # server's read blocks until it exits.
+    writer = []
+
+    def loader_blocked_on_fifo():
+        try:
+            writer.append(os.open(str(model) + ".json", os.O_WRONLY | os.O_NONBLOCK))
+            return True
+        except OSError:
+            return False
+
+    assert wait_for(loader_blocked_on_fifo, timeout=30), server.log()
     started = time.monotonic()
     server.process.send_signal(signal.SIGTERM)
-    assert server.process.wait(30) == 0, server.log()
+    try:
+        assert server.process.wait(30) == 0, server.log()
+    finally:
+        os.close(writer[0])
     elapsed = time.monotonic() - started
     assert any("while a model was still loading" in line for line in server.log_lines), server.log()
     assert any("stopped" in line for line in server.log_lines)
