@@ -58,8 +58,9 @@ class SpeechSession::SentenceSink final : public SynthesisSink {
 absl::StatusOr<std::unique_ptr<SpeechSession>> SpeechSession::Create(
     TtsService& service, SessionOptions options, Listener& listener, SessionPost post,
     std::weak_ptr<void> keep_alive) {
+  // Refusals count in requests_rejected_total as Synthesize's do (SplitterForVoice counts its own).
   if (absl::Status status = CheckRequestOptions(options.request, service.config()); !status.ok()) {
-    return status;
+    return service.RejectUnparsed(status);
   }
   if (core::Clock::now() >= options.deadline) {
     return absl::DeadlineExceededError("the stream's deadline has passed");

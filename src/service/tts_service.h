@@ -90,7 +90,8 @@ class TtsService {
       const std::vector<std::string>& allowed_models = {});
 
   // A synthesis request its transport could not parse (invalid JSON, a missing or wrong-typed
-  // field) never reaches Synthesize; the transport reports it here so every refused request is
+  // field), or a stream whose options fail their checks before any sentence, never reaches
+  // Synthesize; the transport reports it here so every refused request is
   // counted once in requests_rejected_total. Returns `status`.
   absl::Status RejectUnparsed(const absl::Status& status);
 

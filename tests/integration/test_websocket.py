@@ -622,3 +622,17 @@ def test_an_open_stream_holds_its_keys_concurrency_slot(keyed_server):
     # Closed: the slot is free again.
     wait_for(lambda: admitted(keyed_server, headers), timeout=TIMEOUT,
              message="dave's slot to be released")
+
+
+def test_a_refused_stream_config_counts_as_a_rejected_request(server):
+    """An unparsable config, or one whose options fail, is a request refused before any work:
+    counted in requests_rejected_total as REST counts its 400s (issue 10)."""
+    def rejected():
+        return metric(server, "voxserve_requests_rejected_total", 'model="",reason="invalid"')
+
+    before = rejected()
+    bad_json = session(server, "{not json")
+    assert bad_json.close_code == 1008
+    bad_speed = session(server, {"voice": "alloy", "speed": 9})
+    assert bad_speed.close_code == 1008
+    assert rejected() == before + 2

@@ -147,7 +147,7 @@ absl::Status IncrementalSynthesis::Configure(const v1::SynthesisOptions& options
       ToSynthesisRequest(options, audio::AudioFormat::kPcm,
                          std::chrono::system_clock::time_point::max(),
                          env_.service.config().max_timeout_ms);
-  if (!request.ok()) return request.status();
+  if (!request.ok()) return env_.service.RejectUnparsed(request.status());
   call_.Prepare(*request);  // the request id and the caller's allowed models
   const v1::AudioFormat format = ToProtoFormat(request->format);
   service::SessionOptions session_options;

@@ -47,7 +47,7 @@ void SpeechStream::OnBinaryMessage() {
 absl::Status SpeechStream::Configure(std::string_view message) {
   absl::StatusOr<StreamConfig> config = ParseConfigMessage(message);
   metrics_.CountMessage("in", config.ok() ? "config" : "invalid");
-  if (!config.ok()) return config.status();
+  if (!config.ok()) return service_.RejectUnparsed(config.status());
   service::SessionOptions options;
   options.request.model = std::move(config->model);
   options.request.voice = std::move(config->voice);
