@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "audio/pcm.h"
+#include "engine/voice_cloning.h"
 
 namespace voxserve::engine {
 
@@ -57,6 +58,9 @@ class Engine {
   // segment does not fail the others.
   virtual std::vector<absl::StatusOr<audio::PcmAudio>> Synthesize(
       std::span<const SegmentInput> batch) = 0;
+
+  // The engine's voice cloning frontend, or null when it clones no voices. Owned by the engine.
+  virtual VoiceCloner* voice_cloner() { return nullptr; }
 };
 
 }  // namespace voxserve::engine
