@@ -21,6 +21,7 @@ find_package(OpenSSL 3 REQUIRED)  # TLS (transport/tls) and API key digests (tra
 pkg_check_modules(ESPEAK_NG REQUIRED IMPORTED_TARGET espeak-ng)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
 pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
+pkg_check_modules(FFTW3F REQUIRED IMPORTED_TARGET fftw3f)  # audio/features: STFTs
 pkg_check_modules(ICU REQUIRED IMPORTED_TARGET icu-uc icu-i18n)
 pkg_check_modules(AVCODEC REQUIRED IMPORTED_TARGET libavcodec libavutil)
 

@@ -81,3 +81,21 @@ absl::Status Resampler::Flush(std::vector<float>* out) {
 }
 
 }  // namespace voxserve::audio
+
+namespace voxserve::audio {
+
+absl::StatusOr<std::vector<float>> ResampleAll(std::span<const float> samples, int input_rate,
+                                               int output_rate) {
+  if (input_rate == output_rate && input_rate > 0) {
+    return std::vector<float>(samples.begin(), samples.end());
+  }
+  auto resampler = Resampler::Create(input_rate, output_rate);
+  if (!resampler.ok()) return resampler.status();
+  std::vector<float> out;
+  out.reserve(static_cast<std::size_t>(std::ceil(samples.size() * (static_cast<double>(output_rate) / input_rate))) + kOutputSlack);
+  if (absl::Status status = (*resampler)->Process(samples, &out); !status.ok()) return status;
+  if (absl::Status status = (*resampler)->Flush(&out); !status.ok()) return status;
+  return out;
+}
+
+}  // namespace voxserve::audio

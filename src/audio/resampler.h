@@ -37,4 +37,10 @@ class Resampler {
   bool flushed_ = false;
 };
 
+// The whole of `samples` converted from input_rate to output_rate in one go (Create, Process,
+// Flush): about size x output_rate / input_rate samples, aligned with the input (soxr
+// compensates its own delay). Equal rates return a copy. Thread-safe.
+absl::StatusOr<std::vector<float>> ResampleAll(std::span<const float> samples, int input_rate,
+                                               int output_rate);
+
 }  // namespace voxserve::audio

@@ -1,0 +1,106 @@
+#include "engine/cosyvoice/prompt_audio.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "audio/audio_file_decoder.h"
+#include "audio/features/kaldi_fbank.h"
+#include "audio/features/matcha_mel.h"
+#include "audio/features/whisper_log_mel.h"
+#include "audio/resampler.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+// Rates of the two upstream branches: load_wav(prompt_wav, 16000) for the tokenizer and CAM++,
+// load_wav(prompt_wav, 24000) for the flow's mel (CosyVoice2's sample_rate).
+constexpr int kTokenizerRate = 16000;
+constexpr int kFlowRate = 24000;
+constexpr int kTokenizerMels = 128;  // frontend.py:98, log_mel_spectrogram(speech, n_mels=128)
+
+// cosyvoice2.yaml feat_extractor (matcha.utils.audio.mel_spectrogram).
+constexpr audio::features::MatchaMelConfig kPromptMelConfig{
+    .sample_rate = kFlowRate, .n_fft = 1920, .hop = 480, .n_mels = 80, .fmin = 0.0, .fmax = 8000.0};
+
+absl::Status WithContext(const absl::Status& status, absl::string_view what) {
+  return absl::Status(status.code(), absl::StrCat("prompt audio: ", what, ": ", status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<PromptAudio> PreparePromptAudio(std::span<const uint8_t> encoded,
+                                               const PromptAudioLimits& limits) {
+  audio::DecodeLimits decode_limits;
+  decode_limits.max_seconds = limits.max_seconds;  // refuse long files while decoding
+  auto pcm = audio::DecodeAudioFile(encoded, decode_limits);
+  if (!pcm.ok()) {
+    return absl::Status(pcm.status().code(),
+                        absl::StrCat("prompt audio: ", pcm.status().message()));
+  }
+  return PreparePromptAudio(*pcm, limits);
+}
+
+absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
+                                               const PromptAudioLimits& limits) {
+  if (pcm.sample_rate < limits.min_sample_rate) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "prompt audio: sample rate ", pcm.sample_rate, " Hz is below the ",
+        limits.min_sample_rate, " Hz CosyVoice needs; send the original recording"));
+  }
+  const double seconds = pcm.DurationSeconds();
+  if (seconds > limits.max_seconds) {
+    return absl::OutOfRangeError(absl::StrCat("prompt audio is ", seconds,
+                                              " s long; the limit is ", limits.max_seconds, " s"));
+  }
+  if (seconds < limits.min_seconds) {
+    return absl::InvalidArgumentError(absl::StrCat("prompt audio is ", seconds,
+                                                   " s long; at least ", limits.min_seconds,
+                                                   " s are needed"));
+  }
+  float peak = 0.0f;
+  for (float sample : pcm.samples) {
+    if (!std::isfinite(sample)) {
+      return absl::InvalidArgumentError("prompt audio holds a non-finite sample");
+    }
+    peak = std::max(peak, std::fabs(sample));
+  }
+  if (peak < limits.silence_peak) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "prompt audio has no speech: its peak level is below ",
+        std::lround(20.0 * std::log10(limits.silence_peak)), " dBFS"));
+  }
+
+  PromptAudio prompt;
+  prompt.source_sample_rate = pcm.sample_rate;
+  prompt.duration_seconds = seconds;
+  auto samples_16k = audio::ResampleAll(pcm.samples, pcm.sample_rate, kTokenizerRate);
+  if (!samples_16k.ok()) return WithContext(samples_16k.status(), "resampling to 16 kHz");
+  prompt.samples_16k = std::move(*samples_16k);
+  auto samples_24k = audio::ResampleAll(pcm.samples, pcm.sample_rate, kFlowRate);
+  if (!samples_24k.ok()) return WithContext(samples_24k.status(), "resampling to 24 kHz");
+  prompt.samples_24k = std::move(*samples_24k);
+
+  auto tokenizer_mel = audio::features::WhisperLogMel(prompt.samples_16k, kTokenizerMels);
+  if (!tokenizer_mel.ok()) return WithContext(tokenizer_mel.status(), "speech tokenizer log-mel");
+  prompt.speech_tokenizer_mel = std::move(*tokenizer_mel);
+  auto fbank = audio::features::KaldiFbank(prompt.samples_16k);  // 80 bins, dither 0, 16 kHz
+  if (!fbank.ok()) return WithContext(fbank.status(), "speaker fbank");
+  audio::features::SubtractMeanOverTime(&*fbank);
+  prompt.speaker_fbank = std::move(*fbank);
+  auto prompt_mel = audio::features::MatchaMelSpectrogram(prompt.samples_24k, kPromptMelConfig);
+  if (!prompt_mel.ok()) return WithContext(prompt_mel.status(), "24 kHz prompt mel");
+  prompt.prompt_mel = std::move(*prompt_mel);
+  return prompt;
+}
+
+std::size_t AlignPromptTokensAndMel(std::vector<int32_t>* tokens,
+                                    audio::features::FeatureMatrix* prompt_mel) {
+  const std::size_t token_len = std::min(prompt_mel->rows / 2, tokens->size());
+  tokens->resize(token_len);
+  prompt_mel->rows = 2 * token_len;
+  prompt_mel->values.resize(prompt_mel->rows * prompt_mel->cols);
+  return token_len;
+}
+
+}  // namespace voxserve::engine::cosyvoice
