@@ -158,3 +158,21 @@ def ws_frame(payload, opcode=1):
     return head + mask + masked
 put("http_session_fuzzer", "websocket", upgrade + ws_frame(json.dumps(ws[0])) + ws_frame(json.dumps({"text": "Hello there. Bye.", "close": True})))
 put("http_session_fuzzer", "websocket_bad", upgrade + ws_frame("not json") + ws_frame("", 8))
+
+# Audio files (audio_file_decoder_fuzzer): one short file per accepted format, written by
+# libsndfile through Debian's python3-soundfile (run this with /usr/bin/python3 for them).
+try:
+    import io, math
+    import soundfile
+    tone = [0.4 * math.sin(2 * math.pi * 440 * i / 16000) for i in range(800)]
+    for name, fmt, sub, rate, channels in [
+            ("seed_pcm16.wav", "WAV", "PCM_16", 16000, 1), ("seed_float_stereo.wav", "WAV", "FLOAT", 16000, 2),
+            ("seed.flac", "FLAC", "PCM_16", 16000, 1), ("seed_vorbis.ogg", "OGG", "VORBIS", 16000, 1),
+            ("seed_opus.ogg", "OGG", "OPUS", 16000, 1), ("seed.mp3", "MP3", "MPEG_LAYER_III", 16000, 1),
+            ("seed.aiff", "AIFF", "PCM_16", 16000, 1)]:
+        buffer = io.BytesIO()
+        data = [[s] * channels for s in tone] if channels > 1 else tone
+        soundfile.write(buffer, data, rate, format=fmt, subtype=sub)
+        put("audio_file_decoder_fuzzer", name, buffer.getvalue())
+except ImportError:
+    print("python3-soundfile missing: audio_file_decoder_fuzzer seeds not written", file=sys.stderr)
