@@ -34,6 +34,7 @@ absl::StatusOr<FeatureMatrix> KaldiFbank(std::span<const float> samples,
   auto filters = KaldiMelFilterbank(options.num_mel_bins, padded_size, options.sample_rate,
                                     options.low_freq, options.high_freq);
   if (!filters.ok()) return filters.status();
+  const std::vector<FilterSupport> supports = FilterSupports(*filters);
   const std::vector<float> window = PoveyWindow(window_size);
   const float coefficient = static_cast<float>(options.preemphasis);
   // torch.finfo(torch.float).eps: the floor before the log (kaldi._get_epsilon).
@@ -60,7 +61,7 @@ absl::StatusOr<FeatureMatrix> KaldiFbank(std::span<const float> samples,
     std::span<const std::complex<float>> spectrum = (*fft)->output();
     for (std::size_t k = 0; k < spectrum.size(); ++k) power[k] = std::norm(spectrum[k]);
     std::span<float> row = fbank.row(t);
-    ApplyFilterbank(*filters, power, row);
+    ApplyFilterbank(*filters, supports, power, row);
     for (float& value : row) value = std::log(std::max(value, floor));
   }
   return fbank;

@@ -26,6 +26,7 @@ absl::StatusOr<FeatureMatrix> MatchaMelSpectrogram(std::span<const float> sample
   auto filters = SlaneyMelFilterbank(config.sample_rate, config.n_fft, config.n_mels, config.fmin,
                                      config.fmax);
   if (!filters.ok()) return filters.status();
+  const std::vector<FilterSupport> supports = FilterSupports(*filters);
 
   FeatureMatrix mel(power->rows, config.n_mels);
   std::vector<float> magnitude(power->cols);
@@ -34,7 +35,7 @@ absl::StatusOr<FeatureMatrix> MatchaMelSpectrogram(std::span<const float> sample
     // 1e-9 inside the root keeps its gradient finite in training; it is part of the feature.
     for (std::size_t k = 0; k < frame.size(); ++k) magnitude[k] = std::sqrt(frame[k] + 1e-9f);
     std::span<float> row = mel.row(t);
-    ApplyFilterbank(*filters, magnitude, row);
+    ApplyFilterbank(*filters, supports, magnitude, row);
     for (float& value : row) value = std::log(std::max(value, 1e-5f));  // spectral_normalize_torch
   }
   return mel;

@@ -106,16 +106,27 @@ absl::StatusOr<FeatureMatrix> KaldiMelFilterbank(int num_bins, int padded_window
 
 namespace voxserve::audio::features {
 
-void ApplyFilterbank(const FeatureMatrix& filters, std::span<const float> spectrum,
-                     std::span<float> out) {
+std::vector<FilterSupport> FilterSupports(const FeatureMatrix& filters) {
+  std::vector<FilterSupport> supports(filters.rows);
   for (std::size_t m = 0; m < filters.rows; ++m) {
     std::span<const float> weights = filters.row(m);
     std::size_t first = 0;
     while (first < weights.size() && weights[first] == 0.0f) ++first;
     std::size_t last = weights.size();
     while (last > first && weights[last - 1] == 0.0f) --last;
+    supports[m] = {first, last};
+  }
+  return supports;
+}
+
+void ApplyFilterbank(const FeatureMatrix& filters, std::span<const FilterSupport> supports,
+                     std::span<const float> spectrum, std::span<float> out) {
+  for (std::size_t m = 0; m < filters.rows; ++m) {
+    const float* weights = filters.values.data() + m * filters.cols;
     double sum = 0.0;
-    for (std::size_t k = first; k < last; ++k) sum += static_cast<double>(weights[k]) * spectrum[k];
+    for (std::size_t k = supports[m].first; k < supports[m].last; ++k) {
+      sum += static_cast<double>(weights[k]) * spectrum[k];
+    }
     out[m] = static_cast<float>(sum);
   }
 }

@@ -1,7 +1,9 @@
 // Triangular mel filterbanks: librosa's Slaney filters and Kaldi's HTK-scale filters.
 #pragma once
 
+#include <cstddef>
 #include <span>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "audio/features/feature_matrix.h"
@@ -29,10 +31,18 @@ absl::StatusOr<FeatureMatrix> KaldiMelFilterbank(int num_bins, int padded_window
 
 namespace voxserve::audio::features {
 
-// out[m] = sum_k filters(m, k) * spectrum[k] for every filter m, skipping each triangle's zero
-// tails (most of each row). Accumulates in double. spectrum.size() must equal filters.cols and
-// out.size() filters.rows.
-void ApplyFilterbank(const FeatureMatrix& filters, std::span<const float> spectrum,
-                     std::span<float> out);
+// Where each filter (row) is non-zero: [first, last) columns. A triangle covers a few bins of
+// hundreds, so applying only its support saves most of the work.
+struct FilterSupport {
+  std::size_t first = 0;
+  std::size_t last = 0;
+};
+std::vector<FilterSupport> FilterSupports(const FeatureMatrix& filters);
+
+// out[m] = sum_k filters(m, k) * spectrum[k] over filter m's support, accumulated in double.
+// spectrum.size() must equal filters.cols, out.size() filters.rows, and `supports` must be
+// FilterSupports(filters).
+void ApplyFilterbank(const FeatureMatrix& filters, std::span<const FilterSupport> supports,
+                     std::span<const float> spectrum, std::span<float> out);
 
 }  // namespace voxserve::audio::features

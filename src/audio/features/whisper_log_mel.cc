@@ -26,13 +26,14 @@ absl::StatusOr<FeatureMatrix> WhisperLogMel(std::span<const float> samples_16k, 
   if (!power.ok()) return power.status();
   auto filters = SlaneyMelFilterbank(kSampleRate, kFftSize, n_mels, 0.0, kSampleRate / 2.0);
   if (!filters.ok()) return filters.status();
+  const std::vector<FilterSupport> supports = FilterSupports(*filters);
 
   const std::size_t frames = power->rows - 1;  // whisper: stft[..., :-1]
   FeatureMatrix log_mel(n_mels, frames);
   std::vector<float> mel(n_mels);
   float peak = -std::numeric_limits<float>::infinity();
   for (std::size_t t = 0; t < frames; ++t) {
-    ApplyFilterbank(*filters, power->row(t), mel);
+    ApplyFilterbank(*filters, supports, power->row(t), mel);
     for (int m = 0; m < n_mels; ++m) {
       float value = std::log10(std::max(mel[m], 1e-10f));
       log_mel.at(m, t) = value;
