@@ -86,9 +86,8 @@ absl::StatusOr<PcmAudio> DecodeAudioFile(std::span<const uint8_t> bytes,
   if (file == nullptr) {
     // sf_strerror(nullptr) reads libsndfile's process-wide last error: a concurrent failure
     // can swap the wording, never the outcome.
-    return absl::InvalidArgumentError(
-        absl::StrCat("audio file is not in a readable format (WAV, FLAC, Ogg, MP3): ",
-                     sf_strerror(nullptr)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "audio file is not in a readable format (WAV, FLAC, Ogg, MP3): ", sf_strerror(nullptr)));
   }
   if (!IsAcceptedContainer(info.format)) {
     SF_FORMAT_INFO format_info{};
@@ -108,11 +107,10 @@ absl::StatusOr<PcmAudio> DecodeAudioFile(std::span<const uint8_t> bytes,
                                               " Hz is outside [1, ", limits.max_sample_rate,
                                               "] Hz"));
   }
-  const auto max_frames =
-      static_cast<sf_count_t>(std::floor(limits.max_seconds * info.samplerate));
+  const auto max_frames = static_cast<sf_count_t>(std::floor(limits.max_seconds * info.samplerate));
   auto too_long = [&] {
-    return absl::OutOfRangeError(absl::StrCat("audio is longer than the limit of ",
-                                              limits.max_seconds, " s"));
+    return absl::OutOfRangeError(
+        absl::StrCat("audio is longer than the limit of ", limits.max_seconds, " s"));
   };
   // The header's length is a claim, not a promise: it only shortcuts the refusal, and never
   // sizes an allocation (the samples grow as they are really decoded).

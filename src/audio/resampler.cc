@@ -92,7 +92,9 @@ absl::StatusOr<std::vector<float>> ResampleAll(std::span<const float> samples, i
   auto resampler = Resampler::Create(input_rate, output_rate);
   if (!resampler.ok()) return resampler.status();
   std::vector<float> out;
-  out.reserve(static_cast<std::size_t>(std::ceil(samples.size() * (static_cast<double>(output_rate) / input_rate))) + kOutputSlack);
+  out.reserve(static_cast<std::size_t>(
+                  std::ceil(samples.size() * (static_cast<double>(output_rate) / input_rate))) +
+              kOutputSlack);
   if (absl::Status status = (*resampler)->Process(samples, &out); !status.ok()) return status;
   if (absl::Status status = (*resampler)->Flush(&out); !status.ok()) return status;
   return out;

@@ -18,9 +18,8 @@ absl::StatusOr<FeatureMatrix> KaldiFbank(std::span<const float> samples,
   const int window_size = static_cast<int>(options.sample_rate * options.frame_length_ms * 0.001);
   const int window_shift = static_cast<int>(options.sample_rate * options.frame_shift_ms * 0.001);
   if (window_size < 2 || window_shift < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("Kaldi fbank frame of ", window_size,
-                                                   " samples every ", window_shift,
-                                                   " is too small"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Kaldi fbank frame of ", window_size, " samples every ", window_shift, " is too small"));
   }
   if (samples.size() < static_cast<std::size_t>(window_size)) {
     return absl::InvalidArgumentError(absl::StrCat("Kaldi fbank needs at least one frame of ",

@@ -14,8 +14,9 @@ namespace voxserve::audio::features {
 absl::StatusOr<FeatureMatrix> MatchaMelSpectrogram(std::span<const float> samples,
                                                    const MatchaMelConfig& config) {
   if (config.hop <= 0 || config.n_fft < config.hop) {
-    return absl::InvalidArgumentError(absl::StrCat("mel spectrogram needs 0 < hop <= n_fft, got hop ",
-                                                   config.hop, " and n_fft ", config.n_fft));
+    return absl::InvalidArgumentError(
+        absl::StrCat("mel spectrogram needs 0 < hop <= n_fft, got hop ", config.hop, " and n_fft ",
+                     config.n_fft));
   }
   const int pad = (config.n_fft - config.hop) / 2;
   auto padded = ReflectPad(samples, pad, pad);

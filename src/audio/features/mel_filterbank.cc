@@ -30,9 +30,9 @@ double HzToKaldiMel(double hz) { return 1127.0 * std::log(1.0 + hz / 700.0); }
 
 absl::Status CheckShape(int bands, int n_fft, double sample_rate) {
   if (bands <= 0 || n_fft < 2 || sample_rate <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "mel filterbank needs bands > 0, n_fft >= 2 and a positive sample rate, got ", bands,
-        ", ", n_fft, ", ", sample_rate));
+    return absl::InvalidArgumentError(
+        absl::StrCat("mel filterbank needs bands > 0, n_fft >= 2 and a positive sample rate, got ",
+                     bands, ", ", n_fft, ", ", sample_rate));
   }
   return absl::OkStatus();
 }

@@ -5,8 +5,7 @@
 
 namespace voxserve::audio::features {
 
-absl::StatusOr<std::vector<float>> ReflectPad(std::span<const float> samples, int left,
-                                              int right) {
+absl::StatusOr<std::vector<float>> ReflectPad(std::span<const float> samples, int left, int right) {
   const auto size = static_cast<long>(samples.size());
   if (left < 0 || right < 0 || left >= size || right >= size) {
     return absl::InvalidArgumentError(absl::StrCat("reflect padding of ", left, " and ", right,
@@ -23,10 +22,11 @@ absl::StatusOr<std::vector<float>> ReflectPad(std::span<const float> samples, in
 
 absl::StatusOr<FeatureMatrix> PowerSpectrogram(std::span<const float> samples, int n_fft, int hop,
                                                std::span<const float> window) {
-  if (hop <= 0) return absl::InvalidArgumentError(absl::StrCat("STFT hop must be positive, got ", hop));
+  if (hop <= 0)
+    return absl::InvalidArgumentError(absl::StrCat("STFT hop must be positive, got ", hop));
   if (static_cast<int>(window.size()) != n_fft) {
-    return absl::InvalidArgumentError(absl::StrCat("STFT window has ", window.size(),
-                                                   " points, n_fft is ", n_fft));
+    return absl::InvalidArgumentError(
+        absl::StrCat("STFT window has ", window.size(), " points, n_fft is ", n_fft));
   }
   auto fft = RealFft::Create(n_fft);
   if (!fft.ok()) return fft.status();

@@ -44,19 +44,18 @@ absl::StatusOr<PromptAudio> PreparePromptAudio(std::span<const uint8_t> encoded,
 absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
                                                const PromptAudioLimits& limits) {
   if (pcm.sample_rate < limits.min_sample_rate) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "prompt audio: sample rate ", pcm.sample_rate, " Hz is below the ",
-        limits.min_sample_rate, " Hz CosyVoice needs; send the original recording"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("prompt audio: sample rate ", pcm.sample_rate, " Hz is below the ",
+                     limits.min_sample_rate, " Hz CosyVoice needs; send the original recording"));
   }
   const double seconds = pcm.DurationSeconds();
   if (seconds > limits.max_seconds) {
-    return absl::OutOfRangeError(absl::StrCat("prompt audio is ", seconds,
-                                              " s long; the limit is ", limits.max_seconds, " s"));
+    return absl::OutOfRangeError(absl::StrCat("prompt audio is ", seconds, " s long; the limit is ",
+                                              limits.max_seconds, " s"));
   }
   if (seconds < limits.min_seconds) {
-    return absl::InvalidArgumentError(absl::StrCat("prompt audio is ", seconds,
-                                                   " s long; at least ", limits.min_seconds,
-                                                   " s are needed"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "prompt audio is ", seconds, " s long; at least ", limits.min_seconds, " s are needed"));
   }
   float peak = 0.0f;
   for (float sample : pcm.samples) {
@@ -66,9 +65,9 @@ absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
     peak = std::max(peak, std::fabs(sample));
   }
   if (peak < limits.silence_peak) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "prompt audio has no speech: its peak level is below ",
-        std::lround(20.0 * std::log10(limits.silence_peak)), " dBFS"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("prompt audio has no speech: its peak level is below ",
+                     std::lround(20.0 * std::log10(limits.silence_peak)), " dBFS"));
   }
 
   PromptAudio prompt;

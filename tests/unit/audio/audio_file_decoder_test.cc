@@ -44,7 +44,9 @@ std::span<const uint8_t> Bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-std::vector<float> Tone(int rate, double seconds) { return testing::Sine(440.0, rate, seconds, 0.5f); }
+std::vector<float> Tone(int rate, double seconds) {
+  return testing::Sine(440.0, rate, seconds, 0.5f);
+}
 
 double MaxDifference(std::span<const float> a, std::span<const float> b) {
   double worst = 0.0;
@@ -136,8 +138,8 @@ TEST(AudioFileDecoderTest, RefusesGarbage) {
   std::mt19937 random(1);
   std::string noise(4096, '\0');
   for (char& c : noise) c = static_cast<char>(random());
-  for (const std::string& bytes : {noise, std::string("hello, this is not audio"),
-                                   std::string("RIFF\x10\0\0\0WAVE", 12)}) {
+  for (const std::string& bytes :
+       {noise, std::string("hello, this is not audio"), std::string("RIFF\x10\0\0\0WAVE", 12)}) {
     auto audio = DecodeAudioFile(Bytes(bytes));
     EXPECT_EQ(audio.status().code(), absl::StatusCode::kInvalidArgument) << audio.status();
   }
@@ -208,7 +210,8 @@ TEST(AudioFileDecoderTest, RefusesAudioLongerThanTheLimitNamingIt) {
 
 TEST(AudioFileDecoderTest, RefusesTooManyChannels) {
   std::vector<float> interleaved(16 * 1600, 0.1f);
-  auto audio = DecodeAudioFile(Bytes(Encode(interleaved, 16, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16)));
+  auto audio =
+      DecodeAudioFile(Bytes(Encode(interleaved, 16, 16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16)));
   EXPECT_EQ(audio.status().code(), absl::StatusCode::kOutOfRange) << audio.status();
   EXPECT_THAT(audio.status().message(), HasSubstr("16 channels"));
 }
@@ -222,8 +225,8 @@ TEST(AudioFileDecoderTest, RefusesNonFiniteSamples) {
 }
 
 TEST(AudioFileDecoderTest, RefusesContainersOutsideTheAcceptedList) {
-  auto audio = DecodeAudioFile(
-      Bytes(Encode(Tone(16000, 0.1), 1, 16000, SF_FORMAT_AU | SF_FORMAT_PCM_16)));
+  auto audio =
+      DecodeAudioFile(Bytes(Encode(Tone(16000, 0.1), 1, 16000, SF_FORMAT_AU | SF_FORMAT_PCM_16)));
   EXPECT_EQ(audio.status().code(), absl::StatusCode::kInvalidArgument) << audio.status();
   EXPECT_THAT(audio.status().message(), HasSubstr("not accepted"));
 }

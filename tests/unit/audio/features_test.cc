@@ -28,8 +28,8 @@ class FeatureOracleTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (auto reason = testing::OraclesUnavailable()) GTEST_SKIP() << *reason;
-    if (GetParam() != "speechlike" && !std::ifstream(testing::OracleDir() + "/signal_" +
-                                                     GetParam() + "_16k.f32")) {
+    if (GetParam() != "speechlike" &&
+        !std::ifstream(testing::OracleDir() + "/signal_" + GetParam() + "_16k.f32")) {
       GTEST_SKIP() << "no " << GetParam() << " signal (espeak-ng missing when oracles were made)";
     }
   }
@@ -105,8 +105,8 @@ TEST_P(FeatureOracleTest, KaldiFbankMatchesTorchaudio) {
 // The 24 kHz prompt mel: sqrt(p + 1e-9) and the 1e-5 clamp keep the log away from rounding-
 // dominated energies, so the error is the mel energy's relative error (~1e-6) in log units.
 TEST_P(FeatureOracleTest, MatchaMelMatchesMatcha) {
-  MatchaMelConfig config{.sample_rate = 24000, .n_fft = 1920, .hop = 480, .n_mels = 80,
-                         .fmin = 0, .fmax = 8000};
+  MatchaMelConfig config{
+      .sample_rate = 24000, .n_fft = 1920, .hop = 480, .n_mels = 80, .fmin = 0, .fmax = 8000};
   auto mel = MatchaMelSpectrogram(Signal("24k"), config);
   ASSERT_TRUE(mel.ok()) << mel.status();
   FeatureMatrix expected = Expected("matcha");
@@ -172,7 +172,8 @@ TEST_F(FilterbankOracleTest, ResamplingMatchesTorchaudioInBand) {
     const std::size_t edge = target / 20;
     double error = 0.0;
     for (std::size_t i = edge; i + edge < expected->values.size(); ++i) {
-      error = std::max(error, std::fabs(static_cast<double>((*resampled)[i]) - expected->values[i]));
+      error =
+          std::max(error, std::fabs(static_cast<double>((*resampled)[i]) - expected->values[i]));
     }
     std::printf("48 kHz -> %d Hz tones: max abs error %.3g (peak %.3g)\n", target, error,
                 MaxAbs(*expected));
@@ -185,9 +186,10 @@ TEST_F(FilterbankOracleTest, ResamplingMatchesTorchaudioInBand) {
 // peak (quieter cells are the resamplers' different rounding noise, magnified by the log).
 double InBandError(const FeatureMatrix& a, const FeatureMatrix& reference, bool bands_are_rows,
                    std::size_t band_end, double range) {
-  const double floor = MaxAbs(reference) > 0 ? *std::max_element(reference.values.begin(),
-                                                                 reference.values.end()) - range
-                                             : 0.0;
+  const double floor =
+      MaxAbs(reference) > 0
+          ? *std::max_element(reference.values.begin(), reference.values.end()) - range
+          : 0.0;
   double error = 0.0;
   for (std::size_t r = 0; r < reference.rows; ++r) {
     for (std::size_t c = 0; c < reference.cols; ++c) {
@@ -228,8 +230,8 @@ TEST_F(FilterbankOracleTest, FeaturesOfSoxrAndTorchaudioResamplingAgreeInBand) {
       std::printf("Whisper log-mel, soxr vs torchaudio 22.05 -> 16 kHz, in band: %.3g\n", error);
       EXPECT_LT(error, 0.01);
     } else {
-      MatchaMelConfig config{.sample_rate = 24000, .n_fft = 1920, .hop = 480, .n_mels = 80,
-                             .fmin = 0, .fmax = 8000};
+      MatchaMelConfig config{
+          .sample_rate = 24000, .n_fft = 1920, .hop = 480, .n_mels = 80, .fmin = 0, .fmax = 8000};
       auto a = MatchaMelSpectrogram(*ours, config);
       auto b = MatchaMelSpectrogram(theirs->values, config);
       ASSERT_TRUE(a.ok() && b.ok());

@@ -81,7 +81,8 @@ TEST(PromptAudioTest, ProducesTheThreeFeatureMatricesAtUpstreamsShapes) {
   EXPECT_EQ(prompt->speaker_fbank.cols, 80u);
   for (std::size_t c = 0; c < 80; c += 13) {
     double mean = 0.0;
-    for (std::size_t r = 0; r < prompt->speaker_fbank.rows; ++r) mean += prompt->speaker_fbank.at(r, c);
+    for (std::size_t r = 0; r < prompt->speaker_fbank.rows; ++r)
+      mean += prompt->speaker_fbank.at(r, c);
     EXPECT_NEAR(mean / prompt->speaker_fbank.rows, 0.0, 1e-4) << c;
   }
   // Matcha at 24 kHz: 1 + (48000 + 2 * 720 - 1920) / 480 frames = 100, 50 per second.
