@@ -22,6 +22,8 @@ pkg_check_modules(ESPEAK_NG REQUIRED IMPORTED_TARGET espeak-ng)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
 pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
 pkg_check_modules(FFTW3F REQUIRED IMPORTED_TARGET fftw3f)  # audio/features: STFTs
+# audio/ogg_vorbis_headers: checks Vorbis headers before libsndfile (which leaks on bad ones)
+pkg_check_modules(VORBIS REQUIRED IMPORTED_TARGET vorbis ogg)
 pkg_check_modules(ICU REQUIRED IMPORTED_TARGET icu-uc icu-i18n)
 pkg_check_modules(AVCODEC REQUIRED IMPORTED_TARGET libavcodec libavutil)
 

@@ -12,6 +12,7 @@ packages=(
   libespeak-ng-dev espeak-ng-data libsndfile1-dev libsoxr-dev libsonic-dev libicu-dev
   libavcodec-dev libavutil-dev
   libfftw3-dev  # audio/features: the STFTs of CosyVoice's prompt features (fftw3f)
+  libvorbis-dev libogg-dev  # audio/ogg_vorbis_headers: Vorbis headers checked before libsndfile
   nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libzip-dev  # Kokoro's NPZ voice files

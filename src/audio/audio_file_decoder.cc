@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "audio/ogg_vorbis_headers.h"
 
 namespace voxserve::audio {
 namespace {
@@ -79,6 +80,11 @@ constexpr sf_count_t kBlockFrames = 4096;
 absl::StatusOr<PcmAudio> DecodeAudioFile(std::span<const uint8_t> bytes,
                                          const DecodeLimits& limits) {
   if (bytes.empty()) return absl::InvalidArgumentError("audio file is empty");
+  // Before libsndfile: it leaks when Vorbis headers fail to parse (see ogg_vorbis_headers.h).
+  if (absl::Status headers = CheckOggVorbisHeaders(bytes); !headers.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("audio file is not readable: ", headers.message()));
+  }
   SF_VIRTUAL_IO io{InputLength, InputSeek, InputRead, InputWrite, InputTell};
   MemoryInput input{bytes};
   SF_INFO info{};
