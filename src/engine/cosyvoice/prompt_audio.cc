@@ -80,17 +80,35 @@ absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
   if (!samples_24k.ok()) return WithContext(samples_24k.status(), "resampling to 24 kHz");
   prompt.samples_24k = std::move(*samples_24k);
 
-  auto tokenizer_mel = audio::features::WhisperLogMel(prompt.samples_16k, kTokenizerMels);
+  auto tokenizer_mel = SpeechTokenizerMel(prompt.samples_16k);
   if (!tokenizer_mel.ok()) return WithContext(tokenizer_mel.status(), "speech tokenizer log-mel");
   prompt.speech_tokenizer_mel = std::move(*tokenizer_mel);
-  auto fbank = audio::features::KaldiFbank(prompt.samples_16k);  // 80 bins, dither 0, 16 kHz
+  auto fbank = SpeakerFbank(prompt.samples_16k);
   if (!fbank.ok()) return WithContext(fbank.status(), "speaker fbank");
-  audio::features::SubtractMeanOverTime(&*fbank);
   prompt.speaker_fbank = std::move(*fbank);
-  auto prompt_mel = audio::features::MatchaMelSpectrogram(prompt.samples_24k, kPromptMelConfig);
+  auto prompt_mel = CosyVoicePromptMel(prompt.samples_24k);
   if (!prompt_mel.ok()) return WithContext(prompt_mel.status(), "24 kHz prompt mel");
   prompt.prompt_mel = std::move(*prompt_mel);
   return prompt;
+}
+
+absl::StatusOr<audio::features::FeatureMatrix> SpeechTokenizerMel(
+    std::span<const float> samples_16k) {
+  return audio::features::WhisperLogMel(samples_16k, kTokenizerMels);
+}
+
+absl::StatusOr<audio::features::FeatureMatrix> SpeakerFbank(std::span<const float> samples_16k) {
+  // frontend.py:110-114: kaldi.fbank(num_mel_bins=80, dither=0, sample_frequency=16000), then
+  // the mean over time subtracted (KaldiFbankOptions' defaults are exactly those).
+  auto fbank = audio::features::KaldiFbank(samples_16k);
+  if (!fbank.ok()) return fbank.status();
+  audio::features::SubtractMeanOverTime(&*fbank);
+  return fbank;
+}
+
+absl::StatusOr<audio::features::FeatureMatrix> CosyVoicePromptMel(
+    std::span<const float> samples_24k) {
+  return audio::features::MatchaMelSpectrogram(samples_24k, kPromptMelConfig);
 }
 
 std::size_t AlignPromptTokensAndMel(std::vector<int32_t>* tokens,

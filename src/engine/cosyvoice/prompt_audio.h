@@ -53,6 +53,16 @@ absl::StatusOr<PromptAudio> PreparePromptAudio(std::span<const uint8_t> encoded,
 absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
                                                const PromptAudioLimits& limits = {});
 
+// The three features one at a time, for callers holding resampled audio already (e.g. the
+// source speech of voice conversion, frontend.py frontend_vc). Each fails with InvalidArgument
+// when the audio is shorter than the feature's padding.
+absl::StatusOr<audio::features::FeatureMatrix> SpeechTokenizerMel(
+    std::span<const float> samples_16k);  // [128, size / 160]
+absl::StatusOr<audio::features::FeatureMatrix> SpeakerFbank(
+    std::span<const float> samples_16k);  // [frames, 80], mean over time removed
+absl::StatusOr<audio::features::FeatureMatrix> CosyVoicePromptMel(
+    std::span<const float> samples_24k);  // [frames, 80]
+
 // CosyVoice2's flow needs exactly two mel frames per speech token (frontend.py:175-178):
 // token_len = min(mel frames / 2, token count); the mel keeps its first 2 * token_len rows and
 // the tokens their first token_len. Returns token_len.

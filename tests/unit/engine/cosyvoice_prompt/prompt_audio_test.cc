@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "audio/sndfile_memory_output.h"
+#include "unit/audio/feature_oracle.h"
 
 namespace voxserve::engine::cosyvoice {
 namespace {
@@ -159,6 +160,29 @@ TEST(PromptAudioTest, RefusesUndecodableUploadsSayingItIsThePrompt) {
   EXPECT_THAT(prompt.status().message(), HasSubstr("prompt audio: "));
   EXPECT_EQ(PreparePromptAudio(std::span<const uint8_t>{}).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The three features with CosyVoice's parameters against upstream's calls (frontend.py:98, 110,
+// 122 with cosyvoice2.yaml's feat_extractor) on the same 16 and 24 kHz samples; the bounds are
+// those features_test.cc justifies.
+TEST(PromptFeaturesTest, MatchUpstreamsFeaturesOnTheSameSamples) {
+  if (auto reason = audio::testing::OraclesUnavailable()) GTEST_SKIP() << *reason;
+  auto x16 = audio::testing::ReadOracle("signal_speechlike_16k");
+  auto x24 = audio::testing::ReadOracle("signal_speechlike_24k");
+  ASSERT_TRUE(x16.ok() && x24.ok());
+  auto tokenizer_mel = SpeechTokenizerMel(x16->values);
+  auto fbank = SpeakerFbank(x16->values);
+  auto prompt_mel = CosyVoicePromptMel(x24->values);
+  ASSERT_TRUE(tokenizer_mel.ok() && fbank.ok() && prompt_mel.ok());
+  EXPECT_LT(audio::testing::MaxAbsDifference(*tokenizer_mel,
+                                             *audio::testing::ReadOracle("whisper_speechlike")),
+            1e-4);
+  EXPECT_LT(
+      audio::testing::MaxAbsDifference(*fbank, *audio::testing::ReadOracle("fbank_cmn_speechlike")),
+      2e-3);
+  EXPECT_LT(audio::testing::MaxAbsDifference(*prompt_mel,
+                                             *audio::testing::ReadOracle("matcha_speechlike")),
+            3e-4);
 }
 
 audio::features::FeatureMatrix NumberedMel(std::size_t rows) {
