@@ -158,3 +158,12 @@ def ws_frame(payload, opcode=1):
     return head + mask + masked
 put("http_session_fuzzer", "websocket", upgrade + ws_frame(json.dumps(ws[0])) + ws_frame(json.dumps({"text": "Hello there. Bye.", "close": True})))
 put("http_session_fuzzer", "websocket_bad", upgrade + ws_frame("not json") + ws_frame("", 8))
+
+# Text for the Qwen2 BPE tokenizer (bpe_encode_fuzzer): English, Chinese, mixed, added tokens,
+# whitespace runs, combining marks, and bytes that are not UTF-8.
+bpe = {"english": "Hello world! It's the 2024 test, isn't it?\n\nYes.",
+       "chinese": "你好，世界！中文测试。", "mixed": "CosyVoice2 支持 hello 世界 😀",
+       "special": "<|endofprompt|>Hi[breath]there[ab][cd][ab][c[ià]<|endoftext|>",
+       "spaces": "a   b\t\t\n \n\u3000\u00a0c   ", "nfc": "e\u0301cole \u1100\u1161"}
+for name, text in bpe.items(): put("bpe_encode_fuzzer", name, text)
+put("bpe_encode_fuzzer", "invalid_utf8", b"ok \xff \xc0\xaf \xed\xa0\x80 [breath\xe4\xb8")
