@@ -41,9 +41,9 @@ absl::StatusOr<std::vector<std::string>> ParseBpeVocab(std::string_view json_tex
   for (const auto& [spelling, id] : json.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
         id.get<int64_t>() >= static_cast<int64_t>(size)) {
-      return core::InvalidArgument(absl::StrFormat(
-          "%s: \"%s\" must map to an integer id in 0..%d (ids are dense)", where, spelling,
-          static_cast<int64_t>(size) - 1));
+      return core::InvalidArgument(
+          absl::StrFormat("%s: \"%s\" must map to an integer id in 0..%d (ids are dense)", where,
+                          spelling, static_cast<int64_t>(size) - 1));
     }
     const auto index = static_cast<std::size_t>(id.get<int64_t>());
     if (seen[index]) {
@@ -82,8 +82,8 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseBpeMerges(
         space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
     std::optional<std::string> left_bytes = ByteLevelToBytes(left);
     std::optional<std::string> right_bytes = ByteLevelToBytes(right);
-    if (left.empty() || right.empty() || right.find(' ') != std::string_view::npos ||
-        !left_bytes || !right_bytes) {
+    if (left.empty() || right.empty() || right.find(' ') != std::string_view::npos || !left_bytes ||
+        !right_bytes) {
       return core::InvalidArgument(absl::StrFormat(
           "%s:%d: expected two byte-level tokens separated by one space", where, line_number));
     }
@@ -102,14 +102,15 @@ absl::StatusOr<std::vector<AddedToken>> ParseAddedTokensDecoder(std::string_view
   const auto decoder = json.find("added_tokens_decoder");
   if (decoder == json.end()) return tokens;
   if (!decoder->is_object()) {
-    return core::InvalidArgument(absl::StrFormat("%s: added_tokens_decoder is not an object", where));
+    return core::InvalidArgument(
+        absl::StrFormat("%s: added_tokens_decoder is not an object", where));
   }
   for (const auto& [key, entry] : decoder->items()) {
     int32_t id = -1;
     const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
     if (error != std::errc() || end != key.data() + key.size() || id < 0) {
-      return core::InvalidArgument(absl::StrFormat(
-          "%s: added_tokens_decoder key \"%s\" is not a token id", where, key));
+      return core::InvalidArgument(
+          absl::StrFormat("%s: added_tokens_decoder key \"%s\" is not a token id", where, key));
     }
     if (!entry.is_object() || !entry.contains("content") || !entry["content"].is_string()) {
       return core::InvalidArgument(absl::StrFormat(
@@ -117,9 +118,9 @@ absl::StatusOr<std::vector<AddedToken>> ParseAddedTokensDecoder(std::string_view
     }
     for (const char* flag : {"lstrip", "rstrip", "single_word"}) {
       if (entry.contains(flag) && entry[flag].is_boolean() && entry[flag].get<bool>()) {
-        return core::InvalidArgument(absl::StrFormat(
-            "%s: added token %s sets \"%s\", which this tokenizer does not support", where, key,
-            flag));
+        return core::InvalidArgument(
+            absl::StrFormat("%s: added token %s sets \"%s\", which this tokenizer does not support",
+                            where, key, flag));
       }
     }
     AddedToken token;

@@ -45,8 +45,7 @@ struct Merge {
 };
 
 uint64_t PairKey(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-         static_cast<uint32_t>(right);
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
 // Debian's Abseil has its own string_view, so heterogeneous lookups need one of those.
@@ -207,8 +206,8 @@ struct Qwen2Tokenizer::Impl {
       done = end;
     }
     if (U_FAILURE(status)) {
-      return core::InvalidArgument(absl::StrFormat(
-          "text could not be pre-tokenized (ICU regex: %s)", u_errorName(status)));
+      return core::InvalidArgument(
+          absl::StrFormat("text could not be pre-tokenized (ICU regex: %s)", u_errorName(status)));
     }
     if (done < text.length()) emit(done, text.length());
     return absl::OkStatus();
@@ -245,9 +244,9 @@ absl::StatusOr<std::unique_ptr<Qwen2Tokenizer::Impl>> Qwen2Tokenizer::Build(
     const auto r = impl->vocab.find(right);
     const auto m = impl->vocab.find(left + right);
     if (l == impl->vocab.end() || r == impl->vocab.end() || m == impl->vocab.end()) {
-      return core::InvalidArgument(absl::StrFormat(
-          "%s: merge %d ('%s %s') names a token that vocab.json lacks", merges_where,
-          rank + 1, BytesToByteLevel(left), BytesToByteLevel(right)));
+      return core::InvalidArgument(
+          absl::StrFormat("%s: merge %d ('%s %s') names a token that vocab.json lacks",
+                          merges_where, rank + 1, BytesToByteLevel(left), BytesToByteLevel(right)));
     }
     // A repeated merge keeps its last rank, as both HF tokenizers do (they build a dict).
     impl->merges[PairKey(l->second, r->second)] = {static_cast<int32_t>(rank), m->second};
@@ -268,8 +267,7 @@ absl::StatusOr<std::unique_ptr<Qwen2Tokenizer::Impl>> Qwen2Tokenizer::Build(
     if (known) continue;
     const auto in_vocab = impl->vocab.find(Key(content));
     added_tokens.push_back(
-        {std::string(content), in_vocab != impl->vocab.end() ? in_vocab->second : next_id++,
-         true});
+        {std::string(content), in_vocab != impl->vocab.end() ? in_vocab->second : next_id++, true});
   }
 
   // Added ids may reuse vocabulary ids or follow them; they must stay dense enough that the
@@ -295,9 +293,9 @@ absl::StatusOr<std::unique_ptr<Qwen2Tokenizer::Impl>> Qwen2Tokenizer::Build(
   for (const AddedToken& token : added_tokens) {
     int32_t& slot = impl->id_added[static_cast<std::size_t>(token.id)];
     if (slot >= 0) {
-      return core::InvalidArgument(
-          absl::StrFormat("added tokens '%s' and '%s' share id %d", impl->added[slot].content,
-                          token.content, token.id));
+      return core::InvalidArgument(absl::StrFormat("added tokens '%s' and '%s' share id %d",
+                                                   impl->added[slot].content, token.content,
+                                                   token.id));
     }
     slot = static_cast<int32_t>(impl->added.size());
     impl->AddToTrie(token.content, slot);
@@ -365,8 +363,7 @@ absl::StatusOr<std::unique_ptr<Qwen2Tokenizer>> Qwen2Tokenizer::Create(
   if (!vocab.ok()) return vocab.status();
   auto merges = ReadTokenizerFile(merges_path);
   if (!merges.ok()) return merges.status();
-  return FromText(*vocab, vocab_path, *merges, merges_path, std::move(added),
-                  extra_special_tokens);
+  return FromText(*vocab, vocab_path, *merges, merges_path, std::move(added), extra_special_tokens);
 }
 
 absl::StatusOr<std::vector<int32_t>> Qwen2Tokenizer::Encode(std::string_view utf8) const {
@@ -430,9 +427,7 @@ std::optional<int32_t> Qwen2Tokenizer::TokenId(std::string_view token) const {
   return it->second;
 }
 
-int32_t Qwen2Tokenizer::vocab_size() const {
-  return static_cast<int32_t>(impl_->id_added.size());
-}
+int32_t Qwen2Tokenizer::vocab_size() const { return static_cast<int32_t>(impl_->id_added.size()); }
 
 std::span<const AddedToken> Qwen2Tokenizer::added_tokens() const { return impl_->added; }
 

@@ -31,9 +31,9 @@ class Qwen2Tokenizer {
   // vocab.json (byte-level token -> id) and merges.txt ("a b" per line by rank, an optional
   // "#version" first line), plus added tokens with their ids. Malformed files, a token outside
   // the byte-level alphabet, a merge of unknown tokens or a duplicate id -> InvalidArgument.
-  static absl::StatusOr<std::unique_ptr<Qwen2Tokenizer>> Load(
-      const std::string& vocab_json_path, const std::string& merges_txt_path,
-      std::vector<AddedToken> added_tokens);
+  static absl::StatusOr<std::unique_ptr<Qwen2Tokenizer>> Load(const std::string& vocab_json_path,
+                                                              const std::string& merges_txt_path,
+                                                              std::vector<AddedToken> added_tokens);
 
   // A tokenizer directory as Hugging Face ships it: vocab.json, merges.txt and, when present,
   // tokenizer_config.json's added_tokens_decoder. Then `extra_special_tokens` are added as HF's

@@ -52,14 +52,14 @@ std::u32string ReplaceAll(std::u32string text, std::u32string_view from, std::u3
 // inflect's word tables (inflect.py:1857-1894: unit, teen, ten, mill).
 constexpr std::array<std::string_view, 10> kUnit = {"",     "one", "two",   "three", "four",
                                                     "five", "six", "seven", "eight", "nine"};
-constexpr std::array<std::string_view, 10> kTeen = {
-    "ten",     "eleven",  "twelve",    "thirteen", "fourteen",
-    "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"};
-constexpr std::array<std::string_view, 10> kTen = {"",      "",      "twenty", "thirty", "forty",
+constexpr std::array<std::string_view, 10> kTeen = {"ten",      "eleven",  "twelve",  "thirteen",
+                                                    "fourteen", "fifteen", "sixteen", "seventeen",
+                                                    "eighteen", "nineteen"};
+constexpr std::array<std::string_view, 10> kTen = {"",      "",      "twenty",  "thirty", "forty",
                                                    "fifty", "sixty", "seventy", "eighty", "ninety"};
 constexpr std::array<std::string_view, 12> kScale = {
-    "",           "thousand",    "million",    "billion",   "trillion", "quadrillion",
-    "quintillion", "sextillion", "septillion", "octillion", "nonillion", "decillion"};
+    "",           "thousand",   "million",   "billion",   "trillion", "quadrillion", "quintillion",
+    "sextillion", "septillion", "octillion", "nonillion", "decillion"};
 
 // "twenty-one", "twelve", "seven", "" for 0.
 std::string TensWords(int tens, int units) {
@@ -178,8 +178,7 @@ std::string NumberToWords(std::u32string_view digits) {
   }
   std::string out = parts.front();
   for (std::size_t i = 1; i < parts.size(); ++i) {
-    const bool last_is_one_word = i + 1 == parts.size() &&
-                                  parts[i].find(' ') == std::string::npos;
+    const bool last_is_one_word = i + 1 == parts.size() && parts[i].find(' ') == std::string::npos;
     out += last_is_one_word ? " and " : ", ";
     out += parts[i];
   }
@@ -210,8 +209,8 @@ std::vector<std::string> SplitParagraph(std::string_view utf8,
   // frontend_utils.py:64-117 with comma_split=False.
   std::u32string text = ToU32(utf8);
   if (text.empty()) return {};  // upstream: IndexError on text[-1]
-  const std::u32string_view marks = chinese ? std::u32string_view(U"。？！；：、.?!;")
-                                            : std::u32string_view(U".?!;:");
+  const std::u32string_view marks =
+      chinese ? std::u32string_view(U"。？！；：、.?!;") : std::u32string_view(U".?!;:");
   auto is_mark = [&](char32_t c) { return marks.find(c) != std::u32string_view::npos; };
   auto length = [&](const std::u32string& piece) -> std::size_t {
     if (chinese) return piece.size();

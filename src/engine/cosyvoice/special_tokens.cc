@@ -3,6 +3,8 @@
 namespace voxserve::engine::cosyvoice {
 namespace {
 
+// The lists read as upstream writes them, not one token per column.
+// clang-format off
 // cosyvoice/tokenizer/tokenizer.py:246-256 (eos/pad, then additional_special_tokens).
 constexpr std::string_view kCosyVoice2[] = {
     "<|endoftext|>", "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|endofprompt|>", "[breath]",
@@ -41,12 +43,13 @@ constexpr std::string_view kCosyVoice3[] = {
     "[ī]", "[īn]", "[īng]", "[ō]", "[ōng]", "[ōu]", "[ū]", "[ūn]", "[ǎ]", "[ǎi]", "[ǎn]", "[ǎng]",
     "[ǎo]", "[ǐ]", "[ǐn]", "[ǐng]", "[ǒ]", "[ǒng]", "[ǒu]", "[ǔ]", "[ǔn]", "[ǘ]", "[ǚ]", "[ǜ]",
 };
+// clang-format on
 
 }  // namespace
 
 std::span<const std::string_view> SpecialTokens(TokenizerVersion version) {
   return version == TokenizerVersion::kCosyVoice2 ? std::span<const std::string_view>(kCosyVoice2)
-                                                   : std::span<const std::string_view>(kCosyVoice3);
+                                                  : std::span<const std::string_view>(kCosyVoice3);
 }
 
 absl::StatusOr<std::unique_ptr<text::Qwen2Tokenizer>> LoadTokenizer(const std::string& directory,

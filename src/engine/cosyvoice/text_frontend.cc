@@ -14,8 +14,8 @@ using namespace frontend_rules;  // NOLINT(build/namespaces): this file is their
 // text.strip() removes; wider than Unicode White_Space by U+001C..U+001F.
 bool IsPythonSpace(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
 }
 
 // The byte length of the UTF-8 sequence that starts with `lead`.
@@ -71,8 +71,8 @@ std::string FinalCommasToFullStop(std::string text) {
   for (;;) {
     if (end >= 1 && text[end - 1] == ',') {
       end -= 1;
-    } else if (end >= 3 && (text.compare(end - 3, 3, "，") == 0 ||
-                            text.compare(end - 3, 3, "、") == 0)) {
+    } else if (end >= 3 &&
+               (text.compare(end - 3, 3, "，") == 0 || text.compare(end - 3, 3, "、") == 0)) {
       end -= 3;
     } else {
       break;
@@ -112,8 +112,8 @@ Normalized NormalizeText(std::string_view utf8) {
 
 bool SkipsFrontend(std::string_view utf8, bool text_frontend) {
   // frontend.py:132-135: SSML-like markers ("<|...|>") turn the frontend off.
-  return !text_frontend || (utf8.find("<|") != std::string_view::npos &&
-                            utf8.find("|>") != std::string_view::npos);
+  return !text_frontend ||
+         (utf8.find("<|") != std::string_view::npos && utf8.find("|>") != std::string_view::npos);
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ struct SplitLimits {
 // the caller, who keeps it alive as long as this frontend).
 class TextFrontend {
  public:
-  static absl::StatusOr<std::unique_ptr<TextFrontend>> Create(
-      const text::Qwen2Tokenizer* tokenizer, SplitLimits limits = {});
+  static absl::StatusOr<std::unique_ptr<TextFrontend>> Create(const text::Qwen2Tokenizer* tokenizer,
+                                                              SplitLimits limits = {});
 
   // text_normalize(text, split=True, text_frontend): the pieces to synthesize one by one.
   // Text holding both "<|" and "|>" (or text_frontend = false) comes back whole and untouched,
@@ -51,19 +51,20 @@ class TextFrontend {
 // upstream's. Text is handled as Python str: in code points.
 namespace frontend_rules {
 
-bool ContainsChinese(std::string_view utf8);        // a code point in U+4E00..U+9FFF
-std::string ReplaceBlank(std::string_view utf8);    // drop spaces not between two ASCII non-spaces
+bool ContainsChinese(std::string_view utf8);      // a code point in U+4E00..U+9FFF
+std::string ReplaceBlank(std::string_view utf8);  // drop spaces not between two ASCII non-spaces
 std::string ReplaceCornerMark(std::string_view utf8);  // ² -> 平方, ³ -> 立方
-std::string RemoveBracket(std::string_view utf8);   // （）【】` dropped, —— -> " "
-bool IsOnlyPunctuation(std::string_view utf8);      // every code point \p{P} or \p{S} (or none)
+std::string RemoveBracket(std::string_view utf8);      // （）【】` dropped, —— -> " "
+bool IsOnlyPunctuation(std::string_view utf8);         // every code point \p{P} or \p{S} (or none)
 // Each run of str.isdigit() code points replaced by inflect's number_to_words of it.
 std::string SpellOutNumber(std::string_view utf8);
 // inflect.engine().number_to_words(digits) for a string of str.isdigit() code points.
 std::string NumberToWords(std::u32string_view digits);
 // split_paragraph(text, tokenize, lang, ...) with comma_split=False; `tokenizer` measures
 // English ("en") pieces, Chinese ("zh") ones are measured in code points.
-std::vector<std::string> SplitParagraph(std::string_view utf8, const text::Qwen2Tokenizer& tokenizer,
-                                        bool chinese, SplitLimits limits = {});
+std::vector<std::string> SplitParagraph(std::string_view utf8,
+                                        const text::Qwen2Tokenizer& tokenizer, bool chinese,
+                                        SplitLimits limits = {});
 
 }  // namespace frontend_rules
 }  // namespace voxserve::engine::cosyvoice

@@ -125,8 +125,8 @@ TEST_F(Qwen2TokenizerTest, AddsNoBosOrEos) {
 TEST_F(Qwen2TokenizerTest, RejectsInvalidUtf8WithItsOffset) {
   for (const std::string& bad :
        {std::string("ab\xFF"), std::string("\xC3"), std::string("\xC0\xAF"),
-        std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"),
-        std::string("[breath]\x80"), std::string("ok \xE4\xB8")}) {
+        std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"), std::string("[breath]\x80"),
+        std::string("ok \xE4\xB8")}) {
     auto ids = tok().Encode(bad);
     ASSERT_FALSE(ids.ok());
     EXPECT_EQ(ids.status().code(), absl::StatusCode::kInvalidArgument);
@@ -165,8 +165,8 @@ TEST_F(Qwen2TokenizerTest, LongRunsEncodeInBoundedTimeAndRoundTrip) {
   while (mixed_space.size() < n) mixed_space += " \n\t";
   for (const std::string& text :
        {std::string(1 << 20, 'a'), std::string(n, ' '), std::string(n, '\n'), std::string(n, '7'),
-        std::string(n, '.'), std::string(n, '\''), std::string(n, 'x') + "   y", all_bytes,
-        emoji, brackets, mixed_space}) {
+        std::string(n, '.'), std::string(n, '\''), std::string(n, 'x') + "   y", all_bytes, emoji,
+        brackets, mixed_space}) {
     const auto start = std::chrono::steady_clock::now();
     auto ids = tok().Encode(text);
     const double seconds =

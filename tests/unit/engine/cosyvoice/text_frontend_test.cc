@@ -28,8 +28,8 @@ std::string Dir(const char* variable, const char* fallback) {
 class CosyVoiceTextFrontendTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto tokenizer = LoadTokenizer(Dir("VOXSERVE_BPE_CASES", VOXSERVE_BPE_CASES),
-                                   TokenizerVersion::kCosyVoice2);
+    auto tokenizer =
+        LoadTokenizer(Dir("VOXSERVE_BPE_CASES", VOXSERVE_BPE_CASES), TokenizerVersion::kCosyVoice2);
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status() << " (made by the CTest fixture "
                                 << "bpe_test_vocab)";
     tokenizer_ = tokenizer->release();
@@ -110,12 +110,12 @@ TEST_F(CosyVoiceFrontendOracleTest, RecordsWhereUpstreamRaises) {
   EXPECT_THAT(frontend().Normalize("   ").value(), IsEmpty());  // IndexError upstream
   EXPECT_THAT(frontend().Normalize("\n").value(), IsEmpty());
   EXPECT_THAT(frontend().Normalize(".\"").value(), IsEmpty());  // only punctuation is left
-  EXPECT_THAT(frontend().Normalize("A 37 digit number 1234567890123456789012345678901234567.")
-                  .value(),
-              ElementsAre("A thirty-seven digit number one two three four five six seven eight "
-                          "nine zero one two three four five six seven eight nine zero one two "
-                          "three four five six seven eight nine zero one two three four five six "
-                          "seven."));
+  EXPECT_THAT(
+      frontend().Normalize("A 37 digit number 1234567890123456789012345678901234567.").value(),
+      ElementsAre("A thirty-seven digit number one two three four five six seven eight "
+                  "nine zero one two three four five six seven eight nine zero one two "
+                  "three four five six seven eight nine zero one two three four five six "
+                  "seven."));
 }
 
 TEST_F(CosyVoiceFrontendOracleTest, SpecialTokenListsAreUpstreams) {
@@ -153,8 +153,7 @@ TEST_F(CosyVoiceTextFrontendTest, LeavesTextWithMarkersUntouched) {
 
 TEST_F(CosyVoiceTextFrontendTest, RejectsInvalidUtf8) {
   EXPECT_EQ(frontend().Normalize("bad \xFF").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(frontend().NormalizeWhole("\xC3").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(frontend().NormalizeWhole("\xC3").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(CosyVoiceTextFrontendTest, KeepsChineseDigitsAsDigits) {
