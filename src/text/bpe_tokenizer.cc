@@ -22,9 +22,10 @@ namespace voxserve::text {
 namespace {
 
 // Qwen2's pre-tokenizer (HF tokenization_qwen2.py PRETOKENIZE_REGEX, the same Split pattern in
-// Qwen2's tokenizer.json), with one spelling change for ICU: ICU's \s is [\t\n\f\r\p{Z}], which
-// lacks U+000B and U+0085, while python3-regex's and Oniguruma's \s (HF slow and fast) are the
-// White_Space property; so \s is written \p{White_Space} and \S \P{White_Space}.
+// Qwen2's tokenizer.json). python3-regex's and Oniguruma's \s (HF slow and fast) are the
+// White_Space property; ICU's documentation defines its \s as [\t\n\f\r\p{Z}], which lacks
+// U+000B and U+0085 (ICU 72 in fact matches White_Space: the test case "vt_nel" passes either
+// way), so \s is spelled \p{White_Space} and \S \P{White_Space} to say what is meant.
 constexpr char16_t kPreTokenizePattern[] =
     u"(?i:'s|'t|'re|'ve|'m|'ll|'d)"
     u"|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+"

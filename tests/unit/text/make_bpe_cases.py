@@ -33,7 +33,11 @@ CORPUS = [
     "CosyVoice 是一个语音生成模型，支持中文、英文、日文和韩文。",
     "他说：“明天见！”然后就走了。",
     "混合文本 mixed text 也可以 tokenize 得很好。",
-] * 3
+] * 3 + [
+    # \v and NEL are \s to python3-regex and Oniguruma but not to ICU: merges across the
+    # pieces they make ("\x0by", "\x85z") catch a pre-tokenizer that splits them otherwise.
+    "x\x0b\x0by \x85\x85z",
+] * 8
 
 
 def cases():
@@ -51,7 +55,7 @@ def cases():
         "leading_trailing": "   leading and trailing   ",
         "tabs": "\t\ttab\t x",
         "unicode_spaces": "a\u00a0b\u3000c\u2009d",
-        "vt_nel": "a\x0bb\x85c \x0b\x0b d",
+        "vt_nel": "a\x0bb\x85c \x0b\x0b d x\x0b\x0by \x85\x85z",
         "space_newline_runs": " \n \n  \n\t\n x \n",
         "emoji": "I \u2764\ufe0f \U0001F916 and \U0001F468\u200d\U0001F469\u200d\U0001F467!",
         "nfc_combining": "e\u0301cole, A\u030a, \u1100\u1161\u11a8",
