@@ -44,7 +44,7 @@ def cases():
     paragraph = (" ".join(CORPUS[:11]))
     return {
         "english": "Hello world! This is a test of the tokenizer.",
-        "contractions": "I'm sure they'll say it's fine, WE'LL SEE. Don't; 'S 'd 'Re 've",
+        "contractions": "I'm sure they'll say it's fine, WE'LL SEE. Don't; 'S 'd 'Re 've it'ſſ it'ﬅ it'ST",
         "chinese": "今天天气很好，我们去公园散步吧。",
         "chinese_unseen": "龘靐齉爩",
         "mixed": "CosyVoice2 支持中英文混合，比如 hello 世界。",

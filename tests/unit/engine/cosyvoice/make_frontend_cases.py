@@ -78,6 +78,18 @@ NUMBERS = (
        "٣٤", "３２", "²", "1²", "²3"]
 )
 
+# Random mixes of what the rules look at (seeded: the same list every run).
+ATOMS = [" ", "  ", "\n", ".", "。", "?", "！", "\"", "”", "，", ",", "、", " - ", "——", "（",
+         "】", "`", "²", "³", "7", "0", "42", "1001", "１", "٣", "a", "Hello", "world", "中", "文",
+         "<|", "|>", "[breath]", "\t", "\u3000", "😀", "e\u0301", "it's"]
+
+
+def random_texts(count):
+    import random
+    rng = random.Random(20261201)
+    return ["".join(rng.choice(ATOMS) for _ in range(rng.randrange(1, 40))) for _ in range(count)]
+
+
 SPLIT_TEXTS = [
     ("en", "A. B. C."),
     ("en", "No punctuation at all"),
@@ -176,6 +188,14 @@ def main():
     for text in NORMALIZE_TEXTS:
         result["normalize"].append({"text": text, "pieces": fe.text_normalize(text, split=True),
                                     "whole": fe.text_normalize(text, split=False)})
+    result["random"] = []
+    for text in random_texts(400):
+        try:
+            result["random"].append({"text": text,
+                                     "pieces": fe.text_normalize(text, split=True),
+                                     "whole": fe.text_normalize(text, split=False)})
+        except Exception as error:  # noqa: BLE001 - one of the documented differences
+            result["random_raising"] = result.get("random_raising", 0) + 1
     for text in RAISING_TEXTS:
         try:
             fe.text_normalize(text, split=True)

@@ -6,13 +6,17 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "engine/cosyvoice/special_tokens.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "text/utf8.h"
 
 namespace voxserve::engine::cosyvoice {
 namespace {
@@ -70,6 +74,17 @@ TEST_F(CosyVoiceFrontendOracleTest, NormalizesAndSplitsAsUpstream) {
     auto whole = frontend().NormalizeWhole(text);
     ASSERT_TRUE(whole.ok());
     EXPECT_EQ(*whole, c["whole"].get<std::string>()) << text;
+  }
+}
+
+TEST_F(CosyVoiceFrontendOracleTest, NormalizesRandomMixesAsUpstream) {
+  ASSERT_GE(cases()["random"].size(), 300u);
+  for (const auto& c : cases()["random"]) {
+    const std::string& text = c["text"].get_ref<const std::string&>();
+    EXPECT_EQ(frontend().Normalize(text).value(), c["pieces"].get<std::vector<std::string>>())
+        << absl::CEscape(text);
+    EXPECT_EQ(frontend().NormalizeWhole(text).value(), c["whole"].get<std::string>())
+        << absl::CEscape(text);
   }
 }
 
@@ -181,6 +196,32 @@ TEST_F(CosyVoiceTextFrontendTest, SplitsALongParagraphInBoundedTime) {
   ASSERT_TRUE(pieces.ok());
   EXPECT_GT(pieces->size(), 20u);
   for (const auto& piece : *pieces) EXPECT_LE(tokenizer_->Encode(piece)->size(), 200u);
+}
+
+// Random mixes of the characters every rule looks at: no crash, valid UTF-8 out, and no piece
+// that is only punctuation (unless the text was passed through untouched).
+TEST_F(CosyVoiceTextFrontendTest, SurvivesRandomMixesOfWhatTheRulesLookAt) {
+  const char* atoms[] = {" ",  "  ", "\n",       ".",   "。",     "?",  "！",     "\"", "”",
+                         "，", ",",  "、",       " - ", "——",     "（", "】",     "`",  "²",
+                         "³",  "7",  "0",        "１",  "٣",      "a",  "Hello",  "中", "文",
+                         "<|", "|>", "[breath]", "\t",  "\u3000", "😀",  "e\u0301"};
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 2000; ++round) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 24);
+    for (int i = 0; i < n; ++i) text += atoms[rng() % std::size(atoms)];
+    auto pieces = frontend().Normalize(text);
+    ASSERT_TRUE(pieces.ok()) << text;
+    auto whole = frontend().NormalizeWhole(text);
+    ASSERT_TRUE(whole.ok()) << text;
+    for (const std::string& piece : *pieces) {
+      EXPECT_TRUE(text::ValidateUtf8(piece, "piece").ok()) << text;
+      const bool untouched = pieces->size() == 1 && piece == text;
+      if (!untouched) {
+        EXPECT_FALSE(frontend_rules::IsOnlyPunctuation(piece)) << text;
+      }
+    }
+  }
 }
 
 }  // namespace
