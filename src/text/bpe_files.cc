@@ -2,8 +2,7 @@
 
 #include <charconv>
 #include <fstream>
-#include <limits>
-#include <sstream>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "core/error.h"

@@ -4,9 +4,10 @@
 #include <unicode/regex.h>
 #include <unicode/unistr.h>
 
+#include <algorithm>
 #include <array>
 #include <fstream>
-#include <limits>
+#include <functional>
 #include <mutex>
 #include <queue>
 #include <utility>
