@@ -77,6 +77,20 @@ def cases():
     }
 
 
+# Seeded random mixes of every character class the pre-tokenizer tells apart.
+ATOMS = ["a", "Z", "the", " ", "  ", "\t", "\n", "\r\n", "\x0b", "\x85", "\u00a0", "\u3000",
+         "\u2028", "7", "42", "٣", "２", "Ⅻ", ".", "...", "!?", "'", "'s", "'LL", "'d", "'ve", "-",
+         "“", "”", "《", "中", "文字", "é", "e\u0301", "\u0301", "ß", "ſ", "İ", "Σ", "한", "न्", "😀",
+         "\U0001F468\u200d\U0001F469", "\ufe0f", "\x00", "\x7f", "<|", "|>", "[ab]", "[ab][cd]",
+         "[ab][c", "<|endofprompt|>", "[breath]", "[ià]", "[ia\u0300]", "$", "€", "#1"]
+
+
+def random_texts(count):
+    import random
+    rng = random.Random(12345)
+    return ["".join(rng.choice(ATOMS) for _ in range(rng.randrange(1, 30))) for _ in range(count)]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -90,7 +104,8 @@ def main():
     tok = qwen2_bpe.Tokenizer(vocab, merges, added)
     out = {"extra_specials": EXTRA_SPECIALS, "vocab_size": next_id,
            "base_vocab_size": len(vocab), "encode": [], "decode": []}
-    for name, text in cases().items():
+    named = list(cases().items()) + [(f"random{i}", t) for i, t in enumerate(random_texts(500))]
+    for name, text in named:
         ids = tok.encode(text)
         decoded = tok.decode(ids)
         # Round trip: decoding gives back the NFC form of the text, added tokens included.
