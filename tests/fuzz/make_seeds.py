@@ -176,3 +176,11 @@ try:
         put("audio_file_decoder_fuzzer", name, buffer.getvalue())
 except ImportError:
     print("python3-soundfile missing: audio_file_decoder_fuzzer seeds not written", file=sys.stderr)
+# Text for the Qwen2 BPE tokenizer (bpe_encode_fuzzer): English, Chinese, mixed, added tokens,
+# whitespace runs, combining marks, and bytes that are not UTF-8.
+bpe = {"english": "Hello world! It's the 2024 test, isn't it?\n\nYes.",
+       "chinese": "你好，世界！中文测试。", "mixed": "CosyVoice2 支持 hello 世界 😀",
+       "special": "<|endofprompt|>Hi[breath]there[ab][cd][ab][c[ià]<|endoftext|>",
+       "spaces": "a   b\t\t\n \n\u3000\u00a0c   ", "nfc": "e\u0301cole \u1100\u1161"}
+for name, text in bpe.items(): put("bpe_encode_fuzzer", name, text)
+put("bpe_encode_fuzzer", "invalid_utf8", b"ok \xff \xc0\xaf \xed\xa0\x80 [breath\xe4\xb8")
