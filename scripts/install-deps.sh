@@ -33,6 +33,9 @@ packages=(
   gnuplot-nox  # voxbench --plot
   openssl prometheus  # security tests: test certificates; promtool and a real scraper
   chromium nodejs  # browser test of the web playground (tests/browser: playwright-core via npm)
+  # deploy/ tested for real (tests/deploy): the Docker engine, compose, a local base image (no
+  # registry), linting, nginx's config check
+  docker.io docker-compose debootstrap yamllint nginx-light
 )
 $build_only && packages=("${build_packages[@]}")
 # Debian's nodejs comes without npm; NodeSource's nodejs (as on some CI images) brings its own,
