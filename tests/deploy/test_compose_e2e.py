@@ -30,6 +30,7 @@ VOXBENCH = os.environ.get("VOXBENCH_BIN")
 PROJECT = f"vxdeploy{os.getpid()}"
 REPLICAS = ("voxserve-a", "voxserve-b")
 TEXT = "The quick brown fox jumps over the lazy dog."
+SPEECH = {"model": "tts-1", "voice": "alloy"}  # OpenAI's required fields
 
 
 def free_port():
@@ -159,17 +160,17 @@ def served(compose, service):
 # --- every transport through nginx ----------------------------------------------------------
 
 def test_rest_whole_file_chunked_and_sse_pass_through_nginx(compose):
-    r = requests.post(compose.url + "/v1/audio/speech", json={"input": TEXT}, timeout=30)
+    r = requests.post(compose.url + "/v1/audio/speech", json={**SPEECH, "input": TEXT}, timeout=30)
     assert r.status_code == 200 and decode(r.content, "wav").duration > 1
     chunks = []
     with requests.post(compose.url + "/v1/audio/speech", stream=True, timeout=30,
-                       json={"input": TEXT + " " + TEXT, "response_format": "pcm",
+                       json={**SPEECH, "input": TEXT + " " + TEXT, "response_format": "pcm",
                              "stream_format": "audio"}) as r:
         assert r.status_code == 200 and r.headers.get("Transfer-Encoding") == "chunked"
         chunks = [c for c in r.iter_content(chunk_size=None) if c]
     assert decode(b"".join(chunks), "pcm").duration > 2
     with requests.post(compose.url + "/v1/audio/speech", stream=True, timeout=30,
-                       json={"input": TEXT, "stream_format": "sse"}) as r:
+                       json={**SPEECH, "input": TEXT, "stream_format": "sse"}) as r:
         assert r.headers["Content-Type"] == "text/event-stream"
         events = [line for line in r.iter_lines() if line.startswith(b"data:")]
     kinds = [json.loads(e[5:])["type"] for e in events]
