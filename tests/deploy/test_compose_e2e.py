@@ -104,11 +104,10 @@ def compose():
         yield c
     finally:
         c.run("down", "-v", "--remove-orphans", "--timeout", "10", check=False)
-        leftovers = subprocess.run(
-            ["sh", "-c", f"docker ps -aq --filter label=com.docker.compose.project={PROJECT};"
-                         f"docker network ls -q --filter label=com.docker.compose.project={PROJECT};"
-                         f"docker volume ls -q --filter label=com.docker.compose.project={PROJECT}"],
-            capture_output=True, text=True).stdout.split()
+        label = f"label=com.docker.compose.project={PROJECT}"
+        leftovers = [item for kind in (["ps", "-a"], ["network", "ls"], ["volume", "ls"])
+                     for item in subprocess.run(["docker", *kind, "-q", "--filter", label],
+                                                capture_output=True, text=True).stdout.split()]
         assert not leftovers, f"left behind: {leftovers}"
 
 
