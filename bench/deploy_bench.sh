@@ -4,9 +4,9 @@
 # nginx, interleaved round by round so a change in machine load hits all three alike. Prints
 # requests/s and latency per target and the ratios to the host. Needs the images
 # (tests/deploy/run-e2e.sh builds them) and a release build for the host binary and voxbench.
-# All three run with two espeak-ng worker processes (instances: 2, as compose gives each replica
-# the whole machine but there are two replicas there: nginx spreads the load over both, so the
-# compose figure is for 2 x 2 workers on the same cores).
+# All three run the image's config (deploy/docker/voxserve.yaml: espeak-ng, one worker process
+# per usable CPU). Compose has two such replicas on the same cores behind nginx, so its figure is
+# the proxy's cost plus that of twice the workers competing for the same CPUs.
 # Usage: bench/deploy_bench.sh [build-dir] [seconds-per-point] [rounds] [concurrency]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
