@@ -18,6 +18,9 @@ project=vxbench$$
 work=$(mktemp -d)
 text="The quick brown fox jumps over the lazy dog."
 config="$root/deploy/docker/voxserve.yaml"
+# compose.yaml asks for 65536 open files, which Docker refuses above its own hard limit.
+hard=$(ulimit -Hn); [ "$hard" = unlimited ] && hard=65536
+export VOXSERVE_NOFILE=${VOXSERVE_NOFILE:-$(( hard < 65536 ? hard : 65536 ))}
 
 cleanup() {
   [ -n "${host_pid:-}" ] && kill "$host_pid" 2>/dev/null || true
