@@ -13,7 +13,7 @@ SOAK_SECONDS     ?= 60
 OVERLOAD_SECONDS ?= 60
 
 .PHONY: all deps build build-release build-asan build-tsan build-fuzz run test test-asan test-unit \
-        test-tsan test-soak fuzz bench soak overload clean format
+        test-tsan test-soak fuzz test-deploy bench soak overload clean format
 
 all: build
 
@@ -70,7 +70,8 @@ run: deps $(BUILD)/build.ninja
 # server-starting integration tests again under ThreadSanitizer; a 60 s soak and overload of the
 # release server; a short pass of each fuzz target. The phases run one by one so the time of each
 # is printed at the end (scripts/timed-phases.sh), also when one fails.
-TEST_PHASES = deps build-release build-asan build-tsan build-fuzz test-asan test-tsan test-soak fuzz
+TEST_PHASES = deps build-release build-asan build-tsan build-fuzz test-asan test-tsan test-soak fuzz \
+              test-deploy
 test:
 	@./scripts/timed-phases.sh $(TEST_PHASES)
 
@@ -86,6 +87,11 @@ build-release: deps $(BUILD)/build.ninja
 test-soak: build-release
 	cd $(BUILD) && SOAK_SECONDS=$(SOAK_SECONDS) OVERLOAD_SECONDS=$(OVERLOAD_SECONDS) \
 	  ctest --output-on-failure -L '^(soak|overload)$$'
+
+# deploy/ for real: the image built from its Dockerfile, compose with nginx and Prometheus up,
+# failover and drain under voxbench load through nginx (tests/deploy/run-e2e.sh starts dockerd).
+test-deploy: build-release
+	tests/deploy/run-e2e.sh $(BUILD)
 
 # Reports go to files (log_path) so a race inside a server the tests started fails the run too,
 # even when the test itself passed.

@@ -3,10 +3,13 @@
 # packages that are missing, so a second run costs a dpkg query and nothing else.
 set -euo pipefail
 
-packages=(
-  # toolchain
-  build-essential cmake ninja-build pkg-config ccache
-  clang-14 libclang-rt-14-dev llvm-14  # the fuzz targets (libFuzzer; llvm-symbolizer for traces)
+# --build-only: what building voxserve, voxctl and voxbench needs and nothing more (the container
+# image's build stage, deploy/docker/Dockerfile); without it, also everything the tests use.
+build_only=false
+[ "${1:-}" = --build-only ] && build_only=true
+
+build_packages=(
+  build-essential cmake ninja-build pkg-config ca-certificates
   # libraries (see shared/reference/build-facts.md for the versions this is checked against)
   libboost-dev libboost-system-dev libabsl-dev libssl-dev
   libespeak-ng-dev espeak-ng-data libsndfile1-dev libsoxr-dev libsonic-dev libicu-dev
@@ -16,6 +19,11 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libzip-dev  # Kokoro's NPZ voice files
+)
+packages=(
+  "${build_packages[@]}"
+  ccache
+  clang-14 libclang-rt-14-dev llvm-14  # the fuzz targets (libFuzzer; llvm-symbolizer for traces)
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-pytest python3-requests python3-numpy python3-soundfile
@@ -29,10 +37,14 @@ packages=(
   gnuplot-nox  # voxbench --plot
   openssl prometheus  # security tests: test certificates; promtool and a real scraper
   chromium nodejs  # browser test of the web playground (tests/browser: playwright-core via npm)
+  # deploy/ tested for real (tests/deploy): the Docker engine, compose, a local base image (no
+  # registry), linting, nginx's config check
+  docker.io docker-compose debootstrap yamllint nginx-light
 )
+$build_only && packages=("${build_packages[@]}")
 # Debian's nodejs comes without npm; NodeSource's nodejs (as on some CI images) brings its own,
 # and Debian's npm would conflict with it.
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+$build_only || command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 # The ONNX Runtime C/C++ SDK is no Debian package: fetched (pinned, checksum verified) from NuGet
 # into third_party/onnxruntime/ unless ONNXRUNTIME_ROOT names one (see the script), or unless

@@ -35,6 +35,7 @@ PointSummary Summarize(const std::vector<Sample>& samples, double window_seconds
   std::vector<double> latency, error_latency, ttfa, rtf;
   double latency_with_audio = 0, audio_total = 0;
   for (const Sample& sample : samples) {
+    point.retries += sample.retries;
     if (!sample.ok) {
       ++point.errors[sample.error.empty() ? "unknown" : sample.error];
       error_latency.push_back(sample.latency_s * 1000);

@@ -16,6 +16,7 @@ struct Sample {
   std::optional<double> ttfa_s;   // intended start → first audio byte
   std::optional<double> audio_s;  // seconds of audio received, when the format says it
   size_t bytes = 0;
+  int retries = 0;                // attempts after the first (--retries; failover to another URL)
 };
 
 struct Percentiles {
@@ -29,6 +30,7 @@ struct PointSummary {
   double seconds = 0;   // measured window
   size_t requests = 0;  // completed in the window, ok or not
   size_t ok = 0;
+  size_t retries = 0;  // Σ attempts after the first, ok or not
   std::map<std::string, size_t> errors;
   double qps = 0;  // ok / seconds
   Percentiles latency_ms;        // successful requests

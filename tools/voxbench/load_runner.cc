@@ -48,8 +48,9 @@ Sample RunOne(client::Client& client, const LoadSettings& settings, const std::s
   Clock::time_point sent = Clock::now();
   double queued = Seconds(sent - intended_start);
   absl::Status status;
+  client::CallInfo info;
   if (settings.call == CallKind::kHealthLive) {
-    auto health = client.CheckHealth(client::HealthProbe::kLive);
+    auto health = client.CheckHealth(client::HealthProbe::kLive, &info);
     status = health.ok() && health->http_status != 200
                  ? absl::UnavailableError("HTTP " + std::to_string(health->http_status))
                  : health.status();
@@ -59,8 +60,8 @@ Sample RunOne(client::Client& client, const LoadSettings& settings, const std::s
     request.input = text;
     absl::StatusOr<client::SpeechResult> result =
         request.stream == client::StreamFormat::kNone
-            ? client.Synthesize(request)
-            : client.SynthesizeStream(request, [](std::string_view) {});
+            ? client.Synthesize(request, &info)
+            : client.SynthesizeStream(request, [](std::string_view) {}, &info);
     status = result.status();
     if (result.ok()) {
       sample.ttfa_s = queued + Seconds(result->time_to_first_audio);
@@ -69,6 +70,7 @@ Sample RunOne(client::Client& client, const LoadSettings& settings, const std::s
     }
   }
   sample.latency_s = Seconds(Clock::now() - intended_start);
+  sample.retries = info.attempts.empty() ? 0 : static_cast<int>(info.attempts.size()) - 1;
   sample.ok = status.ok();
   if (!status.ok()) sample.error = ErrorName(status);
   return sample;

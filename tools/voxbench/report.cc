@@ -51,6 +51,7 @@ json ToJson(const PointSummary& p) {
           {"requests", p.requests},
           {"ok", p.ok},
           {"errors", p.errors},
+          {"retries", p.retries},
           {"qps", std::round(p.qps * 100) / 100},
           {"latency_ms", PercentilesJson(p.latency_ms)},
           {"error_latency_ms", PercentilesJson(p.error_latency_ms)},

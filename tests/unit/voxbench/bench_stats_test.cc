@@ -88,6 +88,13 @@ TEST(SummarizeTest, ThroughputLatencyRtfAndErrors) {
   EXPECT_NEAR(point.audio_seconds_per_second, 7.0, 1e-9);
 }
 
+TEST(SummarizeTest, RetriesAddUpOverSuccessesAndFailures) {
+  std::vector<Sample> samples = {Ok(0.1, 0.01, 1.0), Ok(0.2, 0.02, 1.0), Failed("timeout")};
+  samples[1].retries = 2;  // failed over twice, then succeeded
+  samples[2].retries = 1;  // retried once, failed anyway
+  EXPECT_EQ(Summarize(samples, 1.0).retries, 3u);
+}
+
 TEST(SummarizeTest, EmptyWindowIsAllZeros) {
   PointSummary point = Summarize({}, 1.0);
   EXPECT_EQ(point.requests, 0u);

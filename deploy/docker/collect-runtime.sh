@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Lays out the runtime image's files under ROOT: the binaries in /usr/local/bin, every shared
+# library they load that the base image may lack in /usr/local/lib/voxserve (found with ldd, so the
+# list follows the build instead of being kept by hand), espeak-ng's data where the library looks
+# for it, and the CA bundle (outgoing TLS is not used today; the file lets an mTLS setup name it).
+#   collect-runtime.sh ROOT BINARY...
+set -euo pipefail
+root=$1; shift
+mkdir -p "$root/usr/local/bin" "$root/usr/local/lib/voxserve" "$root/etc/ssl/certs"
+for bin in "$@"; do
+  install -m 0755 "$bin" "$root/usr/local/bin/"
+  # glibc's own libraries come with every base image (and must match its loader); all else is ours.
+  ldd "$bin" | awk '/=> \// {print $3}' \
+    | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libresolv)\.so' \
+    | while read -r lib; do cp -Lu "$lib" "$root/usr/local/lib/voxserve/"; done
+done
+# ONNX Runtime loads its providers library by name at run time, not through ldd's list.
+for lib in /src/third_party/onnxruntime/lib/libonnxruntime_providers_*.so \
+           /src/third_party/onnxruntime/gpu/lib/libonnxruntime_providers_*.so; do
+  if [ -e "$lib" ]; then cp -L "$lib" "$root/usr/local/lib/voxserve/"; fi
+done
+data=$(dirname "$(dpkg -L espeak-ng-data | grep -m1 '/espeak-ng-data/phontab$')")
+mkdir -p "$root$(dirname "$data")"
+cp -a "$data" "$root$(dirname "$data")/"
+cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+strip --strip-unneeded "$root"/usr/local/bin/* "$root"/usr/local/lib/voxserve/*.so* 2>/dev/null || true
+mkdir -p "$root/models" "$root/voices"
+chown 10001:10001 "$root/voices"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The deployment end-to-end test (tests/deploy/test_compose_e2e.py) with everything it needs:
+# dockerd (started when it is not running), the base image (debootstrap, no registry here), the
+# voxserve image from deploy/docker/Dockerfile, and local stand-ins for the public nginx and
+# Prometheus images compose.yaml names.
+#   tests/deploy/run-e2e.sh BUILD_DIR      (BUILD_DIR holds bin/voxbench; `make test-deploy`)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build=$(cd "${1:?usage: run-e2e.sh BUILD_DIR}" && pwd)
+here="$root/tests/deploy"
+
+if ! docker info >/dev/null 2>&1; then
+  echo "run-e2e: starting dockerd"
+  (dockerd >/var/log/voxserve-dockerd.log 2>&1 &)
+  for _ in $(seq 1 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+  docker info >/dev/null || { tail -20 /var/log/voxserve-dockerd.log; exit 1; }
+fi
+export DOCKER_BUILDKIT=0  # the classic builder: Debian's docker.io has no buildx plugin
+
+"$here/images/base-image.sh" debian:bookworm-slim
+stand_in() {  # TAG DOCKERFILE: builds the stand-in unless an image of that name exists
+  docker image inspect "$1" >/dev/null 2>&1 && return 0
+  docker build -q --network host -t "$1" -f "$2" "$here/images" >/dev/null
+  echo "run-e2e: built stand-in $1"
+}
+stand_in nginx:1.27 "$here/images/nginx.Dockerfile"
+stand_in prom/prometheus:v2.53.0 "$here/images/prometheus.Dockerfile"
+
+start=$(date +%s)
+"$root/deploy/docker/build-image.sh" voxserve:cpu -q >/dev/null
+echo "run-e2e: voxserve:cpu built in $(( $(date +%s) - start )) s;" \
+     "$(docker image inspect -f '{{.Size}}' voxserve:cpu | awk '{printf "%.0f MB", $1/1e6}')"
+# Intermediate images of earlier builds are what a rebuild reuses; dangling ones only fill disk.
+docker image prune -f >/dev/null
+
+VOXBENCH_BIN="$build/bin/voxbench" /usr/bin/python3 -m pytest -q -s -p no:cacheprovider \
+  "$here/test_compose_e2e.py"

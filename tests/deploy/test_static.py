@@ -1,0 +1,209 @@
+"""Static checks of deploy/: every YAML lints, each Kustomize overlay renders and every rendered
+object validates against the Kubernetes API schemas, the rendered objects have what
+deploy/README.md promises, the metric the autoscalers scale on is one a running voxserve exports,
+nginx accepts its config, compose accepts its files, and voxserve accepts the configs the image
+and the cluster ship."""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import requests
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+KUBE = DEPLOY / "kubernetes"
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+from conftest import VoxServer  # noqa: E402
+
+VOXSERVE_BIN = os.environ.get("VOXSERVE_BIN")
+NODE_DEPS = os.environ.get("DEPLOY_NODE_DEPS")  # node_modules of tests/deploy/package.json
+
+
+def run(*args, **kwargs):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def documents(text):
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """overlay name -> (path of the rendered YAML, its objects by kind)."""
+    out = {}
+    folder = tmp_path_factory.mktemp("rendered")
+    for overlay in ("cpu", "gpu"):
+        result = run("kubectl", "kustomize", str(KUBE / "overlays" / overlay))
+        assert result.returncode == 0, result.stderr
+        path = folder / f"{overlay}.yaml"
+        path.write_text(result.stdout)
+        out[overlay] = (path, {d["kind"]: d for d in documents(result.stdout)})
+    return out
+
+
+def test_every_yaml_file_lints():
+    files = sorted(str(p) for p in DEPLOY.rglob("*.y*ml"))
+    assert len(files) >= 10
+    result = run("yamllint", "-c", str(DEPLOY / ".yamllint"), "--strict", *files)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_rendered_objects_validate_against_the_api_schemas(rendered):
+    if not NODE_DEPS:
+        pytest.skip("DEPLOY_NODE_DEPS unset (the npm ci fixture installs kubernetes-models)")
+    files = [str(rendered[o][0]) for o in rendered] + [
+        str(KUBE / "keda" / "scaledobject.yaml"), str(KUBE / "prometheus-adapter" / "rules.yaml")]
+    # Node resolves an ES module's imports from its own folder (NODE_PATH is for CommonJS), so
+    # the script runs from beside the installed node_modules.
+    script = pathlib.Path(NODE_DEPS).parent / "validate_objects.mjs"
+    shutil.copy(ROOT / "tests" / "deploy" / "validate_objects.mjs", script)
+    result = run("node", str(script), *files)
+    assert result.returncode == 0, result.stdout + result.stderr
+    valid = re.search(r"(\d+) objects valid, 0 problems", result.stdout)
+    assert valid and int(valid.group(1)) >= 14, result.stdout  # 6 per overlay, KEDA, adapter
+
+
+def test_each_overlay_has_every_object_kind(rendered):
+    for overlay, (_, kinds) in rendered.items():
+        assert {"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+                "ConfigMap", "ServiceMonitor"} <= set(kinds), overlay
+
+
+def container(deployment):
+    (c,) = deployment["spec"]["template"]["spec"]["containers"]
+    return c
+
+
+def test_probes_ports_and_security_are_as_documented(rendered):
+    image_config = yaml.safe_load((DEPLOY / "docker" / "voxserve.yaml").read_text())
+    drain_s = image_config["drain_timeout_ms"] / 1000
+    for overlay, (_, kinds) in rendered.items():
+        pod = kinds["Deployment"]["spec"]["template"]["spec"]
+        c = container(kinds["Deployment"])
+        assert c["startupProbe"]["httpGet"]["path"] == "/health/ready"
+        assert c["readinessProbe"]["httpGet"]["path"] == "/health/ready"
+        assert c["livenessProbe"]["httpGet"]["path"] == "/health/live"
+        startup_budget = c["startupProbe"]["periodSeconds"] * c["startupProbe"]["failureThreshold"]
+        assert startup_budget >= 300, f"{overlay}: model load + warm-up need minutes"
+        ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+        assert ports == {"http": 8080, "grpc": 9090}
+        assert ports["http"] == image_config["http"]["port"]
+        assert ports["grpc"] == image_config["grpc"]["port"]
+        service_ports = {p["name"]: p["port"] for p in kinds["Service"]["spec"]["ports"]}
+        assert service_ports == {"http": 8080, "grpc": 9090}
+        pre_stop = c["lifecycle"]["preStop"]["sleep"]["seconds"]
+        assert pod["terminationGracePeriodSeconds"] > drain_s + pre_stop, overlay
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert c["securityContext"]["readOnlyRootFilesystem"] is True
+        assert c["securityContext"]["allowPrivilegeEscalation"] is False
+        assert c["resources"]["requests"]["cpu"] and c["resources"]["limits"]["memory"]
+        assert pod["affinity"]["podAntiAffinity"]
+        mounts = {m["mountPath"] for m in c["volumeMounts"]}
+        assert {"/etc/voxserve", "/models", "/voices", "/tmp"} <= mounts
+        config_volume = next(v for v in pod["volumes"] if v["name"] == "config")
+        assert config_volume["configMap"]["name"] == kinds["ConfigMap"]["metadata"]["name"]
+    gpu = container(rendered["gpu"][1]["Deployment"])
+    assert gpu["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert gpu["image"].endswith(":cuda")
+    cpu = container(rendered["cpu"][1]["Deployment"])
+    assert "nvidia.com/gpu" not in cpu["resources"]["limits"]
+    assert cpu["image"].endswith(":cpu")
+
+
+def hpa_metric_names(hpa):
+    kinds = {m["type"] for m in hpa["spec"]["metrics"]}
+    assert kinds == {"Resource", "Pods"}
+    return [m["pods"]["metric"]["name"] for m in hpa["spec"]["metrics"] if m["type"] == "Pods"]
+
+
+@pytest.fixture(scope="module")
+def exported_metrics():
+    """Metric names a running voxserve exports on /metrics after one synthesis."""
+    if not VOXSERVE_BIN:
+        pytest.skip("VOXSERVE_BIN unset")
+    server = VoxServer(VOXSERVE_BIN).start()
+    try:
+        r = requests.post(server.url + "/v1/audio/speech", timeout=30,
+                          json={"model": "tts-1", "voice": "alloy", "input": "Scale me."})
+        assert r.status_code == 200
+        text = requests.get(server.url + "/metrics", timeout=10).text
+    finally:
+        server.stop()
+    return {line.split("{")[0].split(" ")[0] for line in text.splitlines()
+            if line and not line.startswith("#")}
+
+
+def test_autoscaling_metrics_are_ones_voxserve_exports(rendered, exported_metrics):
+    names = set()
+    for _, kinds in rendered.values():
+        names.update(hpa_metric_names(kinds["HorizontalPodAutoscaler"]))
+    adapter = documents((KUBE / "prometheus-adapter" / "rules.yaml").read_text())[0]
+    rules = yaml.safe_load(adapter["data"]["config.yaml"])["rules"]
+    for rule in rules:
+        series = re.match(r"\s*'?([a-zA-Z_:][a-zA-Z0-9_:]*)", rule["seriesQuery"]).group(1)
+        assert series in exported_metrics, series
+        names.add(rule["name"]["as"])
+    keda = documents((KUBE / "keda" / "scaledobject.yaml").read_text())[0]
+    for trigger in keda["spec"]["triggers"]:
+        if trigger["type"] == "prometheus":
+            names.update(re.findall(r"(voxserve_[a-z_]+)", trigger["metadata"]["query"]))
+    assert names, "no custom metric found"
+    assert names <= exported_metrics, names - exported_metrics
+
+
+def test_nginx_accepts_its_config(tmp_path):
+    # Upstream names resolve only inside the compose network; loopback stands in for them.
+    conf = (DEPLOY / "compose" / "nginx.conf").read_text()
+    conf = re.sub(r"voxserve-[ab]", "127.0.0.1", conf)
+    (tmp_path / "nginx.conf").write_text(conf)
+    result = run("nginx", "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
+                 "-e", "stderr")
+    assert result.returncode == 0, result.stderr
+    assert "test is successful" in result.stderr
+
+
+def test_compose_accepts_its_files():
+    compose = DEPLOY / "compose"
+    for files in (["compose.yaml"], ["compose.yaml", "compose.gpu.yaml"]):
+        args = [a for f in files for a in ("-f", str(compose / f))]
+        result = run("docker-compose", *args, "config")
+        assert result.returncode == 0, result.stderr
+        merged = yaml.safe_load(result.stdout)
+        for name in ("voxserve-a", "voxserve-b"):
+            service = merged["services"][name]
+            assert service["healthcheck"]["start_period"]
+            assert service["ulimits"]["nofile"]["soft"] >= 65536
+            assert service["logging"]["options"]["max-size"]
+            assert service["read_only"] is True
+            if "compose.gpu.yaml" in files:
+                (device,) = service["deploy"]["resources"]["reservations"]["devices"]
+                assert device["capabilities"] == ["gpu"] and len(device["device_ids"]) == 1
+
+
+@pytest.mark.parametrize("config", ["docker/voxserve.yaml", "kubernetes/base/voxserve.yaml"])
+def test_voxserve_accepts_the_shipped_config(config):
+    if not VOXSERVE_BIN:
+        pytest.skip("VOXSERVE_BIN unset")
+    # The container paths (/models) do not exist here; loopback and free ports stand in.
+    server = VoxServer(VOXSERVE_BIN, ["--config", str(DEPLOY / config), "--models", ""]).start()
+    try:
+        assert requests.get(server.url + "/health/ready", timeout=5).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_systemd_unit_verifies(tmp_path):
+    if not VOXSERVE_BIN or not shutil.which("systemd-analyze"):
+        pytest.skip("needs VOXSERVE_BIN and systemd-analyze")
+    unit = (DEPLOY / "systemd" / "voxserve.service").read_text()
+    unit = unit.replace("/usr/local/bin/voxserve", os.path.abspath(VOXSERVE_BIN))
+    path = tmp_path / "voxserve.service"
+    path.write_text(unit)
+    result = run("systemd-analyze", "verify", str(path))
+    problems = [l for l in (result.stdout + result.stderr).splitlines() if "voxserve.service" in l]
+    assert result.returncode == 0 and not problems, result.stdout + result.stderr
