@@ -179,6 +179,7 @@ struct SchedulingKey {
 };
 constexpr SchedulingKey kSchedulingKeys[] = {
     {"max_batch_size", &scheduler::SchedulerConfig::max_batch_size},
+    {"max_active", &scheduler::SchedulerConfig::max_active},
     {"max_queue_delay_ms", &scheduler::SchedulerConfig::max_queue_delay_ms},
     {"queue_capacity", &scheduler::SchedulerConfig::queue_capacity},
     {"first_segment_lead_ms", &scheduler::SchedulerConfig::first_segment_lead_ms},
