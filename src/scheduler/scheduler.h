@@ -149,8 +149,8 @@ class Scheduler {
   const std::shared_ptr<engine::Engine> engine_;
   const SchedulerConfig config_;
   const int max_batch_size_;
-  const bool streaming_;   // the engine is a streaming engine: instance threads run StepLoop
-  const int max_active_;   // streaming: segments one instance advances together
+  const bool streaming_;  // the engine is a streaming engine: instance threads run StepLoop
+  const int max_active_;  // streaming: segments one instance advances together
   ModelSchedulerMetrics metrics_;
 
   mutable std::mutex mutex_;

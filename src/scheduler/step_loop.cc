@@ -26,8 +26,8 @@ void Scheduler::StepLoop(int index) {
   struct Active {
     Queued queued;
     core::Clock::time_point started;
-    int joined_with = 0;         // active segments when it joined (its "batch size")
-    audio::PcmAudio collected;   // its audio so far, for a task without on_chunk
+    int joined_with = 0;        // active segments when it joined (its "batch size")
+    audio::PcmAudio collected;  // its audio so far, for a task without on_chunk
   };
   // Keyed by sequence id, which grows, so iteration is join order.
   std::map<engine::SequenceId, Active> active;
@@ -158,9 +158,9 @@ void Scheduler::StepLoop(int index) {
       lost = outcome.lost;
     }
     if (!instance.Live() && lost.ok() && !active.empty()) {
-      lost = core::InstanceLost("engine worker of model " + engine_->info().id +
-                                    " was lost during synthesis; retry",
-                                kLostRetryAfterSeconds);
+      lost = core::InstanceLost(
+          "engine worker of model " + engine_->info().id + " was lost during synthesis; retry",
+          kLostRetryAfterSeconds);
     }
     if (!instance.Live()) {
       // Counted before any segment hears of it, as RunBatch does.

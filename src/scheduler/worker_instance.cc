@@ -157,10 +157,10 @@ StepOutcome WorkerInstance::Step() {
   }
   if (Live()) Lose(std::string(failure.message()), /*kill=*/true);
   // As for a batch: what was active may have been the worker's undoing, so the client retries.
-  outcome.lost = core::InstanceLost("engine worker of model " + model_id_ +
-                                        " was lost during synthesis (" +
-                                        std::string(failure.message()) + "); retry",
-                                    kLostRetryAfterSeconds);
+  outcome.lost =
+      core::InstanceLost("engine worker of model " + model_id_ + " was lost during synthesis (" +
+                             std::string(failure.message()) + "); retry",
+                         kLostRetryAfterSeconds);
   return outcome;
 }
 

@@ -1,7 +1,8 @@
 // An engine instance in a worker process, seen from the parent: sends batches (or a streaming
-// engine's steps) over the worker's socket and reads PCM back, with a watchdog on each batch (batch_timeout_ms) and on an idle
-// heartbeat (heartbeat_ms). A worker that exits, hangs or breaks the protocol is killed and
-// reaped at once; the instance is then not live until the scheduler calls Start() again.
+// engine's steps) over the worker's socket and reads PCM back, with a watchdog on each batch
+// (batch_timeout_ms) and on an idle heartbeat (heartbeat_ms). A worker that exits, hangs or breaks
+// the protocol is killed and reaped at once; the instance is then not live until the scheduler
+// calls Start() again.
 #pragma once
 
 #include <sys/types.h>

@@ -41,10 +41,10 @@ enum class FrameType : uint16_t {
   // The parent decides admission; the worker's runner executes. Begin and Release have no
   // answer (the stream is ordered, so the next Step sees them); a Begin the runner refuses ends
   // that sequence in the next kStepped.
-  kBegin = 7,       // parent → worker: u64 sequence id + one segment
-  kStep = 8,        // parent → worker: advance every active sequence; payload empty
-  kStepped = 9,     // worker → parent: the step's chunks and ends
-  kRelease = 10,    // parent → worker: u64 sequence id to forget
+  kBegin = 7,     // parent → worker: u64 sequence id + one segment
+  kStep = 8,      // parent → worker: advance every active sequence; payload empty
+  kStepped = 9,   // worker → parent: the step's chunks and ends
+  kRelease = 10,  // parent → worker: u64 sequence id to forget
 };
 
 struct FrameHeader {

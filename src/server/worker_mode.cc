@@ -173,9 +173,9 @@ int Serve(int fd, engine::Engine& engine, bool test_faults) {
                                                           error.what()));
       }
       sent = wire::WriteFrame(fd, wire::FrameType::kResults, wire::EncodeResults(results));
-    } else if (stream.runner && (frame->type == wire::FrameType::kBegin ||
-                                 frame->type == wire::FrameType::kStep ||
-                                 frame->type == wire::FrameType::kRelease)) {
+    } else if (stream.runner &&
+               (frame->type == wire::FrameType::kBegin || frame->type == wire::FrameType::kStep ||
+                frame->type == wire::FrameType::kRelease)) {
       sent = ServeStreamFrame(fd, *frame, stream, test_faults);
       if (!sent.ok() && sent.code() != absl::StatusCode::kUnavailable) {
         spdlog::error("{}", std::string(sent.message()));

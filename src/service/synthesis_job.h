@@ -1,7 +1,8 @@
 // One request on its way through the service: feeds its segments to the model's scheduler a few
 // at a time, encodes each segment's audio chunk by chunk as it comes (a streaming engine's
 // chunks, or a whole-segment engine's one), in segment order, and hands bytes to the
-// transport's sink, pausing while the client is behind. A whole-file response collects them. The transport keeps a shared_ptr to call Cancel() and Resume().
+// transport's sink, pausing while the client is behind. A whole-file response collects them. The
+// transport keeps a shared_ptr to call Cancel() and Resume().
 #pragma once
 
 #include <map>

@@ -30,6 +30,9 @@ struct FakeStreamingOptions {
   bool gated = true;  // false: steps run freely
   // A word that ends its segment with Internal at that word's step.
   std::string fail_word = "FAIL";
+  // Every sample of a segment's chunks is its text's first byte / 256 instead of the chunk's
+  // index, so a delivered file shows which segment each stretch of audio came from.
+  bool level_from_text = false;
 };
 
 class FakeStreamingEngine : public engine::StreamingEngine {
@@ -50,7 +53,8 @@ class FakeStreamingEngine : public engine::StreamingEngine {
 
   const engine::ModelInfo& info() const override { return info_; }
   bool AcceptsVoice(std::string_view voice) const override {
-    return std::find(options_.voices.begin(), options_.voices.end(), voice) != options_.voices.end();
+    return std::find(options_.voices.begin(), options_.voices.end(), voice) !=
+           options_.voices.end();
   }
   absl::Status Warmup(std::span<const std::string>) override { return absl::OkStatus(); }
   int max_active() const override { return options_.max_active; }
@@ -73,9 +77,8 @@ class FakeStreamingEngine : public engine::StreamingEngine {
   // i.e. the loop has made its admission decisions for step number steps_started + 1.
   bool WaitUntilWaitingAtStep(size_t step_number) {
     std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, kWaitLimit, [&] {
-      return waiting_ && steps_.size() + 1 == step_number;
-    });
+    return changed_.wait_for(lock, kWaitLimit,
+                             [&] { return waiting_ && steps_.size() + 1 == step_number; });
   }
   // Waits until `count` steps have finished.
   bool WaitForSteps(size_t count) {
@@ -86,6 +89,11 @@ class FakeStreamingEngine : public engine::StreamingEngine {
   std::vector<std::vector<std::string>> steps() const {
     std::lock_guard lock(mutex_);
     return steps_;
+  }
+  // Waits until `count` sequences have been released.
+  bool WaitForReleased(size_t count) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, kWaitLimit, [&] { return released_.size() >= count; });
   }
   std::vector<std::string> released() const {
     std::lock_guard lock(mutex_);
@@ -146,7 +154,10 @@ class FakeStreamingEngine : public engine::StreamingEngine {
           step.end = absl::InternalError("fake engine failed at word " + std::to_string(index));
         } else {
           step.chunk.sample_rate = engine_.options_.sample_rate;
-          step.chunk.samples.assign(engine_.options_.chunk_samples, static_cast<float>(index));
+          float value = engine_.options_.level_from_text
+                            ? static_cast<unsigned char>(sequence.text[0]) / 256.0f
+                            : static_cast<float>(index);
+          step.chunk.samples.assign(engine_.options_.chunk_samples, value);
           if (sequence.next == sequence.words.size()) step.end = absl::OkStatus();
         }
         it = step.end ? sequences_.erase(it) : std::next(it);
@@ -164,6 +175,7 @@ class FakeStreamingEngine : public engine::StreamingEngine {
       if (it == sequences_.end()) return;
       std::lock_guard lock(engine_.mutex_);
       engine_.released_.push_back(it->second.text);
+      engine_.changed_.notify_all();
       sequences_.erase(it);
     }
     size_t Active() const override { return sequences_.size(); }

@@ -23,12 +23,12 @@ constexpr ToneVoice kVoices[] = {{"a4", 440.0}, {"c5", 523.25}};
 // Well below full scale, so any encoder's resampling or gain never clips it.
 constexpr float kAmplitude = 0.3f;
 
-absl::Status SetInt(const std::string& key, const std::string& value, int min, int max,
-                    int* out) {
+absl::Status SetInt(const std::string& key, const std::string& value, int min, int max, int* out) {
   int parsed = 0;
   if (!absl::SimpleAtoi(value, &parsed) || parsed < min || parsed > max) {
-    return core::InvalidArgument("tone option " + key + " = '" + value + "' must be a whole number in " +
-                                 std::to_string(min) + ".." + std::to_string(max));
+    return core::InvalidArgument("tone option " + key + " = '" + value +
+                                 "' must be a whole number in " + std::to_string(min) + ".." +
+                                 std::to_string(max));
   }
   *out = parsed;
   return absl::OkStatus();
@@ -46,7 +46,8 @@ class ToneRunner : public StreamRunner {
     }
     double frequency = ToneEngine::FrequencyOf(input.voice_id);
     if (frequency == 0) {
-      return core::InvalidArgument("tone engine has no voice '" + std::string(input.voice_id) + "'");
+      return core::InvalidArgument("tone engine has no voice '" + std::string(input.voice_id) +
+                                   "'");
     }
     if (input.speed <= 0) return core::InvalidArgument("speed must be positive");
     if (sequences_.count(id) != 0) {
@@ -76,7 +77,8 @@ class ToneRunner : public StreamRunner {
     if (sequences_.empty()) return out;
     // The step's cost: one step advances every active sequence, so this is paid once per step
     // however many are active (what batching buys).
-    if (config_.step_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(config_.step_ms));
+    if (config_.step_ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(config_.step_ms));
     std::vector<std::pair<uint64_t, SequenceId>> order;
     for (const auto& [id, sequence] : sequences_) order.emplace_back(sequence.order, id);
     std::sort(order.begin(), order.end());
@@ -111,7 +113,7 @@ class ToneRunner : public StreamRunner {
   struct Sequence {
     uint64_t order = 0;  // when it began: steps report in this order
     double frequency = 0;
-    double phase = 0;    // carried across chunks, so the tone has no clicks between them
+    double phase = 0;  // carried across chunks, so the tone has no clicks between them
     size_t chunk_samples = 0;
     std::vector<std::string> words;
     size_t next_word = 0;
@@ -147,9 +149,9 @@ ToneEngine::ToneEngine(const ToneConfig& config) : config_(config) {
   info_.max_batch_size = 1;
   info_.batch_requires_same_voice = false;
   for (const ToneVoice& voice : kVoices) {
-    info_.voices.push_back({std::string(voice.id), "en-us", config.sample_rate,
-                            "Sine tone at " + std::to_string(static_cast<int>(voice.frequency)) +
-                                " Hz (diagnostic)"});
+    info_.voices.push_back(
+        {std::string(voice.id), "en-us", config.sample_rate,
+         "Sine tone at " + std::to_string(static_cast<int>(voice.frequency)) + " Hz (diagnostic)"});
   }
 }
 
@@ -161,7 +163,9 @@ absl::StatusOr<std::unique_ptr<ToneEngine>> ToneEngine::Create(const ToneConfig&
   return std::unique_ptr<ToneEngine>(new ToneEngine(config));
 }
 
-bool ToneEngine::AcceptsVoice(std::string_view voice_id) const { return FrequencyOf(voice_id) != 0; }
+bool ToneEngine::AcceptsVoice(std::string_view voice_id) const {
+  return FrequencyOf(voice_id) != 0;
+}
 
 absl::Status ToneEngine::Warmup(std::span<const std::string> texts) {
   std::vector<SegmentInput> inputs;

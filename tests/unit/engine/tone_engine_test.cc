@@ -112,7 +112,8 @@ TEST(ToneEngineTest, UnknownVoicesAreRefused) {
   EXPECT_EQ(runner->Begin(1, {"a", "en-us", 1.0}).code(), absl::StatusCode::kInvalidArgument);
   ToneConfig config = Fast();
   config.default_voice = "b7";
-  EXPECT_THAT(std::string(ToneEngine::Create(config).status().message()), HasSubstr("voices: a4, c5"));
+  EXPECT_THAT(std::string(ToneEngine::Create(config).status().message()),
+              HasSubstr("voices: a4, c5"));
 }
 
 TEST(ToneEngineTest, TheFactoryBuildsItAndValidatesItsOptions) {

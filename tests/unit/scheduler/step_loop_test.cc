@@ -16,10 +16,10 @@
 namespace voxserve::scheduler {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using test_support::FakeStreamingEngine;
 using test_support::FakeStreamingOptions;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 // Every chunk each task received, by task name, and whether `done` had run when it came.
 class ChunkLog {
@@ -161,11 +161,11 @@ TEST_F(StepLoopTest, NoMoreThanMaxActiveAdvanceTogetherAndTheRestJoinAsSlotsFree
     EXPECT_TRUE(outcomes_.Get(text).status.ok()) << text;
   }
   // Each segment joins at the first step after a slot frees, in queue order.
-  EXPECT_THAT(engine_->steps(),
-              ElementsAre(ElementsAre("a a a"), ElementsAre("a a a", "b b"),
-                          ElementsAre("a a a", "b b"), ElementsAre("c c c c", "d"),
-                          ElementsAre("c c c c", "e e"), ElementsAre("c c c c", "e e"),
-                          ElementsAre("c c c c")));
+  EXPECT_THAT(
+      engine_->steps(),
+      ElementsAre(ElementsAre("a a a"), ElementsAre("a a a", "b b"), ElementsAre("a a a", "b b"),
+                  ElementsAre("c c c c", "d"), ElementsAre("c c c c", "e e"),
+                  ElementsAre("c c c c", "e e"), ElementsAre("c c c c")));
   EXPECT_EQ(engine_->max_active_seen(), 2u);
 }
 

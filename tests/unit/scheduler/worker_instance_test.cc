@@ -1,6 +1,8 @@
 // WorkerInstance against a fake worker: a thread speaking the worker protocol on a socketpair,
 // scripted per test. The watchdog, the heartbeat and every way a worker can go wrong end in a
 // clear status and a worker that is ended (killed and reaped), never in a hang.
+#include "scheduler/worker_instance.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -10,7 +12,6 @@
 #include <thread>
 
 #include "core/error.h"
-#include "scheduler/worker_instance.h"
 #include "scheduler/worker_protocol.h"
 #include "support/fake_streaming_engine.h"
 
@@ -258,14 +259,15 @@ Behaviour StreamingWorker(int die_at_step = 0) {
       if (frame->type == wire::FrameType::kBegin) {
         auto begin = wire::DecodeBegin(frame->payload);
         ASSERT_TRUE(begin.ok());
-        ASSERT_TRUE((*runner)->Begin(begin->first, {begin->second.text, begin->second.voice_id,
-                                                    begin->second.speed}).ok());
+        ASSERT_TRUE((*runner)
+                        ->Begin(begin->first,
+                                {begin->second.text, begin->second.voice_id, begin->second.speed})
+                        .ok());
       } else if (frame->type == wire::FrameType::kRelease) {
         (*runner)->Release(*wire::DecodeSequenceId(frame->payload));
       } else if (frame->type == wire::FrameType::kStep) {
         if (++steps == die_at_step) return;
-        (void)wire::WriteFrame(fd, wire::FrameType::kStepped,
-                               wire::EncodeSteps((*runner)->Step()));
+        (void)wire::WriteFrame(fd, wire::FrameType::kStepped, wire::EncodeSteps((*runner)->Step()));
       }
     }
   };

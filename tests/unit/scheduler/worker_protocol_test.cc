@@ -283,8 +283,8 @@ TEST(WorkerProtocolTest, BeginAndReleaseRoundTrip) {
 }
 
 TEST(WorkerProtocolTest, StreamingFrameTypesAreKnown) {
-  for (FrameType type : {FrameType::kBegin, FrameType::kStep, FrameType::kStepped,
-                         FrameType::kRelease}) {
+  for (FrameType type :
+       {FrameType::kBegin, FrameType::kStep, FrameType::kStepped, FrameType::kRelease}) {
     auto header = DecodeHeader(EncodeHeader(type, 0));
     ASSERT_TRUE(header.ok()) << header.status();
     EXPECT_EQ(header->type, type);
