@@ -225,3 +225,16 @@ def test_a_worker_lost_mid_sentence_ends_that_request_once_and_is_replaced(make_
     health = lambda: requests.get(server.url + "/health", timeout=5).json()["models"][0]
     assert wait_for(lambda: health()["instance_restarts"] == 1, timeout=30)
     assert speech(server).status_code == 200
+
+
+def test_sigterm_lets_a_sentence_that_is_streaming_finish_then_exits_0(make_server, tmp_path):
+    import signal
+    server = make_server("--config", write_config(tmp_path))
+    words = 12
+    response = speech(server, "audio", text=" ".join(["word"] * words) + ".")
+    pieces = response.iter_content(chunk_size=None)
+    data = next(pieces)  # mid-sentence now
+    server.process.send_signal(signal.SIGTERM)
+    data += b"".join(pieces)
+    assert decode(data, "pcm").duration == pytest.approx(words * CHUNK_MS / 1000, abs=0.02)
+    assert server.process.wait(60) == 0, server.log()
