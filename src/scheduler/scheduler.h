@@ -93,9 +93,9 @@ class Scheduler {
   // `done` takes.
   void SweepDeadSegments();
 
-  // Ends the workers after their current batch; queued segments end with Unavailable. Stop()
-  // returns at once (callable from a segment's callback); Shutdown() also joins the workers
-  // (never call it from a worker).
+  // Ends the workers after their current batch (or step: active streaming segments end with
+  // Unavailable too); queued segments end with Unavailable. Stop() returns at once (callable
+  // from a segment's callback); Shutdown() also joins the workers (never call it from a worker).
   void Stop();
   void Shutdown();
 

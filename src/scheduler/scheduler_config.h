@@ -41,7 +41,8 @@ struct SchedulerConfig {
   // CPU affinity per worker as cpu lists ("0-3", "4,5"): one entry = every worker shares it;
   // several = worker i gets cpus[i % size]. Empty = no pinning.
   std::vector<std::string> cpus;
-  // A batch running longer than this in a worker gets the worker killed (watchdog).
+  // A batch (or one streaming step) running longer than this in a worker gets the worker killed
+  // (watchdog).
   int batch_timeout_ms = 30'000;
   // An idle worker is pinged this often and must answer within the same time.
   int heartbeat_ms = 1'000;
