@@ -1,5 +1,7 @@
-// The one interface every synthesis backend implements (espeak-ng, ONNX Runtime, ...). Engines
-// know nothing of HTTP, audio formats or clients: text and a voice in, PCM out.
+// The interface every synthesis backend implements (espeak-ng, ONNX Runtime, ...): the
+// whole-segment contract. Engines know nothing of HTTP, audio formats or clients: text and a
+// voice in, PCM out. Streaming engines (chunks per segment, a step loop over many active
+// segments) extend it: engine/streaming_engine.h; docs/engines.md describes both kinds.
 #pragma once
 
 #include <span>
@@ -12,6 +14,8 @@
 #include "engine/voice_cloning.h"
 
 namespace voxserve::engine {
+
+class StreamingEngine;
 
 struct VoiceInfo {
   std::string id;           // what clients put in "voice"; unique within the model
@@ -61,6 +65,10 @@ class Engine {
 
   // The engine's voice cloning frontend, or null when it clones no voices. Owned by the engine.
   virtual VoiceCloner* voice_cloner() { return nullptr; }
+
+  // This engine as a streaming engine (streaming_engine.h), or null for a whole-segment engine:
+  // the scheduler then runs its step loop instead of its batcher. Owned by the engine.
+  virtual StreamingEngine* AsStreaming() { return nullptr; }
 };
 
 }  // namespace voxserve::engine

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "engine/espeak/espeak_engine.h"
+#include "engine/tone/tone_engine.h"
 #if VOXSERVE_ONNX
 #include "engine/onnx/kokoro_voice.h"
 #include "engine/onnx/piper_voice.h"
@@ -26,6 +27,19 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEspeak(const EngineSpec& spec) {
   return std::unique_ptr<Engine>(std::move(*engine));
 }
 
+// The diagnostic streaming engine (engine/tone/tone_engine.h).
+absl::StatusOr<std::unique_ptr<Engine>> CreateTone(const EngineSpec& spec) {
+  ToneConfig config;
+  config.model_id = spec.model_id;
+  if (!spec.default_voice.empty()) config.default_voice = spec.default_voice;
+  for (const auto& [key, value] : spec.options) {
+    if (absl::Status status = config.Set(key, value); !status.ok()) return status;
+  }
+  auto engine = ToneEngine::Create(config);
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<Engine>(std::move(*engine));
+}
+
 #if VOXSERVE_ONNX
 // Piper and Kokoro configs read their own option keys (engine/onnx/*_voice.h).
 template <typename Voice, typename Config>
@@ -46,6 +60,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) 
 
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
   if (spec.engine == "espeak") return CreateEspeak(spec);
+  if (spec.engine == "tone") return CreateTone(spec);
   if (spec.engine == "piper" || spec.engine == "kokoro") {
 #if VOXSERVE_ONNX
     if (spec.engine == "piper") {
@@ -59,7 +74,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
 #endif
   }
   return core::InvalidArgument("unknown engine '" + spec.engine +
-                               "' (available: espeak, piper, kokoro)");
+                               "' (available: espeak, piper, kokoro, tone)");
 }
 
 }  // namespace voxserve::engine

@@ -37,6 +37,10 @@ Scheduler::Scheduler(std::shared_ptr<engine::Engine> engine, const SchedulerConf
     : engine_(std::move(engine)),
       config_(config),
       max_batch_size_(std::max(1, std::min(config.max_batch_size, engine_->info().max_batch_size))),
+      streaming_(engine_->AsStreaming() != nullptr),
+      max_active_(streaming_ ? std::max(1, std::min(config.max_active,
+                                                    engine_->AsStreaming()->max_active()))
+                             : 1),
       metrics_(metrics) {}
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<engine::Engine> engine,
@@ -58,7 +62,13 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<eng
                                                             : nullptr);
   }
   for (int i = 0; i < count; ++i) {
-    s.threads_.emplace_back([raw = scheduler.get(), i] { raw->InstanceLoop(i); });
+    s.threads_.emplace_back([raw = scheduler.get(), i] {
+      if (raw->streaming_) {
+        raw->StepLoop(i);
+      } else {
+        raw->InstanceLoop(i);
+      }
+    });
   }
   std::unique_lock lock(s.mutex_);
   bool all_tried = s.first_starts_.wait_for(
@@ -221,9 +231,32 @@ void Scheduler::NoteLost(int index) {
   if (metrics_.live_instances) metrics_.live_instances->Set(live_);
 }
 
+bool Scheduler::WaitForWork(int index, std::unique_lock<std::mutex>& lock) {
+  if (supervised_) {
+    bool woken = wake_.wait_for(lock, std::chrono::milliseconds(config_.heartbeat_ms),
+                                [&] { return stopping_ || !queue_.empty(); });
+    if (!woken) {
+      lock.unlock();
+      instances_[index]->Heartbeat();
+      lock.lock();
+      if (!instances_[index]->Live()) NoteLost(index);
+      return false;
+    }
+  } else {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+  }
+  return !stopping_;
+}
+
+void Scheduler::NoteCompletions(size_t count, core::Clock::time_point when) {
+  for (size_t i = 0; i < count; ++i) {
+    recent_completions_.push_back(when);
+    if (recent_completions_.size() > kDrainWindow) recent_completions_.pop_front();
+  }
+}
+
 void Scheduler::InstanceLoop(int index) {
   EngineInstance& instance = *instances_[index];
-  const auto heartbeat = std::chrono::milliseconds(config_.heartbeat_ms);
   std::unique_lock lock(mutex_);
   while (true) {
     if (stopping_) break;
@@ -232,19 +265,7 @@ void Scheduler::InstanceLoop(int index) {
       if (!Revive(index, lock)) break;
       continue;
     }
-    if (supervised_) {
-      bool woken = wake_.wait_for(lock, heartbeat, [&] { return stopping_ || !queue_.empty(); });
-      if (!woken) {
-        lock.unlock();
-        instance.Heartbeat();
-        lock.lock();
-        if (!instance.Live()) NoteLost(index);
-        continue;
-      }
-    } else {
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    }
-    if (stopping_) break;
+    if (!WaitForWork(index, lock)) continue;
 
     core::Clock::time_point now = core::Clock::now();
     std::vector<Queued> dead;
@@ -291,12 +312,12 @@ void Scheduler::InstanceLoop(int index) {
       continue;
     }
     states_[index].failures = 0;
-    core::Clock::time_point finished = core::Clock::now();
-    for (size_t i = 0; i < batch_size; ++i) {
-      recent_completions_.push_back(finished);
-      if (recent_completions_.size() > kDrainWindow) recent_completions_.pop_front();
-    }
+    NoteCompletions(batch_size, core::Clock::now());
   }
+  EndOnStop(index, lock);
+}
+
+void Scheduler::EndOnStop(int index, std::unique_lock<std::mutex>& lock) {
   // Stopping: whatever is still queued ends here, outside the lock.
   std::vector<Queued> remaining;
   for (auto& [priority, queued] : queue_) remaining.push_back(std::move(queued));
@@ -311,7 +332,8 @@ void Scheduler::InstanceLoop(int index) {
     core::Clock::time_point now = core::Clock::now();
     queued.task.done(core::Draining("server is shutting down"), {queued.enqueued, now, now, 0});
   }
-  instance.Stop();  // after the queue is ended: a worker's exit must not delay those requests
+  // After the queue is ended: a worker's exit must not delay those requests.
+  instances_[index]->Stop();
 }
 
 void Scheduler::EndDead(std::vector<Queued> dead) {
@@ -325,6 +347,39 @@ void Scheduler::EndDead(std::vector<Queued> dead) {
                               : absl::DeadlineExceededError("request deadline passed in the queue");
     queued.task.done(status, {queued.enqueued, now, now, 0});
   }
+}
+
+absl::Status InProcessInstance::Start() {
+  engine::StreamingEngine* streaming = engine_->AsStreaming();
+  if (streaming == nullptr || runner_) return absl::OkStatus();
+  auto runner = streaming->CreateRunner();
+  if (!runner.ok()) return runner.status();
+  runner_ = std::move(*runner);
+  return absl::OkStatus();
+}
+
+absl::Status InProcessInstance::Begin(engine::SequenceId id, const engine::SegmentInput& input) {
+  if (!runner_) return EngineInstance::Begin(id, input);
+  return runner_->Begin(id, input);
+}
+
+StepOutcome InProcessInstance::Step() {
+  StepOutcome outcome;
+  if (!runner_) return outcome;
+  try {
+    outcome.steps = runner_->Step();
+  } catch (const std::exception& error) {
+    // As in Run: a stray exception ends this step's sequences, not the thread. The runner's
+    // state is unknown now, so it is replaced before the next Begin.
+    outcome.lost = core::Internal(std::string("engine failed: ") + error.what());
+    runner_.reset();
+    (void)Start();
+  }
+  return outcome;
+}
+
+void InProcessInstance::Release(engine::SequenceId id) {
+  if (runner_) runner_->Release(id);
 }
 
 BatchOutcome InProcessInstance::Run(std::span<const engine::SegmentInput> batch) {
@@ -384,8 +439,16 @@ void Scheduler::RunBatch(int index, std::vector<Queued> batch) {
       metrics_.queue_wait_seconds->Observe(
           std::chrono::duration<double>(started - batch[i].enqueued).count());
     }
-    batch[i].task.done(std::move(results[i]),
-                       {batch[i].enqueued, started, finished, static_cast<int>(batch.size())});
+    SegmentTiming timing{batch[i].enqueued, started, finished, static_cast<int>(batch.size())};
+    if (batch[i].task.on_chunk && results[i].ok()) {
+      // One path downstream: a whole segment is a stream of one chunk.
+      audio::PcmAudio end;
+      end.sample_rate = results[i]->sample_rate;
+      batch[i].task.on_chunk(*std::move(results[i]));
+      batch[i].task.done(std::move(end), timing);
+      continue;
+    }
+    batch[i].task.done(std::move(results[i]), timing);
   }
 }
 

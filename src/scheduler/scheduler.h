@@ -3,6 +3,13 @@
 // worker process of its own), batches that leave when full or when their oldest
 // segment has waited max_queue_delay_ms. Requests' first segments go ahead of later segments
 // (time to first audio matters most) but only by a bounded lead, so nobody starves.
+//
+// For a streaming engine (engine/streaming_engine.h) each instance thread runs a step loop
+// instead (step_loop.cc, vLLM's scheduler role): between steps it ends the active segments whose
+// request was cancelled or expired (their slot is free for the next step), admits queued
+// segments in the same priority order up to max_active, then runs one step and hands each
+// chunk to its segment's on_chunk as it comes. Admission, 429 + Retry-After, priority, deadlines
+// and drain mean the same for both kinds.
 #pragma once
 
 #include <condition_variable>
@@ -36,10 +43,15 @@ struct SegmentTiming {
 
 using SegmentDone =
     absl::AnyInvocable<void(absl::StatusOr<audio::PcmAudio> audio, const SegmentTiming& timing)>;
+using SegmentChunk = absl::AnyInvocable<void(audio::PcmAudio chunk)>;
 
 // One sentence of one request. Owned by the scheduler from a successful Submit until `done` has
 // run; `done` runs exactly once, never under the scheduler's lock: on a worker thread, or on the
 // thread that called SweepDeadSegments for a segment that call dropped.
+// With `on_chunk` set, the segment's audio goes there chunk by chunk, in order, on the instance
+// thread and before `done` (a streaming engine's chunks; a whole-segment engine's one result),
+// and `done` then gets OK with an empty PcmAudio; without it, `done` gets the whole audio. After
+// `done`, neither runs again.
 struct SegmentTask {
   std::string text;
   std::string voice_id;
@@ -48,6 +60,7 @@ struct SegmentTask {
   core::Clock::time_point deadline = core::Clock::time_point::max();
   std::shared_ptr<const core::CancellationToken> cancellation;
   SegmentDone done;
+  SegmentChunk on_chunk;  // optional
 };
 
 // Builds instance `index` (0-based) of a model; the scheduler owns what it returns.
@@ -80,9 +93,9 @@ class Scheduler {
   // `done` takes.
   void SweepDeadSegments();
 
-  // Ends the workers after their current batch; queued segments end with Unavailable. Stop()
-  // returns at once (callable from a segment's callback); Shutdown() also joins the workers
-  // (never call it from a worker).
+  // Ends the workers after their current batch (or step: active streaming segments end with
+  // Unavailable too); queued segments end with Unavailable. Stop() returns at once (callable
+  // from a segment's callback); Shutdown() also joins the workers (never call it from a worker).
   void Stop();
   void Shutdown();
 
@@ -107,6 +120,16 @@ class Scheduler {
   Scheduler(std::shared_ptr<engine::Engine> engine, const SchedulerConfig& config,
             ModelSchedulerMetrics metrics);
   void InstanceLoop(int index);
+  // Streaming engines' loop on instance `index` (step_loop.cc).
+  void StepLoop(int index);
+  // Requires `lock` held. Waits until the queue has work, heartbeating a supervised idle
+  // instance; false when the caller should look at its state again (stopping, or lost).
+  bool WaitForWork(int index, std::unique_lock<std::mutex>& lock);
+  // Requires `lock` held; the thread is ending: what is queued ends (Draining) outside the
+  // lock, then the instance stops.
+  void EndOnStop(int index, std::unique_lock<std::mutex>& lock);
+  // Requires mutex_: notes completions for the drain-rate estimate behind Retry-After.
+  void NoteCompletions(size_t count, core::Clock::time_point when);
   // Brings a non-live instance up, after its backoff. Requires `lock` held; releases it while
   // starting. Returns false when the scheduler is stopping.
   bool Revive(int index, std::unique_lock<std::mutex>& lock);
@@ -126,6 +149,8 @@ class Scheduler {
   const std::shared_ptr<engine::Engine> engine_;
   const SchedulerConfig config_;
   const int max_batch_size_;
+  const bool streaming_;  // the engine is a streaming engine: instance threads run StepLoop
+  const int max_active_;  // streaming: segments one instance advances together
   ModelSchedulerMetrics metrics_;
 
   mutable std::mutex mutex_;

@@ -33,16 +33,16 @@ int SchedulerConfig::ResolvedInstances() const {
 }
 
 absl::Status SchedulerConfig::Validate(const std::string& model_id) const {
-  for (auto status : {CheckRange(model_id, "instances", instances, 0, 256),
-                      CheckRange(model_id, "max_batch_size", max_batch_size, 1, 1024),
-                      CheckRange(model_id, "max_queue_delay_ms", max_queue_delay_ms, 0, 10'000),
-                      CheckRange(model_id, "queue_capacity", queue_capacity, 1, 1'000'000),
-                      CheckRange(model_id, "first_segment_lead_ms", first_segment_lead_ms, 0,
-                                 600'000),
-                      CheckRange(model_id, "batch_timeout_ms", batch_timeout_ms, 10, 3'600'000),
-                      CheckRange(model_id, "heartbeat_ms", heartbeat_ms, 10, 600'000),
-                      CheckRange(model_id, "startup_timeout_ms", startup_timeout_ms, 100,
-                                 3'600'000)}) {
+  for (auto status :
+       {CheckRange(model_id, "instances", instances, 0, 256),
+        CheckRange(model_id, "max_batch_size", max_batch_size, 1, 1024),
+        CheckRange(model_id, "max_active", max_active, 1, 1024),
+        CheckRange(model_id, "max_queue_delay_ms", max_queue_delay_ms, 0, 10'000),
+        CheckRange(model_id, "queue_capacity", queue_capacity, 1, 1'000'000),
+        CheckRange(model_id, "first_segment_lead_ms", first_segment_lead_ms, 0, 600'000),
+        CheckRange(model_id, "batch_timeout_ms", batch_timeout_ms, 10, 3'600'000),
+        CheckRange(model_id, "heartbeat_ms", heartbeat_ms, 10, 600'000),
+        CheckRange(model_id, "startup_timeout_ms", startup_timeout_ms, 100, 3'600'000)}) {
     if (!status.ok()) return status;
   }
   if (isolation == Isolation::kThread && (!devices.empty() || !cpus.empty())) {

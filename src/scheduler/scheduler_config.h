@@ -23,6 +23,9 @@ inline constexpr int kInstancesAuto = 0;
 struct SchedulerConfig {
   int instances = 1;            // instances driving the engine concurrently; kInstancesAuto = auto
   int max_batch_size = 1;       // capped by the engine's own maximum
+  // Streaming engines: segments one instance advances together per step (what a batch is for
+  // whole-segment engines); capped by the engine's own maximum. Ignored by other engines.
+  int max_active = 8;
   int max_queue_delay_ms = 0;   // how long a partial batch may wait for company (Triton's knob)
   int queue_capacity = 64;      // queued segments before new requests are rejected with 429
   // How far ahead of earlier-queued later segments a request's first segment may jump. Bounds
@@ -38,7 +41,8 @@ struct SchedulerConfig {
   // CPU affinity per worker as cpu lists ("0-3", "4,5"): one entry = every worker shares it;
   // several = worker i gets cpus[i % size]. Empty = no pinning.
   std::vector<std::string> cpus;
-  // A batch running longer than this in a worker gets the worker killed (watchdog).
+  // A batch (or one streaming step) running longer than this in a worker gets the worker killed
+  // (watchdog).
   int batch_timeout_ms = 30'000;
   // An idle worker is pinged this often and must answer within the same time.
   int heartbeat_ms = 1'000;

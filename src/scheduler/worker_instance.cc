@@ -114,6 +114,56 @@ BatchOutcome WorkerInstance::Run(std::span<const engine::SegmentInput> batch) {
   return outcome;
 }
 
+absl::Status WorkerInstance::Begin(engine::SequenceId id, const engine::SegmentInput& input) {
+  if (!Live()) return absl::UnavailableError("worker is not running");
+  absl::Status sent = wire::WriteFrame(
+      worker_.fd, wire::FrameType::kBegin,
+      wire::EncodeBegin(id, {std::string(input.text), std::string(input.voice_id), input.speed}));
+  if (!sent.ok()) Lose(std::string(sent.message()), /*kill=*/true);  // not started: requeued
+  return sent;
+}
+
+void WorkerInstance::Release(engine::SequenceId id) {
+  if (!Live()) return;
+  absl::Status sent =
+      wire::WriteFrame(worker_.fd, wire::FrameType::kRelease, wire::EncodeSequenceId(id));
+  if (!sent.ok()) Lose(std::string(sent.message()), /*kill=*/true);
+}
+
+StepOutcome WorkerInstance::Step() {
+  StepOutcome outcome;
+  absl::Status failure;
+  if (!Live()) {
+    failure = absl::UnavailableError("worker is not running");
+  } else if (failure = wire::WriteFrame(worker_.fd, wire::FrameType::kStep, {}); failure.ok()) {
+    auto frame = wire::ReadFrame(worker_.fd, Clock::now() + timeouts_.batch);
+    if (!frame.ok()) {
+      failure = frame.status().code() == absl::StatusCode::kDeadlineExceeded
+                    ? absl::DeadlineExceededError("step ran past batch_timeout_ms (" +
+                                                  std::to_string(timeouts_.batch.count()) + " ms)")
+                    : frame.status();
+    } else if (frame->type != wire::FrameType::kStepped) {
+      failure = absl::DataLossError("worker answered a step with frame type " +
+                                    std::to_string(static_cast<int>(frame->type)));
+    } else {
+      auto steps = wire::DecodeSteps(frame->payload);
+      if (steps.ok()) {
+        last_answer_ = Clock::now();
+        outcome.steps = *std::move(steps);
+        return outcome;
+      }
+      failure = steps.status();
+    }
+  }
+  if (Live()) Lose(std::string(failure.message()), /*kill=*/true);
+  // As for a batch: what was active may have been the worker's undoing, so the client retries.
+  outcome.lost =
+      core::InstanceLost("engine worker of model " + model_id_ + " was lost during synthesis (" +
+                             std::string(failure.message()) + "); retry",
+                         kLostRetryAfterSeconds);
+  return outcome;
+}
+
 void WorkerInstance::Heartbeat() {
   if (!Live() || Clock::now() - last_answer_ < timeouts_.heartbeat) return;
   absl::Status status = wire::WriteFrame(worker_.fd, wire::FrameType::kPing, {});

@@ -1,7 +1,8 @@
-// An engine instance in a worker process, seen from the parent: sends batches over the worker's
-// socket and reads PCM back, with a watchdog on each batch (batch_timeout_ms) and on an idle
-// heartbeat (heartbeat_ms). A worker that exits, hangs or breaks the protocol is killed and
-// reaped at once; the instance is then not live until the scheduler calls Start() again.
+// An engine instance in a worker process, seen from the parent: sends batches (or a streaming
+// engine's steps) over the worker's socket and reads PCM back, with a watchdog on each batch
+// (batch_timeout_ms) and on an idle heartbeat (heartbeat_ms). A worker that exits, hangs or breaks
+// the protocol is killed and reaped at once; the instance is then not live until the scheduler
+// calls Start() again.
 #pragma once
 
 #include <sys/types.h>
@@ -50,6 +51,11 @@ class WorkerInstance : public EngineInstance {
   bool Live() const override { return worker_.fd >= 0; }
   absl::Status Start() override;
   BatchOutcome Run(std::span<const engine::SegmentInput> batch) override;
+  // Streaming: the worker's runner, over kBegin / kStep → kStepped / kRelease frames; each step
+  // has the batch watchdog (batch_timeout_ms).
+  absl::Status Begin(engine::SequenceId id, const engine::SegmentInput& input) override;
+  StepOutcome Step() override;
+  void Release(engine::SequenceId id) override;
   void Heartbeat() override;
   void Stop() override;
 

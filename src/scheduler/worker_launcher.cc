@@ -107,7 +107,9 @@ WorkerSpec ProcessLauncher::SpecFor(int index) const {
   WorkerSpec spec = spec_;
   if (!config_.cpus.empty()) spec.cpus = config_.cpus[index % config_.cpus.size()];
   if (!config_.devices.empty()) spec.engine.options["cuda_device_id"] = "0";
-  if (spec.engine.engine != "espeak" && !spec.engine.options.contains("intra_op_threads")) {
+  // espeak-ng and the tone engine run no intra-op thread pool (and take no such option).
+  const bool threaded = spec.engine.engine != "espeak" && spec.engine.engine != "tone";
+  if (threaded && !spec.engine.options.contains("intra_op_threads")) {
     // Workers × threads <= cores, so workers do not fight over cores.
     int cores = UsableCpus();
     if (!spec.cpus.empty()) {

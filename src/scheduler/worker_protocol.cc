@@ -21,11 +21,14 @@ class Writer {
  public:
   void U32(uint32_t value) { Raw(&value, sizeof value); }
   void F64(double value) { Raw(&value, sizeof value); }
+  void U64(uint64_t value) { Raw(&value, sizeof value); }
   void String(std::string_view text) {
     U32(static_cast<uint32_t>(text.size()));
     out_.append(text);
   }
-  void Raw(const void* data, size_t size) { out_.append(static_cast<const char*>(data), size); }
+  void Raw(const void* data, size_t size) {
+    if (size > 0) out_.append(static_cast<const char*>(data), size);
+  }
   std::string Take() { return std::move(out_); }
 
  private:
@@ -38,6 +41,7 @@ class Reader {
   explicit Reader(std::string_view bytes) : bytes_(bytes) {}
   bool U32(uint32_t* value) { return Raw(value, sizeof *value); }
   bool F64(double* value) { return Raw(value, sizeof *value); }
+  bool U64(uint64_t* value) { return Raw(value, sizeof *value); }
   bool String(std::string* text) {
     uint32_t size = 0;
     if (!U32(&size) || size > bytes_.size()) return false;
@@ -47,6 +51,7 @@ class Reader {
   }
   bool Raw(void* out, size_t size) {
     if (size > bytes_.size()) return false;
+    if (size == 0) return true;  // `out` may be null then (an empty vector's data())
     std::memcpy(out, bytes_.data(), size);
     bytes_.remove_prefix(size);
     return true;
@@ -59,7 +64,7 @@ class Reader {
 
 bool KnownType(uint16_t type) {
   return type >= static_cast<uint16_t>(FrameType::kReady) &&
-         type <= static_cast<uint16_t>(FrameType::kPong);
+         type <= static_cast<uint16_t>(FrameType::kRelease);
 }
 
 int MillisecondsUntil(std::chrono::steady_clock::time_point deadline) {
@@ -229,6 +234,112 @@ absl::StatusOr<std::vector<absl::StatusOr<audio::PcmAudio>>> DecodeResults(
     return Malformed(std::to_string(reader.left()) + " bytes after the results");
   }
   return results;
+}
+
+namespace {
+
+// A status as it travels: u32 code, then the message (OK: code 0 and an empty message).
+void WriteStatus(Writer& writer, const absl::Status& status) {
+  writer.U32(static_cast<uint32_t>(status.code()));
+  writer.String(std::string(status.message()));
+}
+
+bool ReadStatus(Reader& reader, absl::Status* status) {
+  uint32_t code = 0;
+  std::string message;
+  if (!reader.U32(&code) || code > static_cast<uint32_t>(absl::StatusCode::kUnauthenticated) ||
+      !reader.String(&message)) {
+    return false;
+  }
+  *status = absl::Status(static_cast<absl::StatusCode>(code), message);
+  return true;
+}
+
+}  // namespace
+
+std::string EncodeBegin(uint64_t id, const WireSegment& segment) {
+  Writer writer;
+  writer.U64(id);
+  writer.F64(segment.speed);
+  writer.String(segment.voice_id);
+  writer.String(segment.text);
+  return writer.Take();
+}
+
+absl::StatusOr<std::pair<uint64_t, WireSegment>> DecodeBegin(std::string_view payload) {
+  Reader reader(payload);
+  std::pair<uint64_t, WireSegment> begin;
+  if (!reader.U64(&begin.first) || !reader.F64(&begin.second.speed) ||
+      !reader.String(&begin.second.voice_id) || !reader.String(&begin.second.text)) {
+    return Malformed("begin is truncated");
+  }
+  if (reader.left() != 0) return Malformed(std::to_string(reader.left()) + " bytes after begin");
+  return begin;
+}
+
+std::string EncodeSequenceId(uint64_t id) {
+  Writer writer;
+  writer.U64(id);
+  return writer.Take();
+}
+
+absl::StatusOr<uint64_t> DecodeSequenceId(std::string_view payload) {
+  Reader reader(payload);
+  uint64_t id = 0;
+  if (!reader.U64(&id) || reader.left() != 0) return Malformed("expected one sequence id");
+  return id;
+}
+
+std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps) {
+  Writer writer;
+  writer.U32(static_cast<uint32_t>(steps.size()));
+  for (const engine::SequenceStep& step : steps) {
+    writer.U64(step.id);
+    writer.U32(static_cast<uint32_t>(step.chunk.sample_rate));
+    writer.U32(static_cast<uint32_t>(step.chunk.samples.size()));
+    writer.Raw(step.chunk.samples.data(), step.chunk.samples.size() * sizeof(float));
+    writer.U32(step.end ? 1 : 0);
+    if (step.end) WriteStatus(writer, *step.end);
+  }
+  return writer.Take();
+}
+
+absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view payload) {
+  Reader reader(payload);
+  uint32_t count = 0;
+  if (!reader.U32(&count)) return Malformed("step without a count");
+  if (count > kMaxBatch) {
+    return Malformed("step for " + std::to_string(count) + " sequences (0.." +
+                     std::to_string(kMaxBatch) + " allowed)");
+  }
+  std::vector<engine::SequenceStep> steps(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    engine::SequenceStep& step = steps[i];
+    uint32_t rate = 0, samples = 0, has_end = 0;
+    if (!reader.U64(&step.id) || !reader.U32(&rate) || !reader.U32(&samples) ||
+        static_cast<uint64_t>(samples) * sizeof(float) > reader.left()) {
+      return Malformed("chunk of step entry " + std::to_string(i) + " is truncated");
+    }
+    if (samples > 0 && (rate == 0 || rate > 1'000'000)) {
+      return Malformed("step entry " + std::to_string(i) + " has sample rate " +
+                       std::to_string(rate));
+    }
+    step.chunk.sample_rate = static_cast<int>(rate);
+    step.chunk.samples.resize(samples);
+    reader.Raw(step.chunk.samples.data(), samples * sizeof(float));
+    if (!reader.U32(&has_end) || has_end > 1) {
+      return Malformed("end of step entry " + std::to_string(i) + " is invalid");
+    }
+    if (has_end == 1) {
+      absl::Status end;
+      if (!ReadStatus(reader, &end)) {
+        return Malformed("end of step entry " + std::to_string(i) + " is invalid");
+      }
+      step.end = end;
+    }
+  }
+  if (reader.left() != 0) return Malformed(std::to_string(reader.left()) + " bytes after the step");
+  return steps;
 }
 
 std::string EncodeU32(uint32_t value) {

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "audio/pcm.h"
+#include "engine/streaming_engine.h"
 
 namespace voxserve::scheduler::worker_protocol {
 
@@ -36,6 +37,14 @@ enum class FrameType : uint16_t {
   kResults = 4,     // worker → parent: one result per segment, in order
   kPing = 5,        // parent → worker: heartbeat while idle
   kPong = 6,        // worker → parent: answer to kPing
+  // Streaming engines (engine/streaming_engine.h): the step loop's calls on the worker's runner.
+  // The parent decides admission; the worker's runner executes. Begin and Release have no
+  // answer (the stream is ordered, so the next Step sees them); a Begin the runner refuses ends
+  // that sequence in the next kStepped.
+  kBegin = 7,     // parent → worker: u64 sequence id + one segment
+  kStep = 8,      // parent → worker: advance every active sequence; payload empty
+  kStepped = 9,   // worker → parent: the step's chunks and ends
+  kRelease = 10,  // parent → worker: u64 sequence id to forget
 };
 
 struct FrameHeader {
@@ -64,6 +73,13 @@ absl::StatusOr<std::vector<WireSegment>> DecodeSegments(std::string_view payload
 std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& results);
 absl::StatusOr<std::vector<absl::StatusOr<audio::PcmAudio>>> DecodeResults(
     std::string_view payload);
+
+std::string EncodeBegin(uint64_t id, const WireSegment& segment);
+absl::StatusOr<std::pair<uint64_t, WireSegment>> DecodeBegin(std::string_view payload);
+std::string EncodeSequenceId(uint64_t id);
+absl::StatusOr<uint64_t> DecodeSequenceId(std::string_view payload);
+std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps);
+absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view payload);
 
 std::string EncodeU32(uint32_t value);
 absl::StatusOr<uint32_t> DecodeU32(std::string_view payload);

@@ -179,6 +179,7 @@ struct SchedulingKey {
 };
 constexpr SchedulingKey kSchedulingKeys[] = {
     {"max_batch_size", &scheduler::SchedulerConfig::max_batch_size},
+    {"max_active", &scheduler::SchedulerConfig::max_active},
     {"max_queue_delay_ms", &scheduler::SchedulerConfig::max_queue_delay_ms},
     {"queue_capacity", &scheduler::SchedulerConfig::queue_capacity},
     {"first_segment_lead_ms", &scheduler::SchedulerConfig::first_segment_lead_ms},
@@ -420,6 +421,25 @@ std::string HelpFooter(const OptionTable& table) {
     text += line;
   }
   text += "  --config                 VOXSERVE_CONFIG\n";
+  // Per-model keys live in the file only (config/voxserve.example.yaml, docs/engines.md).
+  text +=
+      "\nPer model (YAML models[]: id, engine, default_voice, options, scheduling, warmup):\n"
+      "  engine: espeak | piper | kokoro | tone (diagnostic streaming engine, no model)\n"
+      "  scheduling: instances, isolation, devices, cpus";
+  size_t column = 48;  // where the list stands after "  scheduling: ... cpus"
+  for (const SchedulingKey& key : kSchedulingKeys) {
+    std::string item = std::string(", ") + key.name;
+    if (column + item.size() > 96) {  // keep --help within a 100-column terminal
+      text += ",\n   ";
+      item.erase(0, 1);
+      column = 3;
+    }
+    text += item;
+    column += item.size();
+  }
+  text +=
+      "\n  (max_batch_size: whole-segment engines' batch; max_active: streaming engines'\n"
+      "  segments advanced per step, 1..1024, default 8)\n";
   return text;
 }
 

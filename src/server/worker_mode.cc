@@ -7,11 +7,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/logging.h"
 #include "engine/engine_factory.h"
+#include "engine/streaming_engine.h"
 #include "scheduler/worker_launcher.h"
 #include "scheduler/worker_protocol.h"
 #include "spdlog/spdlog.h"
@@ -75,7 +78,71 @@ void ObeyTestFaults(const std::vector<wire::WireSegment>& segments) {
   }
 }
 
+// A streaming engine's runner in this worker (the step loop's calls, from the parent's frames).
+// Faults (test only): a segment with the crash or hang text is obeyed on the step after its
+// first chunk, so the parent sees a worker lost mid-segment, after audio went out.
+struct StreamState {
+  std::unique_ptr<engine::StreamRunner> runner;
+  std::vector<engine::SequenceStep> refused;  // Begins the runner refused: ended at the next step
+  std::map<uint64_t, std::string> faulty;     // sequence -> fault text, armed after one step
+  std::map<uint64_t, int> faulty_steps;
+};
+
+absl::Status ServeStreamFrame(int fd, const wire::Frame& frame, StreamState& stream,
+                              bool test_faults) {
+  if (frame.type == wire::FrameType::kBegin) {
+    auto begin = wire::DecodeBegin(frame.payload);
+    if (!begin.ok()) return begin.status();
+    const wire::WireSegment& segment = begin->second;
+    absl::Status begun =
+        stream.runner->Begin(begin->first, {segment.text, segment.voice_id, segment.speed});
+    if (!begun.ok()) {
+      engine::SequenceStep end;
+      end.id = begin->first;
+      end.end = begun;
+      stream.refused.push_back(std::move(end));
+    } else if (test_faults) {
+      for (std::string_view text : {kCrashText, kHangText}) {
+        if (segment.text.find(text) != std::string::npos) stream.faulty[begin->first] = text;
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (frame.type == wire::FrameType::kRelease) {
+    auto id = wire::DecodeSequenceId(frame.payload);
+    if (!id.ok()) return id.status();
+    stream.runner->Release(*id);
+    stream.faulty.erase(*id);
+    return absl::OkStatus();
+  }
+  // kStep
+  for (const auto& [id, text] : stream.faulty) {
+    if (stream.faulty_steps[id]++ == 0) continue;
+    ObeyTestFaults({wire::WireSegment{text, "", 1.0}});
+  }
+  std::vector<engine::SequenceStep> steps = std::move(stream.refused);
+  stream.refused.clear();
+  try {
+    for (engine::SequenceStep& step : stream.runner->Step()) {
+      if (step.end) stream.faulty.erase(step.id);
+      steps.push_back(std::move(step));
+    }
+  } catch (const std::exception& error) {
+    return absl::InternalError(std::string("engine failed: ") + error.what());
+  }
+  return wire::WriteFrame(fd, wire::FrameType::kStepped, wire::EncodeSteps(steps));
+}
+
 int Serve(int fd, engine::Engine& engine, bool test_faults) {
+  StreamState stream;
+  if (engine::StreamingEngine* streaming = engine.AsStreaming()) {
+    auto runner = streaming->CreateRunner();
+    if (!runner.ok()) {
+      spdlog::error("{}", std::string(runner.status().message()));
+      return kExitProtocol;
+    }
+    stream.runner = std::move(*runner);
+  }
   while (true) {
     auto frame = wire::ReadFrame(fd);
     if (!frame.ok()) {
@@ -106,6 +173,14 @@ int Serve(int fd, engine::Engine& engine, bool test_faults) {
                                                           error.what()));
       }
       sent = wire::WriteFrame(fd, wire::FrameType::kResults, wire::EncodeResults(results));
+    } else if (stream.runner &&
+               (frame->type == wire::FrameType::kBegin || frame->type == wire::FrameType::kStep ||
+                frame->type == wire::FrameType::kRelease)) {
+      sent = ServeStreamFrame(fd, *frame, stream, test_faults);
+      if (!sent.ok() && sent.code() != absl::StatusCode::kUnavailable) {
+        spdlog::error("{}", std::string(sent.message()));
+        return kExitProtocol;  // the parent sees the loss and ends the active segments
+      }
     } else {
       spdlog::error("unexpected frame type {} from the server", static_cast<int>(frame->type));
       return kExitProtocol;

@@ -58,6 +58,12 @@ absl::Status SynthesisJob::SubmitSegment(size_t index) {
   task.first_of_request = index == 0 && !plan_.continues_stream;
   task.deadline = plan_.context.deadline;
   task.cancellation = plan_.context.cancellation;
+  task.on_chunk = [self = shared_from_this(), index](audio::PcmAudio chunk) {
+    // On a scheduler worker, in order before `done`; the strand keeps that order.
+    boost::asio::post(self->strand_, [self, index, chunk = std::move(chunk)]() mutable {
+      self->OnSegmentChunk(index, std::move(chunk));
+    });
+  };
   task.done = [self = shared_from_this(), index](absl::StatusOr<audio::PcmAudio> audio,
                                                  const scheduler::SegmentTiming& timing) {
     // On a scheduler worker: hand over to the strand, where encoding happens.
@@ -86,6 +92,12 @@ void SynthesisJob::Resume() {
   });
 }
 
+void SynthesisJob::OnSegmentChunk(size_t index, audio::PcmAudio chunk) {
+  if (finished_) return;
+  pending_[index].chunks.push_back(std::move(chunk));
+  if (absl::Status status = EncodeReadyAudio(); !status.ok()) return Complete(status);
+}
+
 void SynthesisJob::OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> audio,
                                  const scheduler::SegmentTiming& timing) {
   --in_scheduler_;
@@ -93,8 +105,12 @@ void SynthesisJob::OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> a
   if (!audio.ok()) return Complete(audio.status());
   summary_.queue_wait_seconds +=
       std::chrono::duration<double>(timing.started - timing.enqueued).count();
-  ready_.emplace(index, std::move(*audio));
-  if (absl::Status status = EncodeReadySegments(); !status.ok()) return Complete(status);
+  PendingSegment& segment = pending_[index];
+  // With on_chunk set the scheduler sends the audio as chunks and `done` carries none.
+  if (!audio->samples.empty()) segment.chunks.push_back(std::move(*audio));
+  segment.done = true;
+  ++done_waiting_;
+  if (absl::Status status = EncodeReadyAudio(); !status.ok()) return Complete(status);
   if (next_to_deliver_ < plan_.segments.size()) return SubmitMore();
 
   std::string tail;
@@ -108,25 +124,31 @@ void SynthesisJob::OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> a
   Complete(absl::OkStatus());
 }
 
-absl::Status SynthesisJob::EncodeReadySegments() {
-  for (auto it = ready_.find(next_to_deliver_); it != ready_.end();
-       it = ready_.find(next_to_deliver_)) {
-    const audio::PcmAudio& pcm = it->second;
-    if (pcm.sample_rate != plan_.voice.sample_rate) {
-      return core::Internal("engine returned audio at " + std::to_string(pcm.sample_rate) +
-                            " Hz for a voice declared at " +
-                            std::to_string(plan_.voice.sample_rate) + " Hz");
+absl::Status SynthesisJob::EncodeReadyAudio() {
+  for (auto it = pending_.find(next_to_deliver_); it != pending_.end();
+       it = pending_.find(next_to_deliver_)) {
+    for (const audio::PcmAudio& pcm : it->second.chunks) {
+      if (pcm.sample_rate != plan_.voice.sample_rate) {
+        return core::Internal("engine returned audio at " + std::to_string(pcm.sample_rate) +
+                              " Hz for a voice declared at " +
+                              std::to_string(plan_.voice.sample_rate) + " Hz");
+      }
+      summary_.audio_seconds += pcm.DurationSeconds();
+      std::string bytes;
+      if (absl::Status status = encoder_->Encode(pcm.samples, &bytes); !status.ok()) {
+        return status;
+      }
+      if (plan_.streaming) {
+        Deliver(std::move(bytes));
+      } else {
+        body_ += bytes;
+      }
     }
-    summary_.audio_seconds += pcm.DurationSeconds();
-    std::string bytes;
-    if (absl::Status status = encoder_->Encode(pcm.samples, &bytes); !status.ok()) return status;
-    ready_.erase(it);
+    it->second.chunks.clear();
+    if (!it->second.done) break;  // its next chunks are encoded as they come
+    pending_.erase(it);
+    --done_waiting_;
     ++next_to_deliver_;
-    if (plan_.streaming) {
-      Deliver(std::move(bytes));
-    } else {
-      body_ += bytes;
-    }
   }
   return absl::OkStatus();
 }
@@ -150,7 +172,7 @@ void SynthesisJob::SubmitMore() {
     return Complete(absl::DeadlineExceededError("request deadline passed"));
   }
   while (next_to_submit_ < plan_.segments.size() &&
-         in_scheduler_ + ready_.size() < static_cast<size_t>(plan_.pipeline_depth)) {
+         in_scheduler_ + done_waiting_ < static_cast<size_t>(plan_.pipeline_depth)) {
     if (plan_.streaming && sink_->BufferedBytes() > plan_.stream_buffer_bytes) {
       if (!paused_) metrics_.paused.Add(1);
       paused_ = true;  // Resume() continues once the client has caught up
@@ -188,7 +210,7 @@ void SynthesisJob::Complete(const absl::Status& status) {
   }
   std::shared_ptr<SynthesisSink> sink = std::move(sink_);
   sink->OnComplete(status, summary_);
-  ready_.clear();
+  pending_.clear();
   if (on_finished_) std::move(on_finished_)();
 }
 

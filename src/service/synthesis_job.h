@@ -1,6 +1,8 @@
 // One request on its way through the service: feeds its segments to the model's scheduler a few
-// at a time, encodes results in order and hands bytes to the transport's sink, pausing while the
-// client is behind. The transport keeps a shared_ptr to call Cancel() and Resume().
+// at a time, encodes each segment's audio chunk by chunk as it comes (a streaming engine's
+// chunks, or a whole-segment engine's one), in segment order, and hands bytes to the
+// transport's sink, pausing while the client is behind. A whole-file response collects them. The
+// transport keeps a shared_ptr to call Cancel() and Resume().
 #pragma once
 
 #include <map>
@@ -55,11 +57,13 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   void Resume();
 
  private:
+  void OnSegmentChunk(size_t index, audio::PcmAudio chunk);
   void OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> audio,
                      const scheduler::SegmentTiming& timing);
   absl::Status SubmitSegment(size_t index);
   void SubmitMore();
-  absl::Status EncodeReadySegments();
+  // Encodes what has come of the segment due next, and of those after it once it is done.
+  absl::Status EncodeReadyAudio();
   void Deliver(std::string bytes);
   void Complete(const absl::Status& status);
 
@@ -74,7 +78,14 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   size_t next_to_submit_ = 0;
   size_t next_to_deliver_ = 0;
   size_t in_scheduler_ = 0;
-  std::map<size_t, audio::PcmAudio> ready_;  // finished out of order, waiting for their turn
+  // Audio of segments not yet fully delivered, by segment index: chunks of a segment whose turn
+  // has not come wait here (at most pipeline_depth segments are in flight).
+  struct PendingSegment {
+    std::vector<audio::PcmAudio> chunks;
+    bool done = false;  // its last chunk has come
+  };
+  std::map<size_t, PendingSegment> pending_;
+  size_t done_waiting_ = 0;  // entries of pending_ that are done: count against pipeline_depth
   std::string body_;                         // non-streaming: the whole file, delivered at the end
   bool paused_ = false;
   bool finished_ = false;

@@ -57,6 +57,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "models[piper-en].instances = -1 is outside 0..256"},
         InvalidCase{"max_batch_size", [](SchedulerConfig& c) { c.max_batch_size = 1025; },
                     "models[piper-en].max_batch_size = 1025 is outside 1..1024"},
+        InvalidCase{"max_active", [](SchedulerConfig& c) { c.max_active = 0; },
+                    "models[piper-en].max_active = 0 is outside 1..1024"},
         InvalidCase{"max_queue_delay_ms", [](SchedulerConfig& c) { c.max_queue_delay_ms = -1; },
                     "models[piper-en].max_queue_delay_ms = -1 is outside 0..10000"},
         InvalidCase{"queue_capacity", [](SchedulerConfig& c) { c.queue_capacity = 0; },

@@ -1,6 +1,8 @@
 // WorkerInstance against a fake worker: a thread speaking the worker protocol on a socketpair,
 // scripted per test. The watchdog, the heartbeat and every way a worker can go wrong end in a
 // clear status and a worker that is ended (killed and reaped), never in a hang.
+#include "scheduler/worker_instance.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -10,8 +12,8 @@
 #include <thread>
 
 #include "core/error.h"
-#include "scheduler/worker_instance.h"
 #include "scheduler/worker_protocol.h"
+#include "support/fake_streaming_engine.h"
 
 namespace voxserve::scheduler {
 namespace {
@@ -240,6 +242,72 @@ TEST(WorkerInstanceTest, StartAgainAfterALossLaunchesANewWorker) {
   EXPECT_EQ(launcher->launches, 2);
   auto inputs = OneSegment();
   EXPECT_TRUE(instance.Run(inputs).results[0].ok());
+}
+
+// A streaming worker: its runner (the fake streaming engine's, ungated) serves kBegin, kStep and
+// kRelease as worker_mode.cc does. `die_at_step`: closes the socket instead of answering that
+// step (1-based), as a crashed worker would.
+Behaviour StreamingWorker(int die_at_step = 0) {
+  return [die_at_step](int fd) {
+    test_support::FakeStreamingEngine engine({.gated = false});
+    auto runner = engine.CreateRunner();
+    SendReady(fd);
+    int steps = 0;
+    while (true) {
+      auto frame = wire::ReadFrame(fd);
+      if (!frame.ok()) return;
+      if (frame->type == wire::FrameType::kBegin) {
+        auto begin = wire::DecodeBegin(frame->payload);
+        ASSERT_TRUE(begin.ok());
+        ASSERT_TRUE((*runner)
+                        ->Begin(begin->first,
+                                {begin->second.text, begin->second.voice_id, begin->second.speed})
+                        .ok());
+      } else if (frame->type == wire::FrameType::kRelease) {
+        (*runner)->Release(*wire::DecodeSequenceId(frame->payload));
+      } else if (frame->type == wire::FrameType::kStep) {
+        if (++steps == die_at_step) return;
+        (void)wire::WriteFrame(fd, wire::FrameType::kStepped, wire::EncodeSteps((*runner)->Step()));
+      }
+    }
+  };
+}
+
+TEST(WorkerInstanceTest, StreamingWorkerStepsItsSequencesAndSendsTheirChunks) {
+  auto launcher = std::make_shared<FakeLauncher>(StreamingWorker());
+  WorkerInstance instance(0, launcher, Fast(), "m");
+  ASSERT_TRUE(instance.Start().ok());
+  ASSERT_TRUE(instance.Begin(7, {"a b", "alice", 1.0}).ok());
+  ASSERT_TRUE(instance.Begin(9, {"c d e", "alice", 1.0}).ok());
+  instance.Release(9);
+
+  StepOutcome first = instance.Step();
+  ASSERT_TRUE(first.lost.ok()) << first.lost;
+  ASSERT_EQ(first.steps.size(), 1u);  // 9 was released before the step
+  EXPECT_EQ(first.steps[0].id, 7u);
+  EXPECT_EQ(first.steps[0].chunk.samples.size(), 10u);
+  EXPECT_FALSE(first.steps[0].end.has_value());
+  StepOutcome second = instance.Step();
+  ASSERT_EQ(second.steps.size(), 1u);
+  EXPECT_EQ(second.steps[0].chunk.samples.front(), 1.0f);  // chunk 1 of 7
+  ASSERT_TRUE(second.steps[0].end.has_value());
+  EXPECT_TRUE(second.steps[0].end->ok());
+  EXPECT_TRUE(instance.Live());
+}
+
+TEST(WorkerInstanceTest, StreamingWorkerLostMidStepEndsItsSequencesWithARetriableError) {
+  auto launcher = std::make_shared<FakeLauncher>(StreamingWorker(/*die_at_step=*/2));
+  WorkerInstance instance(0, launcher, Fast(), "m");
+  ASSERT_TRUE(instance.Start().ok());
+  ASSERT_TRUE(instance.Begin(1, {"a b c", "alice", 1.0}).ok());
+  ASSERT_TRUE(instance.Step().lost.ok());
+
+  StepOutcome lost = instance.Step();
+  EXPECT_EQ(lost.lost.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(lost.lost.message()), HasSubstr("lost during synthesis"));
+  EXPECT_EQ(core::DetailOf(lost.lost).code, "engine_instance_lost");
+  EXPECT_FALSE(instance.Live());
+  EXPECT_EQ(launcher->ends, std::vector<bool>{true});
 }
 
 }  // namespace

@@ -225,5 +225,71 @@ TEST_F(SocketPair, WritingToAClosedPeerIsUnavailableNotASignal) {
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
 }
 
+TEST(WorkerProtocolTest, StepsRoundTripWithChunksAndEnds) {
+  std::vector<engine::SequenceStep> steps(3);
+  steps[0].id = 1;
+  steps[0].chunk.sample_rate = 24000;
+  steps[0].chunk.samples = {0.25f, -0.5f};
+  steps[1].id = 0xFFFF'FFFF'FFFFull;
+  steps[1].chunk.sample_rate = 24000;
+  steps[1].chunk.samples = {1.0f};
+  steps[1].end = absl::OkStatus();
+  steps[2].id = 3;
+  steps[2].end = absl::InternalError("went wrong");
+
+  auto decoded = DecodeSteps(EncodeSteps(steps));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_EQ(decoded->size(), 3u);
+  EXPECT_EQ((*decoded)[0].id, 1u);
+  EXPECT_EQ((*decoded)[0].chunk.samples, (std::vector<float>{0.25f, -0.5f}));
+  EXPECT_FALSE((*decoded)[0].end.has_value());
+  EXPECT_EQ((*decoded)[1].id, 0xFFFF'FFFF'FFFFull);
+  ASSERT_TRUE((*decoded)[1].end.has_value());
+  EXPECT_TRUE((*decoded)[1].end->ok());
+  ASSERT_TRUE((*decoded)[2].end.has_value());
+  EXPECT_EQ((*decoded)[2].end->code(), absl::StatusCode::kInternal);
+  EXPECT_EQ((*decoded)[2].end->message(), "went wrong");
+  EXPECT_TRUE((*decoded)[2].chunk.samples.empty());
+}
+
+TEST(WorkerProtocolTest, AnEmptyStepIsValid) {
+  auto decoded = DecodeSteps(EncodeSteps({}));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_TRUE(decoded->empty());
+}
+
+TEST(WorkerProtocolTest, TruncatedOrPaddedStepsAreDataLoss) {
+  std::vector<engine::SequenceStep> steps(1);
+  steps[0].chunk.sample_rate = 16000;
+  steps[0].chunk.samples = {0.1f, 0.2f};
+  std::string payload = EncodeSteps(steps);
+  for (size_t cut : {size_t{3}, size_t{10}, payload.size() - 1}) {
+    auto decoded = DecodeSteps(std::string_view(payload).substr(0, cut));
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << cut;
+  }
+  EXPECT_THAT(DecodeSteps(payload + "x").status().message(), HasSubstr("after the step"));
+}
+
+TEST(WorkerProtocolTest, BeginAndReleaseRoundTrip) {
+  auto begin = DecodeBegin(EncodeBegin(42, {"Hello there.", "a4", 1.5}));
+  ASSERT_TRUE(begin.ok()) << begin.status();
+  EXPECT_EQ(begin->first, 42u);
+  EXPECT_EQ(begin->second.text, "Hello there.");
+  EXPECT_EQ(begin->second.voice_id, "a4");
+  EXPECT_EQ(begin->second.speed, 1.5);
+  EXPECT_EQ(*DecodeSequenceId(EncodeSequenceId(7)), 7u);
+  EXPECT_EQ(DecodeSequenceId("abc").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeBegin("abc").status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(WorkerProtocolTest, StreamingFrameTypesAreKnown) {
+  for (FrameType type :
+       {FrameType::kBegin, FrameType::kStep, FrameType::kStepped, FrameType::kRelease}) {
+    auto header = DecodeHeader(EncodeHeader(type, 0));
+    ASSERT_TRUE(header.ok()) << header.status();
+    EXPECT_EQ(header->type, type);
+  }
+}
+
 }  // namespace
 }  // namespace voxserve::scheduler::worker_protocol

@@ -122,6 +122,30 @@ TEST_F(ServerConfigTest, BadValuesNameTheirSourceAndRange) {
   EXPECT_NE(std::string(file.status().message()).find("http.port"), std::string::npos);
 }
 
+TEST_F(ServerConfigTest, ReadsAStreamingModelAndItsMaxActive) {
+  WriteConfig(R"(
+default_model: tone
+models:
+  - id: tone
+    engine: tone
+    options: {step_ms: 5}
+    scheduling: {max_active: 12}
+)");
+  auto parsed = Load({"--config", path_.string()});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const service::ModelConfig& model = parsed->config.service.models[0];
+  EXPECT_EQ(model.engine.engine, "tone");
+  EXPECT_EQ(model.scheduling.max_active, 12);
+  EXPECT_EQ(model.engine.options.at("step_ms"), "5");
+
+  WriteConfig("models:\n  - id: tone\n    engine: tone\n    scheduling: {max_active: 0}\n");
+  auto bad = Load({"--config", path_.string()});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("max_active = 0 is outside 1..1024"),
+            std::string::npos)
+      << bad.status();
+}
+
 TEST_F(ServerConfigTest, EspeakDefaultsToOneWorkerProcessPerCore) {
   auto parsed = Load({});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
