@@ -117,15 +117,17 @@ std::optional<std::string> DecodeExtValue(std::string_view value) {
 
 // One part's header block (without the blank line that ends it).
 absl::Status ReadPartHeaders(std::string_view block, MultipartPart& part) {
+  if (block.find("\r\n ") != std::string_view::npos ||
+      block.find("\r\n\t") != std::string_view::npos || block.starts_with(' ') ||
+      block.starts_with('\t')) {
+    return Malformed("folded part headers are not allowed (RFC 7230 3.2.4)");
+  }
   bool has_disposition = false;
   while (!block.empty()) {
     size_t end = block.find(kCrlf);
     std::string_view line = block.substr(0, end);
     block = end == std::string_view::npos ? std::string_view() : block.substr(end + 2);
     if (line.empty()) return Malformed("an empty line inside a part's headers");
-    if (line.front() == ' ' || line.front() == '\t') {
-      return Malformed("folded part headers are not allowed (RFC 7230 3.2.4)");
-    }
     size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) return Malformed("a part header has no name");
     std::string name = Lower(Trim(line.substr(0, colon)));
@@ -218,12 +220,12 @@ absl::StatusOr<std::vector<MultipartPart>> ParseMultipartForm(std::string_view c
       pos += 2;  // no headers at all: ReadPartHeaders reports the missing disposition
     } else {
       size_t end = body.find("\r\n\r\n", pos);
-      size_t bounded_end = std::min(body.size(), pos + limits.max_part_header_bytes);
-      if (end == std::string_view::npos || end > bounded_end) {
-        return Malformed(end == std::string_view::npos && body.size() < bounded_end
-                             ? "a part's headers are not ended by a blank line (truncated)"
-                             : "a part's headers exceed " +
-                                   std::to_string(limits.max_part_header_bytes) + " bytes");
+      if (end == std::string_view::npos || end - pos > limits.max_part_header_bytes) {
+        const bool truncated = end == std::string_view::npos &&
+                               body.size() - pos <= limits.max_part_header_bytes;
+        return Malformed(truncated ? "a part's headers are not ended by a blank line (truncated)"
+                                   : "a part's headers exceed " +
+                                         std::to_string(limits.max_part_header_bytes) + " bytes");
       }
       header_block = body.substr(pos, end - pos);
       pos = end + 4;
