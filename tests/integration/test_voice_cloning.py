@@ -231,3 +231,30 @@ def test_grpc_register_list_get_delete(make_server, tmp_path):
         client.GetVoice(s.pb.GetVoiceRequest(id=voice.id), timeout=10)
     assert error.value.code() == grpc.StatusCode.NOT_FOUND
     assert voice_files(voices_dir) == []
+
+
+def test_voice_routes_follow_the_api_key_rules(make_server, tmp_path):
+    from security_support import write_keys
+    alice, bob = "sk-alice-0123456789abcdef", "sk-bob-0123456789abcdef"
+    keys = write_keys(tmp_path / "keys.yaml", [
+        {"name": "alice", "key": alice},
+        {"name": "bob", "key": bob, "models": ["kokoro"]},  # may not use espeak
+    ])
+    voices_dir = tmp_path / "voices"
+    server = start(make_server, voices_dir, "--api-keys-file", keys)
+
+    def call(method, path, key=None, **kwargs):
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return requests.request(method, server.url + path, headers=headers, timeout=30, **kwargs)
+
+    form = {"data": {"name": "Keyed"}, "files": {"audio_sample": ("a.wav", SAMPLE, "audio/wav")}}
+    for method, path in [("POST", VOICES), ("GET", VOICES), ("GET", VOICES + "/voice_x"),
+                         ("DELETE", VOICES + "/voice_x")]:
+        assert call(method, path, **(form if method == "POST" else {})).status_code == 401, path
+    forbidden = call("POST", VOICES, bob, **form)
+    assert forbidden.status_code == 403 and forbidden.json()["error"]["code"] == "model_not_allowed"
+    assert voice_files(voices_dir) == []
+    created = call("POST", VOICES, alice, **form)
+    assert created.status_code == 200, created.text
+    assert call("GET", VOICES, alice).json()["data"][0]["id"] == created.json()["id"]
+    assert call("DELETE", VOICES + "/" + created.json()["id"], alice).status_code == 200
