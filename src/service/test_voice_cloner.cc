@@ -22,10 +22,11 @@ sf_count_t Length(void* user) {
 }
 sf_count_t Seek(sf_count_t offset, int whence, void* user) {
   auto* in = static_cast<MemoryInput*>(user);
-  sf_count_t base = whence == SEEK_CUR ? in->position
+  sf_count_t base = whence == SEEK_CUR   ? in->position
                     : whence == SEEK_END ? static_cast<sf_count_t>(in->bytes.size())
                                          : 0;
-  in->position = std::clamp<sf_count_t>(base + offset, 0, static_cast<sf_count_t>(in->bytes.size()));
+  in->position =
+      std::clamp<sf_count_t>(base + offset, 0, static_cast<sf_count_t>(in->bytes.size()));
   return in->position;
 }
 sf_count_t Read(void* out, sf_count_t count, void* user) {
@@ -53,8 +54,9 @@ absl::StatusOr<engine::VoiceProfile> TestVoiceCloner::CloneVoice(
   SF_INFO info{};
   SNDFILE* file = sf_open_virtual(&io, SFM_READ, &info, &input);
   if (file == nullptr) {
-    return core::InvalidArgument(std::string("audio_sample cannot be decoded: ") + sf_strerror(nullptr),
-                                 "audio_sample", "invalid_audio");
+    return core::InvalidArgument(
+        std::string("audio_sample cannot be decoded: ") + sf_strerror(nullptr), "audio_sample",
+        "invalid_audio");
   }
   if (info.samplerate <= 0 || info.channels <= 0 || info.frames <= 0) {
     sf_close(file);
@@ -86,7 +88,8 @@ absl::StatusOr<engine::VoiceProfile> TestVoiceCloner::CloneVoice(
   engine::ProfileTensor embedding;
   embedding.shape = {kEmbeddingDims};
   for (int d = 0; d < kEmbeddingDims; ++d) {
-    size_t begin = samples.size() * d / kEmbeddingDims, end = samples.size() * (d + 1) / kEmbeddingDims;
+    size_t begin = samples.size() * d / kEmbeddingDims,
+           end = samples.size() * (d + 1) / kEmbeddingDims;
     double sum = 0;
     for (size_t i = begin; i < end; ++i) sum += std::abs(samples[i]);
     embedding.floats.push_back(static_cast<float>(end > begin ? sum / (end - begin) : 0));

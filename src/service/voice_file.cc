@@ -152,8 +152,7 @@ absl::StatusOr<DecodedVoice> DecodeVoiceFile(std::string_view bytes) {
     m.prompt_seconds = meta.at("prompt_seconds").get<double>();
     decoded.profile.family = m.family;
     decoded.profile.prompt_seconds = m.prompt_seconds;
-    decoded.profile.attributes =
-        meta.at("attributes").get<std::map<std::string, std::string>>();
+    decoded.profile.attributes = meta.at("attributes").get<std::map<std::string, std::string>>();
     for (const json& entry : meta.at("tensors")) {
       ProfileTensor tensor;
       const std::string dtype = entry.at("dtype").get<std::string>();

@@ -59,8 +59,8 @@ absl::StatusOr<engine::VoiceCloner*> VoiceRegistry::ClonerFor(ModelHost& model) 
   }
   if (engine::VoiceCloner* cloner = model.engine().voice_cloner()) return cloner;
   if (config_.test_cloner) return &test_cloner_;
-  return core::InvalidArgument("model '" + model.id() + "' (engine " + model.config().engine.engine +
-                                   ") cannot clone voices",
+  return core::InvalidArgument("model '" + model.id() + "' (engine " +
+                                   model.config().engine.engine + ") cannot clone voices",
                                "model", "model_cannot_clone");
 }
 
@@ -70,14 +70,14 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
         "voice cloning is off on this server (set voices.dir to enable it)"));
   }
   if (registration.audio.size() > config_.max_upload_bytes) {
-    return done(core::PayloadTooLarge("audio_sample is " + std::to_string(registration.audio.size()) +
-                                          " bytes; at most " +
-                                          std::to_string(config_.max_upload_bytes) + " are accepted",
-                                      "audio_sample"));
+    return done(core::PayloadTooLarge(
+        "audio_sample is " + std::to_string(registration.audio.size()) + " bytes; at most " +
+            std::to_string(config_.max_upload_bytes) + " are accepted",
+        "audio_sample"));
   }
   if (registration.audio.empty()) {
-    return done(core::InvalidArgument("audio_sample is missing or empty", "audio_sample",
-                                      "missing_audio"));
+    return done(
+        core::InvalidArgument("audio_sample is missing or empty", "audio_sample", "missing_audio"));
   }
   if (absl::Status status = ValidateVoiceName(registration.name); !status.ok()) return done(status);
   if (absl::Status status = text::ValidateUtf8(registration.transcript, "transcript");
@@ -90,7 +90,8 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
   auto model = lookup_(registration.model);
   if (!model.ok()) return done(model.status());
   ModelHost& host = **model;
-  if (absl::Status status = CheckAllowed(registration.allowed_models, host.id(), registration.model);
+  if (absl::Status status =
+          CheckAllowed(registration.allowed_models, host.id(), registration.model);
       !status.ok()) {
     return done(status);
   }
@@ -146,8 +147,7 @@ absl::StatusOr<StoredVoice> VoiceRegistry::Get(std::string_view id) const {
   if (store_) {
     if (auto voice = store_->Get(id)) return *voice;
   }
-  return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
-                        "voice_not_found");
+  return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id", "voice_not_found");
 }
 
 absl::Status VoiceRegistry::Delete(std::string_view id) {
@@ -168,7 +168,8 @@ std::optional<StoredVoice> VoiceRegistry::Find(std::string_view model_id,
 }
 
 absl::StatusOr<engine::VoiceProfile> VoiceRegistry::LoadProfile(std::string_view id) const {
-  if (!store_) return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+  if (!store_)
+    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
   return store_->LoadProfile(id);
 }
 

@@ -5,14 +5,13 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "absl/status/statusor.h"
 #include "service/model_host.h"
@@ -58,8 +57,8 @@ class VoiceRegistry {
   void Register(VoiceRegistration registration, RegistrationDone done);
 
   std::vector<StoredVoice> List(std::string_view model = {}) const;  // model id; empty = all
-  absl::StatusOr<StoredVoice> Get(std::string_view id) const;       // NotFound
-  absl::Status Delete(std::string_view id);                         // NotFound
+  absl::StatusOr<StoredVoice> Get(std::string_view id) const;        // NotFound
+  absl::Status Delete(std::string_view id);                          // NotFound
 
   // The cloned voice `voice` names within model `model_id`: its id, or its name (ASCII
   // case-insensitive). For synthesis and the voice catalog.

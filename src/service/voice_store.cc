@@ -88,7 +88,8 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path, size_t limit) {
   if (!in) return core::Internal("cannot open " + path);
   std::string bytes(size, '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (in.gcount() != static_cast<std::streamsize>(size)) return core::Internal("short read of " + path);
+  if (in.gcount() != static_cast<std::streamsize>(size))
+    return core::Internal("short read of " + path);
   return bytes;
 }
 
@@ -171,22 +172,23 @@ absl::Status VoiceStore::LoadAll() {
       fs::remove(entry.path(), ec);
       continue;
     }
-    const bool named_like_voice = file.size() > kSuffix.size() &&
-                                  file.ends_with(kSuffix) &&
+    const bool named_like_voice = file.size() > kSuffix.size() && file.ends_with(kSuffix) &&
                                   IsVoiceId(file.substr(0, file.size() - kSuffix.size()));
     if (!named_like_voice || !entry.is_regular_file(ec)) {
       spdlog::warn("voices: skipping {}: not a voice file name", entry.path().string());
       continue;
     }
     auto bytes = ReadWhole(entry.path().string(), config_.max_bytes);
-    auto decoded = bytes.ok() ? DecodeVoiceFile(*bytes) : absl::StatusOr<DecodedVoice>(bytes.status());
+    auto decoded =
+        bytes.ok() ? DecodeVoiceFile(*bytes) : absl::StatusOr<DecodedVoice>(bytes.status());
     if (!decoded.ok()) {
       spdlog::warn("voices: skipping {}: {}", entry.path().string(),
                    std::string(decoded.status().message()));
       continue;
     }
     if (decoded->metadata.id + std::string(kSuffix) != file) {
-      spdlog::warn("voices: skipping {}: its id is {}", entry.path().string(), decoded->metadata.id);
+      spdlog::warn("voices: skipping {}: its id is {}", entry.path().string(),
+                   decoded->metadata.id);
       continue;
     }
     loaded.push_back({std::move(decoded->metadata), bytes->size()});
@@ -234,14 +236,14 @@ absl::StatusOr<std::unique_ptr<VoiceStore::Reservation>> VoiceStore::Reserve(
   std::string key = NameKey(model, name);
   std::lock_guard lock(mutex_);
   if (by_name_.contains(key) || pending_.contains(key)) {
-    return absl::AlreadyExistsError("model '" + std::string(model) + "' already has a voice named '" +
-                                    std::string(name) + "'");
+    return absl::AlreadyExistsError("model '" + std::string(model) +
+                                    "' already has a voice named '" + std::string(name) + "'");
   }
   if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
-    return core::InsufficientStorage("the voice store is full (voices.max_count = " +
-                                         std::to_string(config_.max_count) +
-                                         "); delete a voice first",
-                                     "voice_limit_reached");
+    return core::InsufficientStorage(
+        "the voice store is full (voices.max_count = " + std::to_string(config_.max_count) +
+            "); delete a voice first",
+        "voice_limit_reached");
   }
   pending_.insert(key);
   std::string id = NewId();
@@ -273,17 +275,17 @@ absl::StatusOr<StoredVoice> VoiceStore::Commit(Reservation& reservation, std::st
     // Pending registrations are not counted in bytes (their size is unknown until now); two
     // racing past this check may together pass the bound by at most one profile each.
     if (total_bytes_ + bytes.size() > config_.max_bytes) {
-      return core::InsufficientStorage("the voice store is full (voices.max_bytes = " +
-                                           std::to_string(config_.max_bytes) +
-                                           "); delete a voice first",
-                                       "voice_storage_full");
+      return core::InsufficientStorage(
+          "the voice store is full (voices.max_bytes = " + std::to_string(config_.max_bytes) +
+              "); delete a voice first",
+          "voice_storage_full");
     }
     fail_before_rename = std::exchange(fail_before_rename_, false);
   }
   const std::string path = PathFor(metadata.id);
   const std::string temp =
-      (fs::path(config_.dir) / ("." + metadata.id + std::string(kSuffix) + std::string(kTempMarker) +
-                                std::to_string(::getpid())))
+      (fs::path(config_.dir) / ("." + metadata.id + std::string(kSuffix) +
+                                std::string(kTempMarker) + std::to_string(::getpid())))
           .string();
   std::error_code ec;
   if (absl::Status status = WriteAndSync(temp, bytes); !status.ok()) {
@@ -348,12 +350,16 @@ std::optional<StoredVoice> VoiceStore::FindByName(std::string_view model,
 }
 
 absl::StatusOr<engine::VoiceProfile> VoiceStore::LoadProfile(std::string_view id) const {
-  if (!Get(id)) return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+  if (!Get(id))
+    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
   auto bytes = ReadWhole(PathFor(id), config_.max_bytes);
-  if (!bytes.ok()) return core::Internal("voice " + std::string(id) + ": " + std::string(bytes.status().message()));
+  if (!bytes.ok())
+    return core::Internal("voice " + std::string(id) + ": " +
+                          std::string(bytes.status().message()));
   auto decoded = DecodeVoiceFile(*bytes);
   if (!decoded.ok()) {
-    return core::Internal("voice " + std::string(id) + ": " + std::string(decoded.status().message()));
+    return core::Internal("voice " + std::string(id) + ": " +
+                          std::string(decoded.status().message()));
   }
   return std::move(decoded->profile);
 }
@@ -362,7 +368,8 @@ absl::Status VoiceStore::Delete(std::string_view id) {
   std::lock_guard lock(mutex_);
   auto it = voices_.find(id);
   if (it == voices_.end()) {
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id", "voice_not_found");
+    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
+                          "voice_not_found");
   }
   // unlink is atomic: the name is gone or it is not. Done under the lock so a registration of
   // the same name cannot slip in between the file and the index disagreeing.

@@ -22,12 +22,12 @@ namespace voxserve::service {
 // YAML voices.* (server_config.cc). Defaults: a CosyVoice 2 profile of a 30 s prompt is about
 // 0.5 MB (prompt_mel [1500, 80] f32 dominates), so 1000 voices fit in 512 MiB.
 struct VoiceStoreConfig {
-  std::string dir;                         // empty: voice cloning is off (503 on POST)
-  int max_count = 1000;                    // stored voices, all models together
-  size_t max_bytes = 512ull << 20;         // their files together
-  size_t max_upload_bytes = 20ull << 20;   // one audio sample: 30 s of 48 kHz 32-bit stereo WAV
-                                           // is 11.5 MB; OpenAI's own limit is not published
-  int max_pending = 4;                     // registrations being cloned at once (429 beyond)
+  std::string dir;                        // empty: voice cloning is off (503 on POST)
+  int max_count = 1000;                   // stored voices, all models together
+  size_t max_bytes = 512ull << 20;        // their files together
+  size_t max_upload_bytes = 20ull << 20;  // one audio sample: 30 s of 48 kHz 32-bit stereo WAV
+                                          // is 11.5 MB; OpenAI's own limit is not published
+  int max_pending = 4;                    // registrations being cloned at once (429 beyond)
   // TEST ONLY: models whose engine clones no voices get TestVoiceCloner (a deterministic profile
   // from the decoded samples), so the API can be tested end to end without a cloning model.
   bool test_cloner = false;
@@ -115,13 +115,13 @@ class VoiceStore {
 
   const VoiceStoreConfig config_;
   mutable std::mutex mutex_;
-  std::map<std::string, StoredVoice, std::less<>> voices_;     // by id; guarded by mutex_
-  std::map<std::string, std::string, std::less<>> by_name_;    // key → id; guarded by mutex_
-  std::set<std::string, std::less<>> pending_;                 // reserved keys; guarded by mutex_
-  std::set<std::string, std::less<>> pending_ids_;             // guarded by mutex_
-  size_t total_bytes_ = 0;                                     // guarded by mutex_
-  uint64_t id_state_ = 0;                                      // guarded by mutex_
-  bool fail_before_rename_ = false;                            // guarded by mutex_
+  std::map<std::string, StoredVoice, std::less<>> voices_;   // by id; guarded by mutex_
+  std::map<std::string, std::string, std::less<>> by_name_;  // key → id; guarded by mutex_
+  std::set<std::string, std::less<>> pending_;               // reserved keys; guarded by mutex_
+  std::set<std::string, std::less<>> pending_ids_;           // guarded by mutex_
+  size_t total_bytes_ = 0;                                   // guarded by mutex_
+  uint64_t id_state_ = 0;                                    // guarded by mutex_
+  bool fail_before_rename_ = false;                          // guarded by mutex_
 };
 
 }  // namespace voxserve::service

@@ -2,12 +2,11 @@
 // object goes. Owned by the test.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace voxserve::test_support {
 

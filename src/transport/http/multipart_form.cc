@@ -109,7 +109,8 @@ std::optional<std::string> DecodeExtValue(std::string_view value) {
         !absl::ascii_isxdigit(static_cast<unsigned char>(value[i + 2]))) {
       return std::nullopt;
     }
-    decoded.push_back(static_cast<char>(std::stoi(std::string(value.substr(i + 1, 2)), nullptr, 16)));
+    decoded.push_back(
+        static_cast<char>(std::stoi(std::string(value.substr(i + 1, 2)), nullptr, 16)));
     i += 2;
   }
   return decoded;
@@ -129,7 +130,8 @@ absl::Status ReadPartHeaders(std::string_view block, MultipartPart& part) {
     block = end == std::string_view::npos ? std::string_view() : block.substr(end + 2);
     if (line.empty()) return Malformed("an empty line inside a part's headers");
     size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) return Malformed("a part header has no name");
+    if (colon == std::string_view::npos || colon == 0)
+      return Malformed("a part header has no name");
     std::string name = Lower(Trim(line.substr(0, colon)));
     std::string_view value = Trim(line.substr(colon + 1));
     if (name == "content-type") {
@@ -221,8 +223,8 @@ absl::StatusOr<std::vector<MultipartPart>> ParseMultipartForm(std::string_view c
     } else {
       size_t end = body.find("\r\n\r\n", pos);
       if (end == std::string_view::npos || end - pos > limits.max_part_header_bytes) {
-        const bool truncated = end == std::string_view::npos &&
-                               body.size() - pos <= limits.max_part_header_bytes;
+        const bool truncated =
+            end == std::string_view::npos && body.size() - pos <= limits.max_part_header_bytes;
         return Malformed(truncated ? "a part's headers are not ended by a blank line (truncated)"
                                    : "a part's headers exceed " +
                                          std::to_string(limits.max_part_header_bytes) + " bytes");

@@ -93,9 +93,8 @@ void HandleRegister(service::TtsService& service, const std::shared_ptr<HttpExch
   registration.transcript = std::move(form->transcript);
   registration.audio = std::move(form->audio);
   registration.allowed_models = exchange->auth().allowed_models;
-  exchange->AnnotateLog([model = registration.model](core::RequestLogEntry& entry) {
-    entry.model = model;
-  });
+  exchange->AnnotateLog(
+      [model = registration.model](core::RequestLogEntry& entry) { entry.model = model; });
   // The exchange may be answered from a cloning worker: Respond is safe cross thread.
   service.voices().Register(std::move(registration),
                             [exchange](absl::StatusOr<service::StoredVoice> stored) {
@@ -138,7 +137,8 @@ void AddVoiceRoutes(Router& router, service::TtsService& service) {
       return exchange->Respond(ErrorResponse(status));
     }
     // OpenAI's deletion answers ({"id", "object": "<type>.deleted", "deleted": true}).
-    exchange->Respond(Json(200, {{"id", id}, {"object", "audio.voice.deleted"}, {"deleted", true}}));
+    exchange->Respond(
+        Json(200, {{"id", id}, {"object", "audio.voice.deleted"}, {"deleted", true}}));
   });
 }
 

@@ -34,10 +34,9 @@ class VoiceRegistryTest : public ServiceTest {
     registration.transcript = "hello world";
     registration.audio = std::move(audio);
     std::promise<absl::StatusOr<StoredVoice>> promise;
-    service_->voices().Register(std::move(registration),
-                                [&promise](absl::StatusOr<StoredVoice> stored) {
-                                  promise.set_value(std::move(stored));
-                                });
+    service_->voices().Register(
+        std::move(registration),
+        [&promise](absl::StatusOr<StoredVoice> stored) { promise.set_value(std::move(stored)); });
     auto future = promise.get_future();
     EXPECT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
     return future.get();

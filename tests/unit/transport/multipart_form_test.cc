@@ -67,11 +67,10 @@ TEST(MultipartForm, ReadsAFormFromCurlWithBinaryContent) {
 }
 
 TEST(MultipartForm, AcceptsQuotedBoundariesPreambleEpilogueAndOddCase) {
-  auto parts = ParseMultipartForm(
-      "Multipart/Form-Data; charset=utf-8; BOUNDARY=\"a b:c\"",
-      "preamble to ignore\r\n--a b:c  \r\n"
-      "content-disposition: FORM-DATA; name=transcript\r\n\r\n"
-      "hello \"world\"\r\n--a b:c--epilogue to ignore");
+  auto parts = ParseMultipartForm("Multipart/Form-Data; charset=utf-8; BOUNDARY=\"a b:c\"",
+                                  "preamble to ignore\r\n--a b:c  \r\n"
+                                  "content-disposition: FORM-DATA; name=transcript\r\n\r\n"
+                                  "hello \"world\"\r\n--a b:c--epilogue to ignore");
   ASSERT_TRUE(parts.ok()) << parts.status();
   ASSERT_EQ(parts->size(), 1u);
   EXPECT_EQ((*parts)[0].name, "transcript");
@@ -96,9 +95,10 @@ TEST(MultipartForm, TheContentTypeMustBeAFormWithAValidBoundary) {
   EXPECT_EQ(core::DetailOf(json.status()).reason, core::ErrorReason::kUnsupportedMediaType);
   EXPECT_EQ(ParseMultipartForm("", "").status().code(), absl::StatusCode::kInvalidArgument);
   for (std::string_view type :
-       {"multipart/form-data", "multipart/form-data; boundary=", "multipart/form-data; boundary=\"\"",
-        "multipart/form-data; boundary=\"trailing \"", "multipart/form-data; boundary=\"unterminated",
-        "multipart/form-data; boundary=a{b}", "multipart/form-data; boundary"}) {
+       {"multipart/form-data", "multipart/form-data; boundary=",
+        "multipart/form-data; boundary=\"\"", "multipart/form-data; boundary=\"trailing \"",
+        "multipart/form-data; boundary=\"unterminated", "multipart/form-data; boundary=a{b}",
+        "multipart/form-data; boundary"}) {
     auto parsed = ParseMultipartForm(type, "--a\r\n");
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << type;
   }
@@ -120,14 +120,14 @@ TEST(MultipartForm, RefusesTruncatedAndMalformedBodies) {
       {"cut inside headers", "--B\r\nContent-Disposition: form-data; na", "truncated"},
       {"LF line ends", "--B\nContent-Disposition: form-data; name=a\n\nv\n--B--", "CRLF"},
       {"junk after a boundary", "--B junk\r\n" + part + "\r\n--B--", "CRLF"},
-      {"no disposition", "--B\r\nContent-Type: text/plain\r\n\r\nv\r\n--B--", "no Content-Disposition"},
+      {"no disposition", "--B\r\nContent-Type: text/plain\r\n\r\nv\r\n--B--",
+       "no Content-Disposition"},
       {"no headers", "--B\r\n\r\nv\r\n--B--", "no Content-Disposition"},
       {"not form-data", "--B\r\nContent-Disposition: attachment; name=a\r\n\r\nv\r\n--B--",
        "not form-data"},
       {"no name", "--B\r\nContent-Disposition: form-data; filename=a\r\n\r\nv\r\n--B--",
        "no field name"},
-      {"header without colon", "--B\r\nContent-Disposition form-data\r\n\r\nv\r\n--B--",
-       "no name"},
+      {"header without colon", "--B\r\nContent-Disposition form-data\r\n\r\nv\r\n--B--", "no name"},
       {"folded header", "--B\r\nContent-Disposition: form-data;\r\n name=a\r\n\r\nv\r\n--B--",
        "folded"},
       {"two dispositions",
@@ -151,7 +151,8 @@ TEST(MultipartForm, EnforcesThePartAndHeaderLimits) {
   const std::string type = "multipart/form-data; boundary=B";
   std::string body;
   for (int i = 0; i < 5; ++i) {
-    body += "--B\r\nContent-Disposition: form-data; name=\"f" + std::to_string(i) + "\"\r\n\r\nv\r\n";
+    body +=
+        "--B\r\nContent-Disposition: form-data; name=\"f" + std::to_string(i) + "\"\r\n\r\nv\r\n";
   }
   body += "--B--";
   MultipartLimits limits;
