@@ -33,8 +33,8 @@ absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(
   return ::grpc::SslServerCredentials(options);
 }
 
-// Listing voices and models (cloned ones too) needs a valid key; calls that synthesize also take a slot of the
-// key's rate and concurrency limits, held until the call ends (as on HTTP).
+// Listing voices and models (cloned ones too) needs a valid key; calls that synthesize also take a
+// slot of the key's rate and concurrency limits, held until the call ends (as on HTTP).
 CallGate Gate(const transport::auth::Authenticator* authenticator) {
   if (authenticator == nullptr) return {};
   return [authenticator](const CallInfo& call) -> absl::StatusOr<CallGrant> {

@@ -170,12 +170,11 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("voices.max_upload_bytes", "voices-max-upload-bytes",
       "largest audio sample accepted to clone a voice (413 above)",
       std::to_string(v.max_upload_bytes), IntSetter(&v.max_upload_bytes, 1024, 1LL << 30));
-  add("voices.max_pending", "voices-max-pending",
-      "voice registrations cloned at once (429 above)", std::to_string(v.max_pending),
-      IntSetter(&v.max_pending, 1, 1024));
+  add("voices.max_pending", "voices-max-pending", "voice registrations cloned at once (429 above)",
+      std::to_string(v.max_pending), IntSetter(&v.max_pending, 1, 1024));
   add("voices.test_cloner", "voices-test-cloner",
-      "TEST ONLY: models that cannot clone get a stand-in cloner (profile family 'test')",
-      "false", BoolSetter(&v.test_cloner));
+      "TEST ONLY: models that cannot clone get a stand-in cloner (profile family 'test')", "false",
+      BoolSetter(&v.test_cloner));
   AddSecurityOptions(c, add);
   add("testing.fault_injection", "fault-injection",
       "TEST ONLY: serve POST /testing/faults, which makes requests fail, wait or drop",

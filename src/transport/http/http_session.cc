@@ -140,8 +140,8 @@ void HttpSession::OnHeader(boost::system::error_code ec) {
   }
   if (ec == bhttp::error::body_limit) {
     // Beast checks Content-Length against the limit with the header: the body is never read.
-    return RespondToBadRequest(413, "request body exceeds the limit of " +
-                                        std::to_string(body_limit_) + " bytes");
+    return RespondToBadRequest(
+        413, "request body exceeds the limit of " + std::to_string(body_limit_) + " bytes");
   }
   if (ec) return RespondToBadRequest(400, "malformed HTTP request: " + ec.message());
   first_request_ = false;
@@ -153,8 +153,8 @@ void HttpSession::OnHeader(boost::system::error_code ec) {
                                              shared_->config.max_body_bytes);
     auto length = parser_->content_length();
     if (length && *length > body_limit_) {
-      return RespondToBadRequest(413, "request body exceeds the limit of " +
-                                          std::to_string(body_limit_) + " bytes");
+      return RespondToBadRequest(
+          413, "request body exceeds the limit of " + std::to_string(body_limit_) + " bytes");
     }
     parser_->body_limit(body_limit_);
   }
@@ -173,8 +173,8 @@ void HttpSession::OnBody(boost::system::error_code ec) {
   read_timer_.cancel();
   if (closed_) return;
   if (ec == bhttp::error::body_limit) {
-    return RespondToBadRequest(413, "request body exceeds the limit of " +
-                                        std::to_string(body_limit_) + " bytes");
+    return RespondToBadRequest(
+        413, "request body exceeds the limit of " + std::to_string(body_limit_) + " bytes");
   }
   if (ec) return RespondToBadRequest(400, "malformed HTTP request body: " + ec.message());
   Dispatch();

@@ -27,7 +27,8 @@ TEST(GrpcStatusMapping, QueueFullIsResourceExhaustedWithRetryAfterInMilliseconds
 TEST(GrpcStatusMapping, AFullVoiceStoreIsResourceExhaustedWithoutARetryHint) {
   GrpcError error = ToGrpcError(core::InsufficientStorage("store full", "voice_limit_reached"));
   EXPECT_EQ(error.status.error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(Trailers(error), UnorderedElementsAre(Pair("voxserve-error-code", "voice_limit_reached")));
+  EXPECT_THAT(Trailers(error),
+              UnorderedElementsAre(Pair("voxserve-error-code", "voice_limit_reached")));
 }
 
 TEST(GrpcStatusMapping, DrainingIsUnavailable) {
