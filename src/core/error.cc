@@ -103,6 +103,11 @@ absl::Status Internal(std::string_view message) {
   return Make(absl::StatusCode::kInternal, message, ErrorReason::kUnspecified, {}, {});
 }
 
+absl::Status InsufficientStorage(std::string_view message, std::string_view code) {
+  return Make(absl::StatusCode::kResourceExhausted, message, ErrorReason::kInsufficientStorage, {},
+              code);
+}
+
 absl::Status WithModel(absl::Status status, std::string_view model_id) {
   if (!status.ok()) status.SetPayload(kModelUrl, absl::Cord(ToAbsl(model_id)));
   return status;

@@ -19,6 +19,7 @@ enum class ErrorReason {
   kMethodNotAllowed,      // route exists, method does not (HTTP 405)
   kQueueFull,             // admission control rejected the request (HTTP 429)
   kDraining,              // server is shutting down (HTTP 503)
+  kInsufficientStorage,   // a store the request would add to is full (HTTP 507)
 };
 
 struct ErrorDetail {
@@ -47,6 +48,9 @@ absl::Status PermissionDenied(std::string_view message, std::string_view param,
 // 429 for a caller over its own limits (rate or concurrency), not the server's queue.
 absl::Status RateLimited(std::string_view message, std::string_view code, int retry_after_seconds);
 absl::Status Internal(std::string_view message);
+// 507 (RFC 4918 11.5) / RESOURCE_EXHAUSTED: the request is fine but a bounded store (the voices
+// directory) has no room for what it would add; retrying helps only once something is deleted.
+absl::Status InsufficientStorage(std::string_view message, std::string_view code);
 
 // Tags an error with the model it concerns (a configured model id, so a bounded metrics label),
 // for errors raised where the model was resolved but the caller only sees the status.

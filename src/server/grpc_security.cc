@@ -33,8 +33,8 @@ absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(
   return ::grpc::SslServerCredentials(options);
 }
 
-// Listing voices and models needs a valid key; calls that synthesize also take a slot of the
-// key's rate and concurrency limits, held until the call ends (as on HTTP).
+// Listing voices and models (cloned ones too) needs a valid key; calls that synthesize also take a
+// slot of the key's rate and concurrency limits, held until the call ends (as on HTTP).
 CallGate Gate(const transport::auth::Authenticator* authenticator) {
   if (authenticator == nullptr) return {};
   return [authenticator](const CallInfo& call) -> absl::StatusOr<CallGrant> {
@@ -43,7 +43,10 @@ CallGate Gate(const transport::auth::Authenticator* authenticator) {
         transport::auth::Resource::kApi);
     if (!result.ok()) return result.status();
     CallGrant grant;
-    if (call.method != "ListVoices" && call.method != "ListModels") {
+    // Reading lists and voices is as cheap as ListVoices; RegisterVoice runs a frontend.
+    const bool listing = call.method == "ListVoices" || call.method == "ListModels" ||
+                         call.method == "ListClonedVoices" || call.method == "GetVoice";
+    if (!listing) {
       auto admission = authenticator->Admit(*result);
       if (!admission.ok()) return admission.status();
       grant.hold = std::make_shared<transport::auth::Admission>(*std::move(admission));

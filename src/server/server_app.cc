@@ -23,6 +23,7 @@
 #include "transport/http/info_handlers.h"
 #include "transport/http/playground_routes.h"
 #include "transport/http/speech_handlers.h"
+#include "transport/http/voice_handlers.h"
 #include "transport/websocket/websocket_endpoint.h"
 
 namespace voxserve::server {
@@ -86,6 +87,7 @@ int RunServer(const ServerConfig& config) {
   identity.gpus = gpus.get();
   transport::http::AddSpeechRoutes(router, **service, (*security)->authenticator());
   transport::http::AddInfoRoutes(router, **service, metrics, identity);
+  transport::http::AddVoiceRoutes(router, **service);
   if (config.http.playground) {
     transport::http::AddPlaygroundRoutes(router, transport::http::PlaygroundFiles());
   }

@@ -159,6 +159,22 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("drain_timeout_ms", "drain-timeout-ms",
       "on SIGTERM, how long in-flight requests may run before exit",
       std::to_string(c.drain_timeout_ms), IntSetter(&c.drain_timeout_ms, 0, 3'600'000));
+  service::VoiceStoreConfig& v = s.voices;
+  add("voices.dir", "voices-dir",
+      "directory of cloned voices (POST /v1/audio/voices); unset = voice cloning off", "",
+      StringSetter(&v.dir));
+  add("voices.max_count", "voices-max-count", "cloned voices kept, all models (507 above)",
+      std::to_string(v.max_count), IntSetter(&v.max_count, 1, 1'000'000));
+  add("voices.max_bytes", "voices-max-bytes", "bytes of cloned-voice files together (507 above)",
+      std::to_string(v.max_bytes), IntSetter(&v.max_bytes, 1 << 20, 1LL << 40));
+  add("voices.max_upload_bytes", "voices-max-upload-bytes",
+      "largest audio sample accepted to clone a voice (413 above)",
+      std::to_string(v.max_upload_bytes), IntSetter(&v.max_upload_bytes, 1024, 1LL << 30));
+  add("voices.max_pending", "voices-max-pending", "voice registrations cloned at once (429 above)",
+      std::to_string(v.max_pending), IntSetter(&v.max_pending, 1, 1024));
+  add("voices.test_cloner", "voices-test-cloner",
+      "TEST ONLY: models that cannot clone get a stand-in cloner (profile family 'test')", "false",
+      BoolSetter(&v.test_cloner));
   AddSecurityOptions(c, add);
   add("testing.fault_injection", "fault-injection",
       "TEST ONLY: serve POST /testing/faults, which makes requests fail, wait or drop",

@@ -18,6 +18,7 @@ absl::Status ServiceConfig::Validate() const {
   if (!default_model.empty() && !ids.contains(default_model)) {
     return core::InvalidArgument("default_model '" + default_model + "' is not among the models");
   }
+  if (absl::Status status = voices.Validate(); !status.ok()) return status;
   for (const auto& [name, alias] : voice_aliases) {
     if (alias.voice.empty()) {
       return core::InvalidArgument("voice_aliases." + name + ": the target voice is empty");

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "engine/engine_factory.h"
 #include "scheduler/scheduler_config.h"
+#include "service/voice_store.h"
 #include "text/input_limits.h"
 
 namespace voxserve::service {
@@ -41,6 +42,7 @@ struct ServiceConfig {
   int pipeline_depth = 2;
   size_t stream_buffer_bytes = 1 << 20;  // encoded audio a slow streaming client may hold back
   int encode_threads = 0;                // 0 = number of cores
+  VoiceStoreConfig voices;               // cloned voices (voices.*; docs/voice-cloning.md)
 
   absl::Status Validate() const;
 };

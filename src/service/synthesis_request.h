@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "absl/status/status.h"
 #include "audio/audio_format.h"
 #include "core/request_context.h"
+#include "engine/voice_cloning.h"
 
 namespace voxserve::service {
 
@@ -30,6 +32,10 @@ struct SynthesisRequest {
   // empty = every model. Another model is refused with PermissionDenied (403).
   std::vector<std::string> allowed_models;
   core::RequestContext context;
+  // Set by TtsService when `voice` names a cloned voice (its id, or its name within the model):
+  // the stored profile, for engines that synthesize with profiles (CosyVoice, issue 12 part 2).
+  std::string cloned_voice_id;
+  std::shared_ptr<const engine::VoiceProfile> voice_profile;
 };
 
 // Figures about a finished request, for logs, metrics and protocol trailers (SSE usage).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/strand.hpp>
+#include <optional>
 #include <thread>
 
 #include "core/error.h"
@@ -91,13 +92,21 @@ TtsService::TtsService(ServiceConfig config, core::MetricsRegistry& registry,
 absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
     ServiceConfig config, core::MetricsRegistry& registry, engine::EngineFactory engine_factory) {
   if (absl::Status status = config.Validate(); !status.ok()) return status;
-  return std::unique_ptr<TtsService>(
+  std::unique_ptr<TtsService> service(
       new TtsService(std::move(config), registry, std::move(engine_factory)));
+  VoiceCatalog* catalog = service->catalog_.get();
+  auto voices = VoiceRegistry::Create(service->config_.voices, [catalog](std::string_view model) {
+    return catalog->FindModel(model);
+  });
+  if (!voices.ok()) return voices.status();
+  service->voices_ = *std::move(voices);
+  return service;
 }
 
 TtsService::~TtsService() {
   // Schedulers stop first (their workers post to the encode pool), then the pool drains, and
   // only then do the models go: jobs finishing on the pool still point at their model.
+  voices_.reset();  // finishes registrations being cloned: they use the engines
   for (auto& model : models_) model->Shutdown();
   encode_pool_.join();
   models_.clear();
@@ -247,7 +256,68 @@ std::vector<VoiceListing> TtsService::ListVoices(const VoiceFilter& filter) cons
     if (!LanguageMatches(voice.language, filter.language)) continue;
     voices.push_back(std::move(voice));
   }
+  for (VoiceListing& voice : ClonedVoiceListings()) {
+    if (!model_id.empty() && voice.model != model_id) continue;
+    if (!LanguageMatches(voice.language, filter.language)) continue;
+    voices.push_back(std::move(voice));
+  }
   return voices;
+}
+
+// A cloned voice speaks in its model's default voice's language and rate (the prompt's own
+// language is the engine's business, CosyVoice being multilingual).
+std::vector<VoiceListing> TtsService::ClonedVoiceListings() const {
+  std::vector<VoiceListing> listings;
+  if (!voices_) return listings;
+  for (const StoredVoice& stored : voices_->List()) {
+    for (const auto& model : models_) {
+      if (model->id() != stored.metadata.model || model->state() != ModelState::kReady) continue;
+      const engine::ModelInfo& info = model->engine().info();
+      VoiceListing listing;
+      listing.id = stored.metadata.id;
+      listing.model = model->id();
+      listing.engine = info.engine;
+      for (const engine::VoiceInfo& voice : info.voices) {
+        if (voice.id == info.default_voice || listing.sample_rate == 0) {
+          listing.language = voice.language;
+          listing.sample_rate = voice.sample_rate;
+        }
+      }
+      listing.description = "cloned voice '" + stored.metadata.name + "'";
+      listing.cloned = true;
+      listing.name = stored.metadata.name;
+      listings.push_back(std::move(listing));
+    }
+  }
+  return listings;
+}
+
+absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
+  if (!voices_ || !voices_->enabled() || request.voice.empty()) return absl::OkStatus();
+  std::optional<StoredVoice> stored;
+  if (auto by_id = voices_->Get(request.voice); by_id.ok()) {
+    // An id is unique across models: with no specific model named, it picks its own.
+    const bool generic = request.model.empty() || VoiceCatalog::IsOpenAiModelName(request.model);
+    if (generic || by_id->metadata.model == request.model) stored = *by_id;
+  }
+  if (!stored) {
+    auto model = catalog_->FindModel(request.model);
+    if (!model.ok()) return absl::OkStatus();  // Resolve reports the unknown model
+    stored = voices_->Find((*model)->id(), request.voice);
+  }
+  if (!stored) return absl::OkStatus();
+  auto profile = voices_->LoadProfile(stored->metadata.id);
+  if (!profile.ok()) return core::WithModel(profile.status(), stored->metadata.model);
+  request.cloned_voice_id = stored->metadata.id;
+  request.voice_profile = std::make_shared<const engine::VoiceProfile>(*std::move(profile));
+  // Engines take no profile yet (engine::SegmentInput has none): CosyVoice's synthesis path
+  // (issue 12 part 2) reads request.voice_profile here instead of refusing.
+  return core::WithModel(
+      absl::UnimplementedError("model '" + stored->metadata.model +
+                               "' cannot synthesize with cloned voice '" + stored->metadata.id +
+                               "' (profile family '" + request.voice_profile->family +
+                               "') yet: synthesis with cloned voices comes with CosyVoice"),
+      stored->metadata.model);
 }
 
 // The one place a refused synthesis request is counted. `model` is empty where none was
@@ -265,6 +335,10 @@ absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterForVoice(
     std::string_view model, std::string_view voice,
     const std::vector<std::string>& allowed_models) {
   if (draining_.load()) return Reject("", core::Draining("server is shutting down"));
+  SynthesisRequest cloned;  // a stream naming a cloned voice gets the same answer as Synthesize
+  cloned.model = std::string(model);
+  cloned.voice = std::string(voice);
+  if (absl::Status status = ResolveClonedVoice(cloned); !status.ok()) return Reject("", status);
   auto resolved = catalog_->Resolve(model, voice);
   if (!resolved.ok()) return Reject("", resolved.status());
   const std::string& model_id = resolved->model->id();
@@ -286,6 +360,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   if (absl::Status status = CheckRequestOptions(request, config_); !status.ok()) {
     return Reject("", status);
   }
+  if (absl::Status status = ResolveClonedVoice(request); !status.ok()) return Reject("", status);
   auto voice = catalog_->Resolve(request.model, request.voice);
   if (!voice.ok()) return Reject("", voice.status());
   const std::string& model_id = voice->model->id();

@@ -22,6 +22,7 @@
 #include "service/synthesis_request.h"
 #include "service/voice_catalog.h"
 #include "service/voice_filter.h"
+#include "service/voice_registry.h"
 #include "text/sentence_splitter.h"
 
 namespace voxserve::service {
@@ -100,6 +101,10 @@ class TtsService {
   std::vector<ModelStatus> ModelStatuses() const;
   const ServiceConfig& config() const { return config_; }
 
+  // Cloned voices: register, list, get, delete (docs/voice-cloning.md). Lives as long as the
+  // service.
+  VoiceRegistry& voices() { return *voices_; }
+
  private:
   TtsService(ServiceConfig config, core::MetricsRegistry& registry,
              engine::EngineFactory engine_factory);
@@ -108,6 +113,10 @@ class TtsService {
   absl::StatusOr<const text::SentenceSplitter*> SplitterFor(const std::string& language);
   absl::Status Reject(const std::string& model, const absl::Status& status);
   absl::Status CheckVoiceAliases() const;
+  // Fills request.voice_profile when request.voice names a cloned voice; then Unimplemented
+  // until engines take profiles (issue 12 part 2). OK and nothing set for other voices.
+  absl::Status ResolveClonedVoice(SynthesisRequest& request);
+  std::vector<VoiceListing> ClonedVoiceListings() const;
   void OnJobFinished();
 
   const ServiceConfig config_;
@@ -115,6 +124,7 @@ class TtsService {
   scheduler::SchedulerMetricFamilies scheduler_metrics_;
   std::vector<std::unique_ptr<ModelHost>> models_;
   std::unique_ptr<VoiceCatalog> catalog_;
+  std::unique_ptr<VoiceRegistry> voices_;  // destroyed before the models (declared after them)
   boost::asio::thread_pool encode_pool_;  // resampling and encoding, off the I/O threads
 
   std::atomic<bool> draining_{false};

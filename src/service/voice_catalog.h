@@ -29,6 +29,8 @@ struct VoiceListing {
   int sample_rate = 0;
   std::string description;
   std::string alias_of;  // the voice id an alias or OpenAI name stands for; empty for engine voices
+  bool cloned = false;   // a voice registered through the voice API (VoiceRegistry); then
+  std::string name;      // the name its owner gave it
 };
 
 // Immutable after construction; safe cross thread. The hosts are owned by TtsService.
@@ -48,8 +50,11 @@ class VoiceCatalog {
   // tts-1, tts-1-hd, gpt-4o-mini-tts and dated variants: all mean the default model.
   static bool IsOpenAiModelName(std::string_view name);
 
- private:
+  // The model a request's "model" names (empty and OpenAI's names: the default); NotFound
+  // (param "model") otherwise. The model may still be loading.
   absl::StatusOr<ModelHost*> FindModel(std::string_view name) const;
+
+ private:
   // The engine voice a name stands for within `model`, or empty when it stands for none.
   std::string Translate(const ModelHost& model, std::string_view voice) const;
 

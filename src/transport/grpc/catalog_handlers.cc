@@ -49,6 +49,8 @@ v1::ModelState ToProtoState(service::ModelState state) {
     voice->set_sample_rate(listing.sample_rate);
     voice->set_description(listing.description);
     voice->set_alias_of(listing.alias_of);
+    voice->set_cloned(listing.cloned);
+    voice->set_name(listing.name);
   }
   return Answer(env, context, kMethod, absl::OkStatus());
 }

@@ -9,6 +9,7 @@ namespace voxserve::transport::grpc {
 ::grpc::StatusCode GrpcCodeFor(const absl::Status& status) {
   switch (core::DetailOf(status).reason) {
     case core::ErrorReason::kQueueFull:
+    case core::ErrorReason::kInsufficientStorage:  // HTTP 507: the voice store is full
       return ::grpc::StatusCode::RESOURCE_EXHAUSTED;
     case core::ErrorReason::kDraining:
       return ::grpc::StatusCode::UNAVAILABLE;

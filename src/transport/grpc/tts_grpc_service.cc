@@ -4,6 +4,7 @@
 #include "transport/grpc/incremental_synthesis.h"
 #include "transport/grpc/stream_synthesis.h"
 #include "transport/grpc/unary_synthesis.h"
+#include "transport/grpc/voice_handlers.h"
 
 namespace voxserve::transport::grpc {
 
@@ -33,6 +34,30 @@ TtsGrpcService::StreamingSynthesize(::grpc::CallbackServerContext* context) {
                                                        const v1::ListModelsRequest* request,
                                                        v1::ListModelsResponse* response) {
   return AnswerListModels(env_, context, request, response);
+}
+
+::grpc::ServerUnaryReactor* TtsGrpcService::RegisterVoice(::grpc::CallbackServerContext* context,
+                                                          const v1::RegisterVoiceRequest* request,
+                                                          v1::ClonedVoice* response) {
+  return StartRegisterVoice(env_, context, request, response);
+}
+
+::grpc::ServerUnaryReactor* TtsGrpcService::ListClonedVoices(
+    ::grpc::CallbackServerContext* context, const v1::ListClonedVoicesRequest* request,
+    v1::ListClonedVoicesResponse* response) {
+  return AnswerListClonedVoices(env_, context, request, response);
+}
+
+::grpc::ServerUnaryReactor* TtsGrpcService::GetVoice(::grpc::CallbackServerContext* context,
+                                                     const v1::GetVoiceRequest* request,
+                                                     v1::ClonedVoice* response) {
+  return AnswerGetVoice(env_, context, request, response);
+}
+
+::grpc::ServerUnaryReactor* TtsGrpcService::DeleteVoice(::grpc::CallbackServerContext* context,
+                                                        const v1::DeleteVoiceRequest* request,
+                                                        v1::DeleteVoiceResponse* response) {
+  return AnswerDeleteVoice(env_, context, request, response);
 }
 
 }  // namespace voxserve::transport::grpc

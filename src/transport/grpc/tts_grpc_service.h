@@ -24,6 +24,18 @@ class TtsGrpcService final : public v1::TextToSpeech::CallbackService {
   ::grpc::ServerUnaryReactor* ListModels(::grpc::CallbackServerContext* context,
                                          const v1::ListModelsRequest* request,
                                          v1::ListModelsResponse* response) override;
+  ::grpc::ServerUnaryReactor* RegisterVoice(::grpc::CallbackServerContext* context,
+                                            const v1::RegisterVoiceRequest* request,
+                                            v1::ClonedVoice* response) override;
+  ::grpc::ServerUnaryReactor* ListClonedVoices(::grpc::CallbackServerContext* context,
+                                               const v1::ListClonedVoicesRequest* request,
+                                               v1::ListClonedVoicesResponse* response) override;
+  ::grpc::ServerUnaryReactor* GetVoice(::grpc::CallbackServerContext* context,
+                                       const v1::GetVoiceRequest* request,
+                                       v1::ClonedVoice* response) override;
+  ::grpc::ServerUnaryReactor* DeleteVoice(::grpc::CallbackServerContext* context,
+                                          const v1::DeleteVoiceRequest* request,
+                                          v1::DeleteVoiceResponse* response) override;
 
  private:
   HandlerEnv env_;

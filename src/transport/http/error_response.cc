@@ -26,6 +26,7 @@ int HttpStatusFor(const absl::Status& status) {
     case core::ErrorReason::kMethodNotAllowed: return 405;
     case core::ErrorReason::kQueueFull: return 429;
     case core::ErrorReason::kDraining: return 503;
+    case core::ErrorReason::kInsufficientStorage: return 507;
     case core::ErrorReason::kUnspecified: break;
   }
   switch (status.code()) {

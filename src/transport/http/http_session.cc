@@ -76,7 +76,10 @@ void HttpSession::ArmTimer(net::steady_timer& timer, int milliseconds) {
 void HttpSession::WaitForRequest() {
   if (closed_) return;
   parser_.emplace();
-  parser_->body_limit(shared_->config.max_body_bytes);
+  // Beast checks Content-Length against the limit while parsing the header, before the route is
+  // known: allow the largest route limit here and narrow it in OnHeader.
+  body_limit_ = shared_->router->LargestBodyLimit(shared_->config.max_body_bytes);
+  parser_->body_limit(body_limit_);
   parser_->header_limit(static_cast<std::uint32_t>(shared_->config.max_header_bytes));
   const HttpConfig& config = shared_->config;
   // A read still pending from watching the last exchange delivers the next request's first
@@ -137,12 +140,24 @@ void HttpSession::OnHeader(boost::system::error_code ec) {
   }
   if (ec == bhttp::error::body_limit) {
     // Beast checks Content-Length against the limit with the header: the body is never read.
-    return RespondToBadRequest(413, "request body exceeds the limit of " +
-                                        std::to_string(shared_->config.max_body_bytes) + " bytes");
+    return RespondToBadRequest(
+        413, "request body exceeds the limit of " + std::to_string(body_limit_) + " bytes");
   }
   if (ec) return RespondToBadRequest(400, "malformed HTTP request: " + ec.message());
   first_request_ = false;
   auto& message = parser_->get();
+  {
+    std::string_view target(message.target().data(), message.target().size());
+    std::string path(target.substr(0, target.find('?')));
+    body_limit_ = shared_->router->BodyLimit(std::string(message.method_string()), path,
+                                             shared_->config.max_body_bytes);
+    auto length = parser_->content_length();
+    if (length && *length > body_limit_) {
+      return RespondToBadRequest(
+          413, "request body exceeds the limit of " + std::to_string(body_limit_) + " bytes");
+    }
+    parser_->body_limit(body_limit_);
+  }
   if (beast::iequals(message[bhttp::field::expect], "100-continue")) {
     // curl sends this for bodies over 1 KiB and waits a second for the go-ahead otherwise.
     Enqueue(Raw{std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n")});
@@ -158,8 +173,8 @@ void HttpSession::OnBody(boost::system::error_code ec) {
   read_timer_.cancel();
   if (closed_) return;
   if (ec == bhttp::error::body_limit) {
-    return RespondToBadRequest(413, "request body exceeds the limit of " +
-                                        std::to_string(shared_->config.max_body_bytes) + " bytes");
+    return RespondToBadRequest(
+        413, "request body exceeds the limit of " + std::to_string(body_limit_) + " bytes");
   }
   if (ec) return RespondToBadRequest(400, "malformed HTTP request body: " + ec.message());
   Dispatch();

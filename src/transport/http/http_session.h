@@ -140,6 +140,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool awaiting_handshake_ = false;  // TLS: the first bytes decide between handshake and refusal
   bool lingering_ = false;           // response sent, input discarded until the client closes
   bool first_request_ = true;
+  size_t body_limit_ = 0;  // of the request being read: the route's (Router::BodyLimit)
   bool closed_ = false;
   bool writing_ = false;
   std::deque<Outgoing> outgoing_;

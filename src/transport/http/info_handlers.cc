@@ -22,6 +22,10 @@ json VoicesJson(const std::vector<service::VoiceListing>& voices) {
                   {"sample_rate", voice.sample_rate},
                   {"description", voice.description}};
     if (!voice.alias_of.empty()) entry["alias_of"] = voice.alias_of;
+    if (voice.cloned) {  // docs/voice-cloning.md: registered through /v1/audio/voices
+      entry["type"] = "cloned";
+      entry["name"] = voice.name;
+    }
     data.push_back(std::move(entry));
   }
   return {{"object", "list"}, {"data", data}};

@@ -1,5 +1,7 @@
 #include "transport/http/router.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "transport/http/error_response.h"
 
@@ -14,10 +16,40 @@ void Router::WrapAll(const std::function<Handler(const std::string& path, Handle
   for (Route& route : routes_) route.handler = wrap(route.path, std::move(route.handler));
 }
 
+bool Router::Matches(const Route& route, const std::string& path) {
+  if (!route.path.ends_with("/*")) return route.path == path;
+  const size_t prefix = route.path.size() - 1;  // keeps the '/'
+  return path.size() > prefix && path.compare(0, prefix, route.path, 0, prefix) == 0 &&
+         path.find('/', prefix) == std::string::npos;
+}
+
+void Router::SetBodyLimit(const std::string& method, const std::string& path,
+                          size_t max_body_bytes) {
+  for (Route& route : routes_) {
+    if (route.method == method && route.path == path) route.max_body_bytes = max_body_bytes;
+  }
+}
+
+size_t Router::BodyLimit(const std::string& method, const std::string& path,
+                         size_t fallback) const {
+  for (const Route& route : routes_) {
+    if (route.method == method && route.max_body_bytes != 0 && Matches(route, path)) {
+      return route.max_body_bytes;
+    }
+  }
+  return fallback;
+}
+
+size_t Router::LargestBodyLimit(size_t fallback) const {
+  size_t largest = fallback;
+  for (const Route& route : routes_) largest = std::max(largest, route.max_body_bytes);
+  return largest;
+}
+
 Router::Match Router::Find(const std::string& method, const std::string& path) const {
   std::string allowed;
   for (const Route& route : routes_) {
-    if (route.path != path) continue;
+    if (!Matches(route, path)) continue;
     // HEAD is answered like GET by the session (same headers, no body).
     if (route.method == method || (method == "HEAD" && route.method == "GET")) {
       return {&route.handler, route.path, route.resource, {}};

@@ -1,5 +1,6 @@
 // Maps method + path to a handler; unknown paths get 404, known paths with another method 405
-// with an Allow header.
+// with an Allow header. A route path ending in "/*" matches that prefix plus one non-empty
+// segment without '/' (e.g. "/v1/audio/voices/*" for a voice id).
 #pragma once
 
 #include <functional>
@@ -23,6 +24,14 @@ class Router {
   // Replaces each route's handler so far with wrap(path, handler); for test-only decorators
   // (fault_injection.h). Call before serving.
   void WrapAll(const std::function<Handler(const std::string& path, Handler)>& wrap);
+  // A larger request body for one route than http.max_body_bytes (an audio upload); set after
+  // Add. The session reads it once the request line is in, before any body byte.
+  void SetBodyLimit(const std::string& method, const std::string& path, size_t max_body_bytes);
+  // The body limit for a request: the route's own, or `fallback`.
+  size_t BodyLimit(const std::string& method, const std::string& path, size_t fallback) const;
+  // The largest body limit of any route, or `fallback` when larger: what Beast must allow
+  // before the request line says which route it is.
+  size_t LargestBodyLimit(size_t fallback) const;
 
   struct Match {
     const Handler* handler = nullptr;  // null → respond with `error`
@@ -38,7 +47,9 @@ class Router {
     std::string path;
     Handler handler;
     auth::Resource resource;
+    size_t max_body_bytes = 0;  // 0: the server's http.max_body_bytes
   };
+  static bool Matches(const Route& route, const std::string& path);
   std::vector<Route> routes_;
 };
 

@@ -297,5 +297,32 @@ TEST_F(ServerConfigTest, HelpListsEveryOptionWithItsEnvironmentVariable) {
   }
 }
 
+TEST_F(ServerConfigTest, VoicesKeysComeFromTheFileFlagsAndEnvironmentAndAreChecked) {
+  auto defaults = Load({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->config.service.voices.dir.empty()) << "cloning is off by default";
+  EXPECT_FALSE(defaults->config.service.voices.test_cloner);
+
+  WriteConfig("voices:\n  dir: /tmp/v\n  max_count: 7\n  max_upload_bytes: 4096\n");
+  auto file = Load({"--config", path_.string(), "--voices-max-bytes", "2097152"},
+                   {{"VOXSERVE_VOICES_TEST_CLONER", "true"}});
+  ASSERT_TRUE(file.ok()) << file.status();
+  const service::VoiceStoreConfig& voices = file->config.service.voices;
+  EXPECT_EQ(voices.dir, "/tmp/v");
+  EXPECT_EQ(voices.max_count, 7);
+  EXPECT_EQ(voices.max_upload_bytes, 4096u);
+  EXPECT_EQ(voices.max_bytes, 2097152u);
+  EXPECT_TRUE(voices.test_cloner);
+
+  WriteConfig("voices:\n  max_count: 0\n");
+  auto bad = Load({"--config", path_.string()});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("voices.max_count"), std::string::npos) << bad.status();
+  WriteConfig("voices:\n  directory: /tmp/v\n");
+  auto misspelled = Load({"--config", path_.string()});
+  ASSERT_FALSE(misspelled.ok());
+  EXPECT_NE(misspelled.status().message().find("directory"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace voxserve::server

@@ -95,6 +95,7 @@ struct ServiceOptions {
   bool load = true;
   bool fail_to_load = false;
   std::map<std::string, VoiceAlias> extra_aliases;  // besides "narrator" → bob
+  VoiceStoreConfig voices;                          // cloned voices: off unless dir is set
 };
 
 class ServiceTest : public ::testing::Test {
@@ -112,6 +113,7 @@ class ServiceTest : public ::testing::Test {
     config.voice_aliases.insert(options.extra_aliases.begin(), options.extra_aliases.end());
     config.openai_voices["alloy"] = "alice";
     config.encode_threads = 2;
+    config.voices = options.voices;
     options.engine.fill_from_first_byte = true;
     bool fail = options.fail_to_load;
     auto engine_options = options.engine;

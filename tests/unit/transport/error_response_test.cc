@@ -69,6 +69,11 @@ TEST(HttpStatusFor, QueueFullIs429) { EXPECT_EQ(HttpStatusFor(core::QueueFull("f
 
 TEST(HttpStatusFor, DrainingIs503) { EXPECT_EQ(HttpStatusFor(core::Draining("bye")), 503); }
 
+TEST(HttpStatusFor, InsufficientStorageIs507) {
+  // A full voice store: the request is fine, the server has no room (RFC 4918 11.5).
+  EXPECT_EQ(HttpStatusFor(core::InsufficientStorage("full", "voice_limit_reached")), 507);
+}
+
 TEST(HttpStatusFor, InternalIs500) { EXPECT_EQ(HttpStatusFor(core::Internal("crash")), 500); }
 
 TEST(HttpStatusFor, NotFoundWithDetailIs404) {

@@ -24,6 +24,13 @@ TEST(GrpcStatusMapping, QueueFullIsResourceExhaustedWithRetryAfterInMilliseconds
                                                     Pair("voxserve-error-code", "queue_full")));
 }
 
+TEST(GrpcStatusMapping, AFullVoiceStoreIsResourceExhaustedWithoutARetryHint) {
+  GrpcError error = ToGrpcError(core::InsufficientStorage("store full", "voice_limit_reached"));
+  EXPECT_EQ(error.status.error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(Trailers(error),
+              UnorderedElementsAre(Pair("voxserve-error-code", "voice_limit_reached")));
+}
+
 TEST(GrpcStatusMapping, DrainingIsUnavailable) {
   GrpcError error = ToGrpcError(core::Draining("shutting down"));
   EXPECT_EQ(error.status.error_code(), ::grpc::StatusCode::UNAVAILABLE);

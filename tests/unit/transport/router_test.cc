@@ -108,5 +108,40 @@ TEST_F(RouterTest, MethodsAreCaseSensitive) {
   EXPECT_EQ(router_.Find("get", "/health").error.status, 405);
 }
 
+TEST(RouterPattern, AStarSegmentMatchesOneNonEmptySegment) {
+  Router router;
+  std::string called;
+  router.Add("GET", "/v1/audio/voices", [&](std::shared_ptr<HttpExchange>) { called = "list"; });
+  router.Add("GET", "/v1/audio/voices/*", [&](std::shared_ptr<HttpExchange>) { called = "one"; });
+  router.Add("DELETE", "/v1/audio/voices/*", [&](std::shared_ptr<HttpExchange>) { called = "rm"; });
+  Router::Match one = router.Find("GET", "/v1/audio/voices/voice_abc");
+  ASSERT_NE(one.handler, nullptr);
+  (*one.handler)(nullptr);
+  EXPECT_EQ(called, "one");
+  EXPECT_EQ(one.route, "/v1/audio/voices/*") << "a bounded metrics label, not the id";
+  Router::Match list = router.Find("GET", "/v1/audio/voices");
+  ASSERT_NE(list.handler, nullptr);
+  (*list.handler)(nullptr);
+  EXPECT_EQ(called, "list");
+  EXPECT_EQ(router.Find("GET", "/v1/audio/voices/").error.status, 404);
+  EXPECT_EQ(router.Find("GET", "/v1/audio/voices/a/b").error.status, 404);
+  EXPECT_EQ(router.Find("GET", "/v1/audio/voicesX").error.status, 404);
+  Router::Match put = router.Find("PUT", "/v1/audio/voices/voice_abc");
+  EXPECT_EQ(put.error.status, 405);
+  EXPECT_EQ(HeaderOf(put.error, "Allow"), "GET, DELETE");
+}
+
+TEST(RouterBodyLimit, OneRouteMayTakeALargerBody) {
+  Router router;
+  router.Add("POST", "/v1/audio/speech", [](std::shared_ptr<HttpExchange>) {});
+  router.Add("POST", "/v1/audio/voices", [](std::shared_ptr<HttpExchange>) {});
+  router.SetBodyLimit("POST", "/v1/audio/voices", 20 << 20);
+  EXPECT_EQ(router.BodyLimit("POST", "/v1/audio/voices", 1 << 20), size_t{20 << 20});
+  EXPECT_EQ(router.BodyLimit("POST", "/v1/audio/speech", 1 << 20), size_t{1 << 20});
+  EXPECT_EQ(router.BodyLimit("PUT", "/v1/audio/voices", 1 << 20), size_t{1 << 20});
+  EXPECT_EQ(router.LargestBodyLimit(1 << 20), size_t{20 << 20});
+  EXPECT_EQ(Router().LargestBodyLimit(1 << 20), size_t{1 << 20});
+}
+
 }  // namespace
 }  // namespace voxserve::transport::http

@@ -1,0 +1,176 @@
+#include "service/voice_registry.h"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+
+#include "core/error.h"
+#include "spdlog/spdlog.h"
+#include "text/utf8.h"
+
+namespace voxserve::service {
+namespace {
+
+// A transcript is one prompt utterance (30 s of speech is ~100 words); 4096 characters bounds
+// what is kept in the file, as for synthesis instructions.
+constexpr size_t kMaxTranscriptChars = 4096;
+
+absl::Status CheckAllowed(const std::vector<std::string>& allowed, const std::string& model_id,
+                          std::string_view asked) {
+  if (allowed.empty() || std::find(allowed.begin(), allowed.end(), model_id) != allowed.end() ||
+      std::find(allowed.begin(), allowed.end(), asked) != allowed.end()) {
+    return absl::OkStatus();
+  }
+  return core::PermissionDenied("this API key may not use model '" + model_id + "'", "model",
+                                "model_not_allowed");
+}
+
+int PoolThreads(const VoiceStoreConfig& config) {
+  return config.dir.empty() ? 1 : std::clamp(config.max_pending, 1, 4);
+}
+
+}  // namespace
+
+VoiceRegistry::VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup,
+                             std::unique_ptr<VoiceStore> store)
+    : config_(std::move(config)),
+      lookup_(std::move(lookup)),
+      store_(std::move(store)),
+      pool_(PoolThreads(config_)) {}
+
+VoiceRegistry::~VoiceRegistry() { pool_.join(); }
+
+absl::StatusOr<std::unique_ptr<VoiceRegistry>> VoiceRegistry::Create(VoiceStoreConfig config,
+                                                                     ModelLookup lookup) {
+  if (absl::Status status = config.Validate(); !status.ok()) return status;
+  std::unique_ptr<VoiceStore> store;
+  if (!config.dir.empty()) {
+    auto created = VoiceStore::Create(config);
+    if (!created.ok()) return created.status();
+    store = *std::move(created);
+  }
+  return std::unique_ptr<VoiceRegistry>(
+      new VoiceRegistry(std::move(config), std::move(lookup), std::move(store)));
+}
+
+absl::StatusOr<engine::VoiceCloner*> VoiceRegistry::ClonerFor(ModelHost& model) {
+  if (model.state() != ModelState::kReady) {
+    return absl::UnavailableError("model '" + model.id() + "' is not ready (" +
+                                  std::string(ModelStateName(model.state())) + ")");
+  }
+  if (engine::VoiceCloner* cloner = model.engine().voice_cloner()) return cloner;
+  if (config_.test_cloner) return &test_cloner_;
+  return core::InvalidArgument("model '" + model.id() + "' (engine " +
+                                   model.config().engine.engine + ") cannot clone voices",
+                               "model", "model_cannot_clone");
+}
+
+void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone done) {
+  if (!store_) {
+    return done(absl::UnimplementedError(
+        "voice cloning is off on this server (set voices.dir to enable it)"));
+  }
+  if (registration.audio.size() > config_.max_upload_bytes) {
+    return done(core::PayloadTooLarge(
+        "audio_sample is " + std::to_string(registration.audio.size()) + " bytes; at most " +
+            std::to_string(config_.max_upload_bytes) + " are accepted",
+        "audio_sample"));
+  }
+  if (registration.audio.empty()) {
+    return done(
+        core::InvalidArgument("audio_sample is missing or empty", "audio_sample", "missing_audio"));
+  }
+  if (absl::Status status = ValidateVoiceName(registration.name); !status.ok()) return done(status);
+  if (absl::Status status = text::ValidateUtf8(registration.transcript, "transcript");
+      !status.ok()) {
+    return done(status);
+  }
+  if (text::CountCodePoints(registration.transcript) > kMaxTranscriptChars) {
+    return done(core::PayloadTooLarge("transcript is longer than 4096 characters", "transcript"));
+  }
+  auto model = lookup_(registration.model);
+  if (!model.ok()) return done(model.status());
+  ModelHost& host = **model;
+  if (absl::Status status =
+          CheckAllowed(registration.allowed_models, host.id(), registration.model);
+      !status.ok()) {
+    return done(status);
+  }
+  auto cloner = ClonerFor(host);
+  if (!cloner.ok()) return done(cloner.status());
+  auto reservation = store_->Reserve(host.id(), registration.name);
+  if (!reservation.ok()) return done(reservation.status());
+  if (pending_.fetch_add(1) >= config_.max_pending) {
+    pending_.fetch_sub(1);
+    return done(core::QueueFull("too many voice registrations in progress; retry shortly", 1));
+  }
+  // The reservation holds the name while the frontend runs, so a second registration of it is
+  // refused at once instead of after its own (expensive) cloning.
+  std::shared_ptr<VoiceStore::Reservation> held = *std::move(reservation);
+  boost::asio::post(pool_, [this, held, cloner = *cloner, model_id = host.id(),
+                            registration = std::move(registration),
+                            done = std::move(done)]() mutable {
+    engine::VoicePrompt prompt;
+    prompt.audio = std::span(reinterpret_cast<const uint8_t*>(registration.audio.data()),
+                             registration.audio.size());
+    prompt.transcript = registration.transcript;
+    absl::StatusOr<engine::VoiceProfile> profile = cloner->CloneVoice(prompt);
+    absl::StatusOr<StoredVoice> stored = core::Internal("voice cloner returned nothing");
+    if (!profile.ok()) {
+      stored = profile.status();
+    } else {
+      VoiceMetadata metadata;
+      metadata.family = profile->family;
+      metadata.transcript = registration.transcript;
+      metadata.prompt_seconds = profile->prompt_seconds;
+      stored = store_->Commit(*held, model_id, registration.name, std::move(metadata), *profile);
+    }
+    if (stored.ok()) {
+      spdlog::info("voices: registered {} '{}' for model {} ({} bytes)", stored->metadata.id,
+                   stored->metadata.name, model_id, stored->file_bytes);
+    } else if (stored.status().code() == absl::StatusCode::kInternal) {
+      spdlog::error("voices: registering '{}' failed: {}", registration.name,
+                    std::string(stored.status().message()));
+    }
+    // The name is free again (or taken for good) before the caller hears back: a client that
+    // retries at once after a failure must not meet its own reservation.
+    held.reset();
+    pending_.fetch_sub(1);
+    done(std::move(stored));
+  });
+}
+
+std::vector<StoredVoice> VoiceRegistry::List(std::string_view model) const {
+  return store_ ? store_->List(model) : std::vector<StoredVoice>{};
+}
+
+absl::StatusOr<StoredVoice> VoiceRegistry::Get(std::string_view id) const {
+  if (store_) {
+    if (auto voice = store_->Get(id)) return *voice;
+  }
+  return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id", "voice_not_found");
+}
+
+absl::Status VoiceRegistry::Delete(std::string_view id) {
+  if (!store_) {
+    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
+                          "voice_not_found");
+  }
+  absl::Status status = store_->Delete(id);
+  if (status.ok()) spdlog::info("voices: deleted {}", std::string(id));
+  return status;
+}
+
+std::optional<StoredVoice> VoiceRegistry::Find(std::string_view model_id,
+                                               std::string_view voice) const {
+  if (!store_ || voice.empty()) return std::nullopt;
+  if (auto by_id = store_->Get(voice); by_id && by_id->metadata.model == model_id) return by_id;
+  return store_->FindByName(model_id, voice);
+}
+
+absl::StatusOr<engine::VoiceProfile> VoiceRegistry::LoadProfile(std::string_view id) const {
+  if (!store_)
+    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+  return store_->LoadProfile(id);
+}
+
+}  // namespace voxserve::service

@@ -1,0 +1,80 @@
+// Voice cloning as a service (docs/voice-cloning.md): registers a voice by running its model's
+// VoiceCloner once on a worker thread and storing the profile (VoiceStore); lists, gets and
+// deletes stored voices; finds the cloned voice a synthesis request names. Transports call it
+// through TtsService::voices().
+#pragma once
+
+#include <atomic>
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "service/model_host.h"
+#include "service/test_voice_cloner.h"
+#include "service/voice_store.h"
+
+namespace voxserve::service {
+
+struct VoiceRegistration {
+  std::string model;       // as the client named it; empty or an OpenAI name = the default model
+  std::string name;        // see ValidateVoiceName
+  std::string transcript;  // what the sample says (voxserve's extension; may be empty)
+  std::string audio;       // the uploaded file, as sent
+  // From the caller's API key, as SynthesisRequest::allowed_models; empty = every model.
+  std::vector<std::string> allowed_models;
+};
+
+// Called exactly once with the stored voice or why nothing was stored.
+using RegistrationDone = std::function<void(absl::StatusOr<StoredVoice>)>;
+
+// Safe cross thread. Owned by TtsService; the model hosts outlive it. Cloning runs on its own
+// small pool (max_pending threads at most), never on the caller's thread.
+class VoiceRegistry {
+ public:
+  // The model a name stands for (VoiceCatalog::FindModel).
+  using ModelLookup = std::function<absl::StatusOr<ModelHost*>(std::string_view)>;
+
+  // `config.dir` empty: cloning is off (Register answers Unimplemented, lists are empty).
+  // Fails when the directory cannot be created or read.
+  static absl::StatusOr<std::unique_ptr<VoiceRegistry>> Create(VoiceStoreConfig config,
+                                                               ModelLookup lookup);
+  ~VoiceRegistry();  // waits for registrations being cloned
+
+  bool enabled() const { return store_ != nullptr; }
+
+  // Refuses at once (done runs before Register returns) what fails its checks: cloning off
+  // (Unimplemented), audio over max_upload_bytes (PayloadTooLarge) or empty, a bad name, an
+  // unknown model (NotFound), one outside allowed_models (PermissionDenied), one still loading
+  // (Unavailable), one that cannot clone (InvalidArgument "model_cannot_clone"), a duplicate
+  // name (AlreadyExists), a full store (InsufficientStorage), too many registrations at once
+  // (QueueFull). Otherwise clones on a worker and calls done there: the cloner's
+  // InvalidArgument or OutOfRange for bad audio, or the stored voice.
+  void Register(VoiceRegistration registration, RegistrationDone done);
+
+  std::vector<StoredVoice> List(std::string_view model = {}) const;  // model id; empty = all
+  absl::StatusOr<StoredVoice> Get(std::string_view id) const;        // NotFound
+  absl::Status Delete(std::string_view id);                          // NotFound
+
+  // The cloned voice `voice` names within model `model_id`: its id, or its name (ASCII
+  // case-insensitive). For synthesis and the voice catalog.
+  std::optional<StoredVoice> Find(std::string_view model_id, std::string_view voice) const;
+  absl::StatusOr<engine::VoiceProfile> LoadProfile(std::string_view id) const;
+
+ private:
+  VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup, std::unique_ptr<VoiceStore> store);
+  absl::StatusOr<engine::VoiceCloner*> ClonerFor(ModelHost& model);
+
+  const VoiceStoreConfig config_;
+  ModelLookup lookup_;
+  std::unique_ptr<VoiceStore> store_;  // null when cloning is off
+  TestVoiceCloner test_cloner_;        // used only with config_.test_cloner
+  std::atomic<int> pending_{0};        // registrations refused beyond config_.max_pending
+  boost::asio::thread_pool pool_;
+};
+
+}  // namespace voxserve::service

@@ -1,0 +1,393 @@
+#include "service/voice_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "core/error.h"
+#include "spdlog/spdlog.h"
+#include "text/utf8.h"
+
+namespace voxserve::service {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kIdPrefix = "voice_";
+constexpr size_t kIdHexDigits = 24;  // 96 random bits: collisions are not a concern
+constexpr std::string_view kSuffix = ".voice";
+constexpr std::string_view kTempMarker = ".tmp-";
+constexpr size_t kMaxNameChars = 64;  // OpenAI documents no limit; 64 fits any UI label
+
+std::string NameKey(std::string_view model, std::string_view name) {
+  return std::string(model) + '\n' + absl::AsciiStrToLower(std::string(name));
+}
+
+bool IsVoiceId(std::string_view id) {
+  if (id.size() != kIdPrefix.size() + kIdHexDigits || id.substr(0, kIdPrefix.size()) != kIdPrefix) {
+    return false;
+  }
+  for (char c : id.substr(kIdPrefix.size())) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+// fsync on a directory makes a rename or unlink in it durable (POSIX leaves it to the caller).
+absl::Status SyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return core::Internal("cannot open voices directory " + dir + ": " + ErrnoText());
+  int rc = ::fsync(fd);
+  std::string why = rc != 0 ? ErrnoText() : "";
+  ::close(fd);
+  if (rc != 0) return core::Internal("cannot sync voices directory " + dir + ": " + why);
+  return absl::OkStatus();
+}
+
+absl::Status WriteAndSync(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return core::Internal("cannot create " + path + ": " + ErrnoText());
+  size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string why = ErrnoText();
+      ::close(fd);
+      return core::Internal("cannot write " + path + ": " + why);
+    }
+    written += static_cast<size_t>(n);
+  }
+  int rc = ::fsync(fd);
+  std::string why = rc != 0 ? ErrnoText() : "";
+  if (::close(fd) != 0 && rc == 0) {
+    rc = -1;
+    why = ErrnoText();
+  }
+  if (rc != 0) return core::Internal("cannot sync " + path + ": " + why);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadWhole(const std::string& path, size_t limit) {
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  if (ec) return core::Internal("cannot stat " + path + ": " + ec.message());
+  if (size > limit) return core::InvalidArgument("larger than voices.max_bytes");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return core::Internal("cannot open " + path);
+  std::string bytes(size, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (in.gcount() != static_cast<std::streamsize>(size))
+    return core::Internal("short read of " + path);
+  return bytes;
+}
+
+}  // namespace
+
+absl::Status VoiceStoreConfig::Validate() const {
+  if (max_count < 1 || max_count > 1'000'000) {
+    return core::InvalidArgument("voices.max_count must be 1..1000000");
+  }
+  if (max_bytes < (1u << 20)) return core::InvalidArgument("voices.max_bytes must be >= 1048576");
+  if (max_upload_bytes < 1024 || max_upload_bytes > (1ull << 30)) {
+    return core::InvalidArgument("voices.max_upload_bytes must be 1024..1073741824");
+  }
+  if (max_pending < 1 || max_pending > 1024) {
+    return core::InvalidArgument("voices.max_pending must be 1..1024");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateVoiceName(std::string_view name) {
+  auto bad = [](const std::string& why) {
+    return core::InvalidArgument("name " + why, "name", "invalid_voice_name");
+  };
+  if (name.empty()) return bad("must not be empty");
+  if (absl::Status utf8 = text::ValidateUtf8(name, "name"); !utf8.ok()) return utf8;
+  if (text::CountCodePoints(name) > kMaxNameChars) return bad("must be at most 64 characters");
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) return bad("must not contain control characters");
+    if (c == '/' || c == '\\') return bad("must not contain '/' or '\\'");
+  }
+  if (name.find("..") != std::string_view::npos) return bad("must not contain '..'");
+  if (text::TrimWhitespace(name).size() != name.size()) {
+    return bad("must not start or end with white space");
+  }
+  if (absl::AsciiStrToLower(std::string(name.substr(0, kIdPrefix.size()))) == kIdPrefix) {
+    return bad("must not start with 'voice_' (voice ids do)");
+  }
+  return absl::OkStatus();
+}
+
+VoiceStore::Reservation::Reservation(VoiceStore* store, std::string id, std::string key)
+    : store_(store), id_(std::move(id)), key_(std::move(key)) {}
+
+VoiceStore::Reservation::~Reservation() {
+  if (!committed_) store_->Release(key_);
+  std::lock_guard lock(store_->mutex_);
+  store_->pending_ids_.erase(id_);
+}
+
+VoiceStore::VoiceStore(VoiceStoreConfig config) : config_(std::move(config)) {
+  std::random_device device;
+  id_state_ = (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+absl::StatusOr<std::unique_ptr<VoiceStore>> VoiceStore::Create(VoiceStoreConfig config) {
+  if (absl::Status status = config.Validate(); !status.ok()) return status;
+  if (config.dir.empty()) return core::InvalidArgument("voices.dir is not set");
+  std::error_code ec;
+  fs::create_directories(config.dir, ec);
+  if (ec) return core::Internal("cannot create voices.dir " + config.dir + ": " + ec.message());
+  std::unique_ptr<VoiceStore> store(new VoiceStore(std::move(config)));
+  if (absl::Status status = store->LoadAll(); !status.ok()) return status;
+  return store;
+}
+
+std::string VoiceStore::PathFor(std::string_view id) const {
+  return (fs::path(config_.dir) / (std::string(id) + std::string(kSuffix))).string();
+}
+
+absl::Status VoiceStore::LoadAll() {
+  std::error_code ec;
+  fs::directory_iterator it(config_.dir, ec);
+  if (ec) return core::Internal("cannot read voices.dir " + config_.dir + ": " + ec.message());
+  std::vector<StoredVoice> loaded;
+  for (const fs::directory_entry& entry : it) {
+    const std::string file = entry.path().filename().string();
+    if (file.find(kTempMarker) != std::string::npos && file.front() == '.') {
+      // A registration interrupted before its rename: it never became a voice.
+      spdlog::warn("voices: removing interrupted write {}", entry.path().string());
+      fs::remove(entry.path(), ec);
+      continue;
+    }
+    const bool named_like_voice = file.size() > kSuffix.size() && file.ends_with(kSuffix) &&
+                                  IsVoiceId(file.substr(0, file.size() - kSuffix.size()));
+    if (!named_like_voice || !entry.is_regular_file(ec)) {
+      spdlog::warn("voices: skipping {}: not a voice file name", entry.path().string());
+      continue;
+    }
+    auto bytes = ReadWhole(entry.path().string(), config_.max_bytes);
+    auto decoded =
+        bytes.ok() ? DecodeVoiceFile(*bytes) : absl::StatusOr<DecodedVoice>(bytes.status());
+    if (!decoded.ok()) {
+      spdlog::warn("voices: skipping {}: {}", entry.path().string(),
+                   std::string(decoded.status().message()));
+      continue;
+    }
+    if (decoded->metadata.id + std::string(kSuffix) != file) {
+      spdlog::warn("voices: skipping {}: its id is {}", entry.path().string(),
+                   decoded->metadata.id);
+      continue;
+    }
+    loaded.push_back({std::move(decoded->metadata), bytes->size()});
+  }
+  std::sort(loaded.begin(), loaded.end(), [](const StoredVoice& a, const StoredVoice& b) {
+    return a.metadata.created_at < b.metadata.created_at;
+  });
+  std::lock_guard lock(mutex_);
+  for (StoredVoice& voice : loaded) {
+    std::string key = NameKey(voice.metadata.model, voice.metadata.name);
+    if (by_name_.contains(key)) {
+      spdlog::warn("voices: skipping {}: model {} already has a voice named '{}'",
+                   voice.metadata.id, voice.metadata.model, voice.metadata.name);
+      continue;
+    }
+    // Bounds are checked on registration; files already here are kept even if the operator
+    // lowered the limits (nothing is deleted behind their back), new ones are refused.
+    by_name_.emplace(key, voice.metadata.id);
+    total_bytes_ += voice.file_bytes;
+    std::string id = voice.metadata.id;
+    voices_.emplace(std::move(id), std::move(voice));
+  }
+  spdlog::info("voices: {} cloned voice(s) in {} ({} bytes)", voices_.size(), config_.dir,
+               total_bytes_);
+  return absl::OkStatus();
+}
+
+std::string VoiceStore::NewId() {
+  std::mt19937_64 generator(id_state_);
+  std::string id;
+  do {
+    id = std::string(kIdPrefix);
+    for (int word = 0; word < 2; ++word) {
+      uint64_t bits = generator();
+      for (int i = 0; i < 12; ++i) id.push_back("0123456789abcdef"[(bits >> (4 * i)) & 0xf]);
+    }
+  } while (voices_.contains(id) || pending_ids_.contains(id));
+  id_state_ = generator();
+  return id;
+}
+
+absl::StatusOr<std::unique_ptr<VoiceStore::Reservation>> VoiceStore::Reserve(
+    std::string_view model, std::string_view name) {
+  if (absl::Status status = ValidateVoiceName(name); !status.ok()) return status;
+  std::string key = NameKey(model, name);
+  std::lock_guard lock(mutex_);
+  if (by_name_.contains(key) || pending_.contains(key)) {
+    return absl::AlreadyExistsError("model '" + std::string(model) +
+                                    "' already has a voice named '" + std::string(name) + "'");
+  }
+  if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
+    return core::InsufficientStorage(
+        "the voice store is full (voices.max_count = " + std::to_string(config_.max_count) +
+            "); delete a voice first",
+        "voice_limit_reached");
+  }
+  pending_.insert(key);
+  std::string id = NewId();
+  pending_ids_.insert(id);
+  return std::unique_ptr<Reservation>(new Reservation(this, std::move(id), std::move(key)));
+}
+
+void VoiceStore::Release(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  pending_.erase(key);
+}
+
+absl::StatusOr<StoredVoice> VoiceStore::Commit(Reservation& reservation, std::string_view model,
+                                               std::string_view name, VoiceMetadata metadata,
+                                               const engine::VoiceProfile& profile) {
+  if (reservation.committed_ || reservation.key_ != NameKey(model, name)) {
+    return core::Internal("voice store: reservation does not match the voice");
+  }
+  metadata.id = reservation.id();
+  metadata.model = std::string(model);
+  metadata.name = std::string(name);
+  metadata.created_at = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  const std::string bytes = EncodeVoiceFile(metadata, profile);
+  bool fail_before_rename = false;
+  {
+    std::lock_guard lock(mutex_);
+    // Pending registrations are not counted in bytes (their size is unknown until now); two
+    // racing past this check may together pass the bound by at most one profile each.
+    if (total_bytes_ + bytes.size() > config_.max_bytes) {
+      return core::InsufficientStorage(
+          "the voice store is full (voices.max_bytes = " + std::to_string(config_.max_bytes) +
+              "); delete a voice first",
+          "voice_storage_full");
+    }
+    fail_before_rename = std::exchange(fail_before_rename_, false);
+  }
+  const std::string path = PathFor(metadata.id);
+  const std::string temp =
+      (fs::path(config_.dir) / ("." + metadata.id + std::string(kSuffix) +
+                                std::string(kTempMarker) + std::to_string(::getpid())))
+          .string();
+  std::error_code ec;
+  if (absl::Status status = WriteAndSync(temp, bytes); !status.ok()) {
+    fs::remove(temp, ec);
+    return status;
+  }
+  if (fail_before_rename) return core::Internal("voice store: simulated crash before rename");
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    std::string why = ErrnoText();
+    fs::remove(temp, ec);
+    return core::Internal("cannot rename " + temp + ": " + why);
+  }
+  if (absl::Status status = SyncDirectory(config_.dir); !status.ok()) {
+    fs::remove(path, ec);
+    return status;
+  }
+  StoredVoice stored{std::move(metadata), bytes.size()};
+  std::lock_guard lock(mutex_);
+  reservation.committed_ = true;
+  pending_.erase(reservation.key_);
+  by_name_.emplace(reservation.key_, stored.metadata.id);
+  total_bytes_ += stored.file_bytes;
+  voices_.emplace(stored.metadata.id, stored);
+  return stored;
+}
+
+absl::StatusOr<StoredVoice> VoiceStore::Add(std::string_view model, std::string_view name,
+                                            VoiceMetadata metadata,
+                                            const engine::VoiceProfile& profile) {
+  auto reservation = Reserve(model, name);
+  if (!reservation.ok()) return reservation.status();
+  return Commit(**reservation, model, name, std::move(metadata), profile);
+}
+
+std::vector<StoredVoice> VoiceStore::List(std::string_view model) const {
+  std::vector<StoredVoice> voices;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, voice] : voices_) {
+      if (model.empty() || voice.metadata.model == model) voices.push_back(voice);
+    }
+  }
+  std::stable_sort(voices.begin(), voices.end(), [](const StoredVoice& a, const StoredVoice& b) {
+    return a.metadata.created_at < b.metadata.created_at;
+  });
+  return voices;
+}
+
+std::optional<StoredVoice> VoiceStore::Get(std::string_view id) const {
+  std::lock_guard lock(mutex_);
+  auto it = voices_.find(id);
+  if (it == voices_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<StoredVoice> VoiceStore::FindByName(std::string_view model,
+                                                  std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  auto it = by_name_.find(NameKey(model, name));
+  if (it == by_name_.end()) return std::nullopt;
+  return voices_.at(it->second);
+}
+
+absl::StatusOr<engine::VoiceProfile> VoiceStore::LoadProfile(std::string_view id) const {
+  if (!Get(id))
+    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+  auto bytes = ReadWhole(PathFor(id), config_.max_bytes);
+  if (!bytes.ok())
+    return core::Internal("voice " + std::string(id) + ": " +
+                          std::string(bytes.status().message()));
+  auto decoded = DecodeVoiceFile(*bytes);
+  if (!decoded.ok()) {
+    return core::Internal("voice " + std::string(id) + ": " +
+                          std::string(decoded.status().message()));
+  }
+  return std::move(decoded->profile);
+}
+
+absl::Status VoiceStore::Delete(std::string_view id) {
+  std::lock_guard lock(mutex_);
+  auto it = voices_.find(id);
+  if (it == voices_.end()) {
+    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
+                          "voice_not_found");
+  }
+  // unlink is atomic: the name is gone or it is not. Done under the lock so a registration of
+  // the same name cannot slip in between the file and the index disagreeing.
+  if (::unlink(PathFor(id).c_str()) != 0 && errno != ENOENT) {
+    return core::Internal("cannot delete voice " + std::string(id) + ": " + ErrnoText());
+  }
+  if (absl::Status status = SyncDirectory(config_.dir); !status.ok()) {
+    spdlog::warn("voices: {}", std::string(status.message()));
+  }
+  by_name_.erase(NameKey(it->second.metadata.model, it->second.metadata.name));
+  total_bytes_ -= it->second.file_bytes;
+  voices_.erase(it);
+  return absl::OkStatus();
+}
+
+size_t VoiceStore::TotalBytes() const {
+  std::lock_guard lock(mutex_);
+  return total_bytes_;
+}
+
+}  // namespace voxserve::service

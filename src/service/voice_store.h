@@ -1,0 +1,127 @@
+// The durable store of cloned voices: one file per voice in the configured voices directory
+// (layout: service/voice_file.h), written atomically, loaded again at startup, bounded in count
+// and bytes. Only metadata stays in memory; a profile's tensors are read from its file on use.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/voice_cloning.h"
+#include "service/voice_file.h"
+
+namespace voxserve::service {
+
+// YAML voices.* (server_config.cc). Defaults: a CosyVoice 2 profile of a 30 s prompt is about
+// 0.5 MB (prompt_mel [1500, 80] f32 dominates), so 1000 voices fit in 512 MiB.
+struct VoiceStoreConfig {
+  std::string dir;                        // empty: voice cloning is off (503 on POST)
+  int max_count = 1000;                   // stored voices, all models together
+  size_t max_bytes = 512ull << 20;        // their files together
+  size_t max_upload_bytes = 20ull << 20;  // one audio sample: 30 s of 48 kHz 32-bit stereo WAV
+                                          // is 11.5 MB; OpenAI's own limit is not published
+  int max_pending = 4;                    // registrations being cloned at once (429 beyond)
+  // TEST ONLY: models whose engine clones no voices get TestVoiceCloner (a deterministic profile
+  // from the decoded samples), so the API can be tested end to end without a cloning model.
+  bool test_cloner = false;
+
+  absl::Status Validate() const;
+};
+
+// Checks a client's voice name: 1..64 characters of valid UTF-8, no control characters, no
+// '/', '\\' or "..", no leading or trailing space, not starting with "voice_" (ids do).
+// InvalidArgument with param "name".
+absl::Status ValidateVoiceName(std::string_view name);
+
+struct StoredVoice {
+  VoiceMetadata metadata;
+  size_t file_bytes = 0;
+};
+
+// Safe cross thread: one mutex guards the index; file writes happen outside it, under a
+// reservation that already holds the name and a count slot, so concurrent registrations of one
+// name get one success and one AlreadyExists, and the bounds are never overshot.
+class VoiceStore {
+ public:
+  // Creates `config.dir` if needed and loads every valid voice file in it. Leftover temporary
+  // files (a write interrupted by a crash) are removed; corrupt or foreign files are skipped
+  // with a warning. Fails only when the directory cannot be created or read.
+  static absl::StatusOr<std::unique_ptr<VoiceStore>> Create(VoiceStoreConfig config);
+
+  // Holds a name and a slot until Commit or destruction. Owned by the caller; must not outlive
+  // the store.
+  class Reservation {
+   public:
+    ~Reservation();
+    Reservation(const Reservation&) = delete;
+    Reservation& operator=(const Reservation&) = delete;
+    const std::string& id() const { return id_; }
+
+   private:
+    friend class VoiceStore;
+    Reservation(VoiceStore* store, std::string id, std::string key);
+    VoiceStore* store_;
+    std::string id_;
+    std::string key_;  // model + '\n' + lower-case name
+    bool committed_ = false;
+  };
+
+  // AlreadyExists (409) for a name the model already has or is registering; ResourceExhausted
+  // with code "voice_limit_reached" (HTTP 507) when max_count voices exist or are pending.
+  absl::StatusOr<std::unique_ptr<Reservation>> Reserve(std::string_view model,
+                                                       std::string_view name);
+
+  // Writes the voice (temp file in the directory, fsync, rename, fsync the directory) and adds
+  // it to the index. `metadata.id`, `name` and `model` are taken from the reservation;
+  // created_at is set here. ResourceExhausted "voice_storage_full" (507) when the file would
+  // pass max_bytes; Internal when the write fails (nothing is left behind).
+  absl::StatusOr<StoredVoice> Commit(Reservation& reservation, std::string_view model,
+                                     std::string_view name, VoiceMetadata metadata,
+                                     const engine::VoiceProfile& profile);
+
+  // Reserve + Commit, for callers that have the profile already.
+  absl::StatusOr<StoredVoice> Add(std::string_view model, std::string_view name,
+                                  VoiceMetadata metadata, const engine::VoiceProfile& profile);
+
+  std::vector<StoredVoice> List(std::string_view model = {}) const;  // oldest first
+  std::optional<StoredVoice> Get(std::string_view id) const;
+  // By name within a model (ASCII case-insensitive).
+  std::optional<StoredVoice> FindByName(std::string_view model, std::string_view name) const;
+  // Reads the voice's file again: NotFound, or Internal when it no longer decodes.
+  absl::StatusOr<engine::VoiceProfile> LoadProfile(std::string_view id) const;
+  // Removes the file (unlink, fsync the directory) and the entry. NotFound for unknown ids.
+  absl::Status Delete(std::string_view id);
+
+  size_t TotalBytes() const;
+  const VoiceStoreConfig& config() const { return config_; }
+
+  // TEST ONLY: the next Commit writes and syncs its temporary file, then fails as if the process
+  // died before the rename (the file stays behind, as after a crash).
+  void FailNextCommitBeforeRenameForTesting() { fail_before_rename_ = true; }
+
+ private:
+  explicit VoiceStore(VoiceStoreConfig config);
+  absl::Status LoadAll();
+  void Release(const std::string& key);
+  std::string PathFor(std::string_view id) const;
+  std::string NewId();  // requires mutex_
+
+  const VoiceStoreConfig config_;
+  mutable std::mutex mutex_;
+  std::map<std::string, StoredVoice, std::less<>> voices_;   // by id; guarded by mutex_
+  std::map<std::string, std::string, std::less<>> by_name_;  // key → id; guarded by mutex_
+  std::set<std::string, std::less<>> pending_;               // reserved keys; guarded by mutex_
+  std::set<std::string, std::less<>> pending_ids_;           // guarded by mutex_
+  size_t total_bytes_ = 0;                                   // guarded by mutex_
+  uint64_t id_state_ = 0;                                    // guarded by mutex_
+  bool fail_before_rename_ = false;                          // guarded by mutex_
+};
+
+}  // namespace voxserve::service

@@ -1,0 +1,317 @@
+// VoiceStore and its file format: atomic, durable, bounded, safe under concurrent registration.
+#include "service/voice_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "core/error.h"
+#include "support/temp_dir.h"
+
+namespace voxserve::service {
+namespace {
+
+namespace fs = std::filesystem;
+using test_support::TempDir;
+
+engine::VoiceProfile SmallProfile(float seed = 1.0f, size_t floats = 16) {
+  engine::VoiceProfile profile;
+  profile.family = "test";
+  profile.prompt_seconds = 2.5;
+  profile.attributes["transcript"] = "hello";
+  engine::ProfileTensor embedding;
+  embedding.shape = {static_cast<int64_t>(floats)};
+  for (size_t i = 0; i < floats; ++i) embedding.floats.push_back(seed * static_cast<float>(i));
+  profile.tensors["speaker_embedding"] = embedding;
+  engine::ProfileTensor tokens;
+  tokens.dtype = engine::ProfileTensor::DType::kInt32;
+  tokens.shape = {2, 3};
+  tokens.ints = {1, -2, 3, 4, 5, 2147483647};
+  profile.tensors["prompt_speech_tokens"] = tokens;
+  return profile;
+}
+
+VoiceMetadata Meta(std::string transcript = "hello there") {
+  VoiceMetadata metadata;
+  metadata.family = "test";
+  metadata.transcript = std::move(transcript);
+  metadata.prompt_seconds = 2.5;
+  return metadata;
+}
+
+std::unique_ptr<VoiceStore> Open(const std::string& dir, int max_count = 1000,
+                                 size_t max_bytes = 512 << 20) {
+  VoiceStoreConfig config;
+  config.dir = dir;
+  config.max_count = max_count;
+  config.max_bytes = max_bytes;
+  auto store = VoiceStore::Create(config);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? *std::move(store) : nullptr;
+}
+
+std::vector<std::string> FilesIn(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path().filename());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void ExpectSameProfile(const engine::VoiceProfile& a, const engine::VoiceProfile& b) {
+  EXPECT_EQ(a.family, b.family);
+  EXPECT_EQ(a.attributes, b.attributes);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (const auto& [name, tensor] : a.tensors) {
+    const engine::ProfileTensor& other = b.tensors.at(name);
+    EXPECT_EQ(tensor.dtype, other.dtype) << name;
+    EXPECT_EQ(tensor.shape, other.shape) << name;
+    EXPECT_EQ(tensor.floats, other.floats) << name;
+    EXPECT_EQ(tensor.ints, other.ints) << name;
+  }
+}
+
+TEST(VoiceFile, RoundTripsMetadataAndTensorsExactly) {
+  VoiceMetadata metadata = Meta("Ünïcode \"quoted\" transcript");
+  metadata.id = "voice_0123456789abcdef01234567";
+  metadata.name = "Alice";
+  metadata.model = "cosyvoice";
+  metadata.created_at = 1764590000;
+  engine::VoiceProfile profile = SmallProfile(0.1f);
+  auto decoded = DecodeVoiceFile(EncodeVoiceFile(metadata, profile));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->metadata.id, metadata.id);
+  EXPECT_EQ(decoded->metadata.name, "Alice");
+  EXPECT_EQ(decoded->metadata.transcript, metadata.transcript);
+  EXPECT_EQ(decoded->metadata.created_at, 1764590000);
+  ExpectSameProfile(decoded->profile, profile);
+}
+
+TEST(VoiceFile, RefusesEveryDamagedOrForeignFile) {
+  VoiceMetadata metadata = Meta();
+  metadata.id = "voice_0123456789abcdef01234567";
+  const std::string good = EncodeVoiceFile(metadata, SmallProfile());
+  EXPECT_EQ(good.substr(0, 8), "VXVOICE\n");
+  std::string flipped = good;
+  flipped[good.size() - 3] ^= 0x01;
+  EXPECT_NE(DecodeVoiceFile(flipped).status().message().find("checksum"), std::string::npos);
+  for (size_t cut : {size_t{0}, size_t{10}, size_t{28}, good.size() - 1}) {
+    EXPECT_FALSE(DecodeVoiceFile(good.substr(0, cut)).ok()) << "cut at " << cut;
+  }
+  EXPECT_FALSE(DecodeVoiceFile(good + "x").ok());
+  std::string version = good;
+  version[8] = 2;
+  EXPECT_NE(DecodeVoiceFile(version).status().message().find("version 2"), std::string::npos);
+  EXPECT_FALSE(DecodeVoiceFile("RIFF....WAVEfmt not a voice at all, long enough").ok());
+}
+
+TEST(VoiceFile, Crc32MatchesZlib) {
+  // zlib.crc32(b"123456789") == 0xCBF43926, the CRC-32 check value.
+  EXPECT_EQ(Crc32("123456789"), 0xCBF43926u);
+}
+
+TEST(VoiceStore, StoresOneFilePerVoiceAndFindsItByIdAndName) {
+  TempDir dir;
+  auto store = Open(dir.path());
+  auto stored = store->Add("cosy", "Alice", Meta(), SmallProfile());
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_TRUE(stored->metadata.id.starts_with("voice_"));
+  EXPECT_EQ(stored->metadata.id.size(), 30u);
+  EXPECT_GT(stored->metadata.created_at, 1'700'000'000);
+  EXPECT_EQ(FilesIn(dir.path()), std::vector<std::string>{stored->metadata.id + ".voice"});
+  EXPECT_EQ(store->Get(stored->metadata.id)->metadata.name, "Alice");
+  EXPECT_EQ(store->FindByName("cosy", "aLiCe")->metadata.id, stored->metadata.id);
+  EXPECT_FALSE(store->FindByName("other", "Alice"));
+  EXPECT_EQ(store->TotalBytes(), stored->file_bytes);
+  auto profile = store->LoadProfile(stored->metadata.id);
+  ASSERT_TRUE(profile.ok());
+  ExpectSameProfile(*profile, SmallProfile());
+}
+
+TEST(VoiceStore, VoicesSurviveARestart) {
+  TempDir dir;
+  std::string id;
+  {
+    auto store = Open(dir.path());
+    id = store->Add("cosy", "Alice", Meta("one two"), SmallProfile(2.0f))->metadata.id;
+    ASSERT_TRUE(store->Add("cosy", "Bob", Meta(), SmallProfile()).ok());
+  }
+  auto reopened = Open(dir.path());
+  ASSERT_EQ(reopened->List().size(), 2u);
+  auto voice = reopened->Get(id);
+  ASSERT_TRUE(voice);
+  EXPECT_EQ(voice->metadata.transcript, "one two");
+  ExpectSameProfile(*reopened->LoadProfile(id), SmallProfile(2.0f));
+  // The name index is rebuilt too.
+  EXPECT_EQ(reopened->Add("cosy", "ALICE", Meta(), SmallProfile()).status().code(),
+            absl::StatusCode::kAlreadyExists);
+}
+
+TEST(VoiceStore, SkipsCorruptAndForeignFilesAtStartup) {
+  TempDir dir;
+  std::string good_id;
+  {
+    auto store = Open(dir.path());
+    good_id = store->Add("cosy", "Good", Meta(), SmallProfile())->metadata.id;
+    auto bad = store->Add("cosy", "Bad", Meta(), SmallProfile());
+    // Damage the second file after the fact (a disk error, a hand edit).
+    std::fstream file(dir.path() + "/" + bad->metadata.id + ".voice",
+                      std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(40);
+    file.put('#');
+  }
+  std::ofstream(dir.path() + "/README.txt") << "operator notes";
+  std::ofstream(dir.path() + "/voice_ffffffffffffffffffffffff.voice") << "garbage";
+  fs::create_directory(dir.path() + "/voice_eeeeeeeeeeeeeeeeeeeeeeee.voice");
+  auto store = Open(dir.path());
+  ASSERT_EQ(store->List().size(), 1u);
+  EXPECT_EQ(store->List()[0].metadata.id, good_id);
+  // Skipped files are left alone for the operator to inspect.
+  EXPECT_TRUE(fs::exists(dir.path() + "/README.txt"));
+}
+
+TEST(VoiceStore, ACrashBetweenTempWriteAndRenameLeavesNoVoice) {
+  TempDir dir;
+  {
+    auto store = Open(dir.path());
+    store->FailNextCommitBeforeRenameForTesting();
+    auto failed = store->Add("cosy", "Alice", Meta(), SmallProfile());
+    EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal);
+    EXPECT_TRUE(store->List().empty());
+    // As after a crash: the synced temporary file is still there, no .voice file is.
+    auto files = FilesIn(dir.path());
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_TRUE(files[0].starts_with(".voice_")) << files[0];
+    EXPECT_NE(files[0].find(".tmp-"), std::string::npos);
+  }
+  auto store = Open(dir.path());
+  EXPECT_TRUE(store->List().empty());
+  EXPECT_TRUE(FilesIn(dir.path()).empty()) << "the interrupted write is cleaned up";
+  EXPECT_TRUE(store->Add("cosy", "Alice", Meta(), SmallProfile()).ok()) << "the name is free";
+}
+
+TEST(VoiceStore, NamesAreUniquePerModelIgnoringAsciiCase) {
+  TempDir dir;
+  auto store = Open(dir.path());
+  ASSERT_TRUE(store->Add("cosy", "Narrator", Meta(), SmallProfile()).ok());
+  auto duplicate = store->Add("cosy", "NARRATOR", Meta(), SmallProfile());
+  EXPECT_EQ(duplicate.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_NE(duplicate.status().message().find("already has a voice named"), std::string::npos);
+  EXPECT_TRUE(store->Add("other", "Narrator", Meta(), SmallProfile()).ok());
+  EXPECT_EQ(FilesIn(dir.path()).size(), 2u);
+}
+
+TEST(VoiceStore, RefusesVoicesBeyondMaxCountWith507) {
+  TempDir dir;
+  auto store = Open(dir.path(), /*max_count=*/2);
+  ASSERT_TRUE(store->Add("cosy", "a", Meta(), SmallProfile()).ok());
+  ASSERT_TRUE(store->Add("cosy", "b", Meta(), SmallProfile()).ok());
+  auto full = store->Add("cosy", "c", Meta(), SmallProfile());
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(core::DetailOf(full.status()).reason, core::ErrorReason::kInsufficientStorage);
+  EXPECT_EQ(core::DetailOf(full.status()).code, "voice_limit_reached");
+  EXPECT_EQ(FilesIn(dir.path()).size(), 2u);
+  ASSERT_TRUE(store->Delete(store->List()[0].metadata.id).ok());
+  EXPECT_TRUE(store->Add("cosy", "c", Meta(), SmallProfile()).ok()) << "room again after delete";
+}
+
+TEST(VoiceStore, RefusesAVoiceThatWouldPassMaxBytesAndLeavesNoFile) {
+  TempDir dir;
+  auto store = Open(dir.path(), 1000, /*max_bytes=*/1 << 20);
+  // 300000 floats = 1.2 MB of tensor data: over the 1 MiB bound on its own.
+  auto big = store->Add("cosy", "big", Meta(), SmallProfile(1.0f, 300'000));
+  EXPECT_EQ(core::DetailOf(big.status()).code, "voice_storage_full");
+  EXPECT_TRUE(FilesIn(dir.path()).empty());
+  EXPECT_TRUE(store->Add("cosy", "big", Meta(), SmallProfile()).ok()) << "the name was released";
+}
+
+TEST(VoiceStore, ValidatesNames) {
+  for (std::string_view good : {"Alice", "narrator 2", "Zoë", "日本語の声", "a.b-c_d", "x"}) {
+    EXPECT_TRUE(ValidateVoiceName(good).ok()) << good;
+  }
+  const std::string too_long(65, 'a');
+  for (std::string_view bad :
+       {std::string_view(""), std::string_view("../etc"), std::string_view("a/b"),
+        std::string_view("a\\b"), std::string_view(".."), std::string_view("tab\there"),
+        std::string_view("nul\0x", 5), std::string_view("del\x7f"), std::string_view(" lead"),
+        std::string_view("trail "), std::string_view("voice_0123"), std::string_view("VOICE_x"),
+        std::string_view("\xff\xfe"), std::string_view(too_long)}) {
+    absl::Status status = ValidateVoiceName(bad);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(core::DetailOf(status).param, "name") << bad;
+  }
+  EXPECT_TRUE(ValidateVoiceName(std::string(64, 'a')).ok());
+}
+
+TEST(VoiceStore, DeleteRemovesTheFileForGood) {
+  TempDir dir;
+  std::string id;
+  {
+    auto store = Open(dir.path());
+    id = store->Add("cosy", "Alice", Meta(), SmallProfile())->metadata.id;
+    ASSERT_TRUE(store->Delete(id).ok());
+    EXPECT_FALSE(store->Get(id));
+    EXPECT_EQ(store->LoadProfile(id).status().code(), absl::StatusCode::kNotFound);
+    EXPECT_EQ(store->Delete(id).code(), absl::StatusCode::kNotFound);
+    EXPECT_EQ(store->TotalBytes(), 0u);
+    EXPECT_TRUE(FilesIn(dir.path()).empty());
+  }
+  EXPECT_TRUE(Open(dir.path())->List().empty());
+}
+
+TEST(VoiceStore, ConcurrentRegistrationsStoreEachNameOnceAndEveryFileIsValid) {
+  TempDir dir;
+  constexpr int kThreads = 8, kPerThread = 12, kNames = 30;
+  std::atomic<int> stored{0}, duplicates{0}, other{0};
+  {
+    auto store = Open(dir.path());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          // Threads collide on names on purpose: 96 attempts at 30 names.
+          std::string name = "voice " + std::to_string((t * kPerThread + i * 7) % kNames);
+          auto result = store->Add("cosy", name, Meta(name), SmallProfile(static_cast<float>(t)));
+          if (result.ok()) {
+            ++stored;
+          } else if (result.status().code() == absl::StatusCode::kAlreadyExists) {
+            ++duplicates;
+          } else {
+            ++other;
+          }
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(other.load(), 0);
+    EXPECT_EQ(stored.load() + duplicates.load(), kThreads * kPerThread);
+    EXPECT_EQ(store->List().size(), static_cast<size_t>(stored.load()));
+  }
+  auto reopened = Open(dir.path());
+  std::set<std::string> names;
+  for (const StoredVoice& voice : reopened->List()) {
+    EXPECT_TRUE(names.insert(voice.metadata.name).second) << voice.metadata.name;
+    EXPECT_EQ(voice.metadata.transcript, voice.metadata.name);
+    EXPECT_TRUE(reopened->LoadProfile(voice.metadata.id).ok());
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(stored.load()));
+  EXPECT_EQ(FilesIn(dir.path()).size(), names.size()) << "no temporary file is left";
+}
+
+TEST(VoiceStoreConfig, ValidatesItsBounds) {
+  VoiceStoreConfig config;
+  EXPECT_TRUE(config.Validate().ok());
+  config.max_count = 0;
+  EXPECT_NE(config.Validate().message().find("voices.max_count"), std::string::npos);
+  config = {};
+  config.max_bytes = 1000;
+  EXPECT_NE(config.Validate().message().find("voices.max_bytes"), std::string::npos);
+  config = {};
+  config.max_upload_bytes = 10;
+  EXPECT_NE(config.Validate().message().find("voices.max_upload_bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace voxserve::service
