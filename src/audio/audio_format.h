@@ -25,7 +25,6 @@ int OutputSampleRate(AudioFormat format, int input_rate);
 // Raw and container PCM (pcm, wav) and flac take any rate in [8000, 48000]; mp3 and aac one their
 // codec supports; opus only 48 kHz and ulaw only 8 kHz. InvalidArgument (param "sample_rate")
 // naming what the format takes otherwise.
-absl::StatusOr<int> ResolveOutputSampleRate(AudioFormat format, int input_rate,
-                                            int requested_rate);
+absl::StatusOr<int> ResolveOutputSampleRate(AudioFormat format, int input_rate, int requested_rate);
 
 }  // namespace voxserve::audio

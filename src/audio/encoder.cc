@@ -46,8 +46,8 @@ absl::StatusOr<std::unique_ptr<AudioEncoder>> CreateEncoder(const EncoderOptions
                                                    kMinInputSampleRate, ", ", kMaxInputSampleRate,
                                                    "], got ", options.input_sample_rate));
   }
-  absl::StatusOr<int> resolved = ResolveOutputSampleRate(
-      options.format, options.input_sample_rate, options.output_sample_rate);
+  absl::StatusOr<int> resolved = ResolveOutputSampleRate(options.format, options.input_sample_rate,
+                                                         options.output_sample_rate);
   if (!resolved.ok()) return resolved.status();
   const int output_rate = *resolved;
   absl::StatusOr<std::unique_ptr<AudioEncoder>> encoder =

@@ -19,7 +19,8 @@ CharacterAlignment EstimateAlignment(std::string_view text, double start_seconds
                                      double duration_seconds) {
   CharacterAlignment alignment;
   for (size_t at = 0; at < text.size();) {
-    size_t length = std::min(SequenceLength(static_cast<unsigned char>(text[at])), text.size() - at);
+    size_t length =
+        std::min(SequenceLength(static_cast<unsigned char>(text[at])), text.size() - at);
     alignment.characters.emplace_back(text.substr(at, length));
     at += length;
   }

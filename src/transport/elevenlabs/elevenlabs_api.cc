@@ -1,8 +1,7 @@
 #include "transport/elevenlabs/elevenlabs_api.h"
 
-#include <string>
-
 #include <boost/asio/strand.hpp>
+#include <string>
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
@@ -80,8 +79,7 @@ std::optional<TtsPath> ParseTtsPath(std::string_view rest) {
 
 }  // namespace
 
-ElevenLabsApi::ElevenLabsApi(service::TtsService& service,
-                             const auth::Authenticator* authenticator)
+ElevenLabsApi::ElevenLabsApi(service::TtsService& service, const auth::Authenticator* authenticator)
     : service_(service), authenticator_(authenticator) {}
 
 ElevenLabsApi::~ElevenLabsApi() { pool_.join(); }

@@ -7,10 +7,9 @@
 // come back in ElevenLabs' shapes (https://elevenlabs.io/docs/api-reference/introduction).
 #pragma once
 
+#include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <string_view>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "service/tts_service.h"
 #include "transport/auth/authenticator.h"

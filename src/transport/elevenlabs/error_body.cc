@@ -22,12 +22,18 @@ std::string ErrorType(int http_status) {
     case 400:
     case 413:
     case 415:
-    case 422: return "validation_error";
-    case 401: return "authentication_error";
-    case 403: return "authorization_error";
-    case 404: return "not_found";
-    case 429: return "rate_limit_error";
-    default: return http_status >= 500 ? "service_unavailable" : "validation_error";
+    case 422:
+      return "validation_error";
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "authorization_error";
+    case 404:
+      return "not_found";
+    case 429:
+      return "rate_limit_error";
+    default:
+      return http_status >= 500 ? "service_unavailable" : "validation_error";
   }
 }
 
@@ -78,8 +84,8 @@ std::string ErrorJson(const absl::Status& status, std::string_view request_id) {
 http::HttpResponse ErrorResponse(const absl::Status& status, std::string_view request_id) {
   int http_status = 0;
   json body = Body(status, request_id, &http_status);
-  http::HttpResponse response = http::JsonResponse(
-      http_status, body.dump(-1, ' ', false, json::error_handler_t::replace));
+  http::HttpResponse response =
+      http::JsonResponse(http_status, body.dump(-1, ' ', false, json::error_handler_t::replace));
   if (auto retry = core::DetailOf(status).retry_after_seconds) {
     response.SetHeader("Retry-After", std::to_string(*retry));
   }

@@ -52,10 +52,10 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view name) {
   for (const Known& known : kKnown) {
     absl::StrAppend(&supported, supported.empty() ? "" : ", ", std::string(known.name));
   }
-  return core::InvalidArgument(absl::StrCat("unsupported output_format \"",
-                                            absl::CHexEscape(std::string(name)),
-                                            "\"; supported: ", supported),
-                               "output_format", "invalid_output_format");
+  return core::InvalidArgument(
+      absl::StrCat("unsupported output_format \"", absl::CHexEscape(std::string(name)),
+                   "\"; supported: ", supported),
+      "output_format", "invalid_output_format");
 }
 
 std::string ContentTypeOf(const OutputFormat& format) {

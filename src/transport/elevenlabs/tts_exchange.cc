@@ -1,8 +1,7 @@
 #include "transport/elevenlabs/tts_exchange.h"
 
-#include <utility>
-
 #include <boost/asio/post.hpp>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 #include "service/alignment_estimate.h"
@@ -68,8 +67,8 @@ void TtsExchange::Run() {
   options.request.allowed_models = exchange_->auth().allowed_models;
   // Each event holds the exchange while it runs: the HTTP exchange may drop its callbacks (and
   // with them the last other reference) on its own strand meanwhile.
-  service::SessionPost post = [strand = strand_, weak = weak_from_this()](
-                                  absl::AnyInvocable<void() &&> task) {
+  service::SessionPost post = [strand = strand_,
+                               weak = weak_from_this()](absl::AnyInvocable<void() &&> task) {
     boost::asio::post(strand, [weak, task = std::move(task)]() mutable {
       if (std::shared_ptr<TtsExchange> self = weak.lock()) std::move(task)();
     });
@@ -137,8 +136,8 @@ void TtsExchange::OnSentenceDone(const service::SentenceReport& report) {
       }
       return;
     case TtsRoute::kStreamWithTimestamps: {
-      json aligned = AlignmentJson(alignment.characters, alignment.start_seconds,
-                                   alignment.end_seconds);
+      json aligned =
+          AlignmentJson(alignment.characters, alignment.start_seconds, alignment.end_seconds);
       StartStreamOnce();
       // One JSON object per line: the SDK splits the stream on "\n".
       exchange_->WriteStream(Dump({{"audio_base64", absl::Base64Escape(audio)},
@@ -180,10 +179,10 @@ void TtsExchange::OnEnd(const service::SessionEnd& end) {
     }
     case TtsRoute::kWithTimestamps: {
       json aligned = AlignmentJson(characters_, starts_, ends_);
-      return exchange_->Respond(http::JsonResponse(
-          200, Dump({{"audio_base64", absl::Base64Escape(audio_)},
-                     {"alignment", aligned},
-                     {"normalized_alignment", aligned}})));
+      return exchange_->Respond(
+          http::JsonResponse(200, Dump({{"audio_base64", absl::Base64Escape(audio_)},
+                                        {"alignment", aligned},
+                                        {"normalized_alignment", aligned}})));
     }
     case TtsRoute::kStream:
     case TtsRoute::kStreamWithTimestamps:

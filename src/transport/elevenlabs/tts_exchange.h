@@ -7,12 +7,11 @@
 // https://elevenlabs.io/docs/api-reference/text-to-speech/stream-with-timestamps
 #pragma once
 
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
-
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include "nlohmann/json.hpp"
 #include "service/speech_session.h"
@@ -61,12 +60,12 @@ class TtsExchange final : public std::enable_shared_from_this<TtsExchange>,
   auth::Admission admission_;
   std::unique_ptr<service::SpeechSession> session_;
 
-  std::mutex mutex_;           // OnAudio (service thread) against the strand's readers
+  std::mutex mutex_;            // OnAudio (service thread) against the strand's readers
   std::string sentence_audio_;  // guarded by mutex_: the current sentence's bytes (buffered routes)
-  bool started_ = false;       // guarded by mutex_: the chunked response has begun
+  bool started_ = false;        // guarded by mutex_: the chunked response has begun
 
   // Strand only.
-  std::string audio_;        // the whole request's bytes (kConvert, kWithTimestamps)
+  std::string audio_;         // the whole request's bytes (kConvert, kWithTimestamps)
   double audio_seconds_ = 0;  // before the next sentence: its alignment's offset
   nlohmann::json characters_ = nlohmann::json::array();
   nlohmann::json starts_ = nlohmann::json::array();

@@ -40,8 +40,8 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
   try {
     body = json::parse(request.body);
   } catch (const json::exception& error) {
-    return core::InvalidArgument(std::string("request body is not valid JSON: ") + error.what(),
-                                 {}, "invalid_json");
+    return core::InvalidArgument(std::string("request body is not valid JSON: ") + error.what(), {},
+                                 "invalid_json");
   }
   if (!body.is_object()) {
     return core::InvalidArgument("request body must be a JSON object", {}, "invalid_json");
@@ -61,8 +61,7 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
   if (auto seed = body.find("seed"); seed != body.end() && !seed->is_null()) {
     if (!seed->is_number_integer()) return WrongType("seed", "an integer");
   }
-  if (auto settings = body.find("voice_settings");
-      settings != body.end() && !settings->is_null()) {
+  if (auto settings = body.find("voice_settings"); settings != body.end() && !settings->is_null()) {
     if (!settings->is_object()) return WrongType("voice_settings", "an object");
     if (auto speed = settings->find("speed"); speed != settings->end() && !speed->is_null()) {
       if (!speed->is_number()) return WrongType("voice_settings.speed", "a number");

@@ -1,13 +1,13 @@
 #include "audio/mulaw_encoder.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "audio/encoder.h"
 

@@ -1,6 +1,6 @@
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
@@ -35,8 +35,8 @@ TEST(ParseOutputFormatTest, MapsElevenLabsNamesOntoCodecAndRate) {
 }
 
 TEST(ParseOutputFormatTest, EveryOfferedFormatIsOneTheEncodersTake) {
-  for (std::string name : {"mp3_22050_32", "mp3_24000_48", "mp3_44100_192", "pcm_8000",
-                           "pcm_48000", "ulaw_8000", "opus_48000_32"}) {
+  for (std::string name : {"mp3_22050_32", "mp3_24000_48", "mp3_44100_192", "pcm_8000", "pcm_48000",
+                           "ulaw_8000", "opus_48000_32"}) {
     auto format = ParseOutputFormat(name);
     ASSERT_TRUE(format.ok()) << name;
     EXPECT_TRUE(audio::ResolveOutputSampleRate(format->format, 22050, format->sample_rate).ok())
@@ -63,11 +63,10 @@ http::HttpRequest Post(std::string body, std::string query = {}) {
 }
 
 TEST(ParseTtsRequestTest, ReadsTextVoiceFormatAndSpeed) {
-  auto parsed = ParseTtsRequest(
-      Post(R"({"text": "Hi.", "model_id": "eleven_flash_v2_5", "seed": 7,
+  auto parsed = ParseTtsRequest(Post(R"({"text": "Hi.", "model_id": "eleven_flash_v2_5", "seed": 7,
                "voice_settings": {"speed": 1.2, "stability": 0.4, "use_speaker_boost": true}})",
-           "output_format=pcm_16000&optimize_streaming_latency=3"),
-      "en-us");
+                                     "output_format=pcm_16000&optimize_streaming_latency=3"),
+                                "en-us");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->text, "Hi.");
   EXPECT_EQ(parsed->synthesis.voice, "en-us");
@@ -119,7 +118,8 @@ TEST(ErrorBodyTest, UsesElevenLabsDetailObjectsAndCodes) {
   http::HttpResponse full = ErrorResponse(core::QueueFull("busy", 2));
   EXPECT_EQ(full.status, 429);
   bool retry_after = false;
-  for (const auto& [name, value] : full.headers) retry_after |= name == "Retry-After" && value == "2";
+  for (const auto& [name, value] : full.headers)
+    retry_after |= name == "Retry-After" && value == "2";
   EXPECT_TRUE(retry_after);
 }
 
