@@ -19,13 +19,15 @@ struct FormatFacts {
 };
 
 // Listed in OpenAI's order, which is also the order the error message names them in.
-constexpr std::array<FormatFacts, 6> kFormats = {{
+constexpr std::array<FormatFacts, 7> kFormats = {{
     {AudioFormat::kMp3, "mp3", "audio/mpeg"},
     {AudioFormat::kOpus, "opus", "audio/opus"},  // Ogg Opus (RFC 7845)
     {AudioFormat::kAac, "aac", "audio/aac"},     // ADTS stream
     {AudioFormat::kFlac, "flac", "audio/flac"},
     {AudioFormat::kWav, "wav", "audio/wav"},
     {AudioFormat::kPcm, "pcm", "audio/pcm"},  // 16-bit little-endian mono at 24 kHz
+    // G.711 mu-law at 8 kHz, headerless; "audio/basic" is its registered type (RFC 2046 §4.3.3).
+    {AudioFormat::kUlaw, "ulaw", "audio/basic"},
 }};
 
 // pcm has no header to tell a client its rate, so it is fixed at OpenAI's 24 kHz.
@@ -33,6 +35,11 @@ constexpr int kPcmSampleRate = 24000;
 // Ogg Opus is always encoded at 48 kHz here: Opus runs internally at 48 kHz, and libsndfile's
 // Ogg Opus writer is validated at that rate (shared/reference/build-facts.md).
 constexpr int kOpusSampleRate = 48000;
+// G.711 is defined at 8 kHz (ITU-T G.711 §1); telephony peers expect nothing else.
+constexpr int kUlawSampleRate = 8000;
+// What a client may ask of the rate-free formats: narrowband telephony up to the studio rate.
+constexpr int kMinRequestedRate = 8000;
+constexpr int kMaxRequestedRate = 48000;
 
 const FormatFacts& FactsOf(AudioFormat format) {
   for (const FormatFacts& facts : kFormats) {
@@ -80,6 +87,8 @@ int OutputSampleRate(AudioFormat format, int input_rate) {
       return kPcmSampleRate;
     case AudioFormat::kOpus:
       return kOpusSampleRate;
+    case AudioFormat::kUlaw:
+      return kUlawSampleRate;
     case AudioFormat::kMp3:
       return NearestRate(kMp3SampleRates, input_rate);
     case AudioFormat::kAac:
@@ -87,6 +96,48 @@ int OutputSampleRate(AudioFormat format, int input_rate) {
     case AudioFormat::kFlac:
     case AudioFormat::kWav:
       return input_rate;
+  }
+  std::abort();  // unreachable: every enumerator is handled above
+}
+
+absl::StatusOr<int> ResolveOutputSampleRate(AudioFormat format, int input_rate,
+                                            int requested_rate) {
+  if (requested_rate == 0) return OutputSampleRate(format, input_rate);
+  auto refuse = [&](const std::string& takes) -> absl::Status {
+    return core::InvalidArgument(
+        absl::StrCat("sample_rate ", requested_rate, " is not available for ",
+                     std::string(FormatName(format)), "; it takes ", takes),
+        "sample_rate", "unsupported_sample_rate");
+  };
+  auto listed = [](std::span<const int> rates) {
+    std::string text;
+    for (int rate : rates) absl::StrAppend(&text, text.empty() ? "" : ", ", rate);
+    return text;
+  };
+  switch (format) {
+    case AudioFormat::kPcm:
+    case AudioFormat::kWav:
+    case AudioFormat::kFlac:
+      if (requested_rate < kMinRequestedRate || requested_rate > kMaxRequestedRate) {
+        return refuse(absl::StrCat("a rate in [", kMinRequestedRate, ", ", kMaxRequestedRate, "]"));
+      }
+      return requested_rate;
+    case AudioFormat::kOpus:
+    case AudioFormat::kUlaw:
+      if (requested_rate != OutputSampleRate(format, input_rate)) {
+        return refuse(absl::StrCat("only ", OutputSampleRate(format, input_rate)));
+      }
+      return requested_rate;
+    case AudioFormat::kMp3:
+      for (int rate : kMp3SampleRates) {
+        if (rate == requested_rate) return rate;
+      }
+      return refuse(listed(kMp3SampleRates));
+    case AudioFormat::kAac:
+      for (int rate : kAacSampleRates) {
+        if (rate == requested_rate) return rate;
+      }
+      return refuse(listed(kAacSampleRates));
   }
   std::abort();  // unreachable: every enumerator is handled above
 }

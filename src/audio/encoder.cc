@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "audio/aac_encoder.h"
+#include "audio/mulaw_encoder.h"
 #include "audio/pcm_encoder.h"
 #include "audio/resampler.h"
 #include "audio/resampling_encoder.h"
@@ -26,6 +27,8 @@ absl::StatusOr<std::unique_ptr<AudioEncoder>> CreateCodecEncoder(AudioFormat for
       return std::make_unique<PcmEncoder>(PcmEncoder::Container::kWav, rate, streaming);
     case AudioFormat::kAac:
       return AacEncoder::Create(rate, streaming);
+    case AudioFormat::kUlaw:
+      return std::make_unique<MulawEncoder>();
     case AudioFormat::kFlac:
     case AudioFormat::kMp3:
     case AudioFormat::kOpus:
@@ -43,7 +46,10 @@ absl::StatusOr<std::unique_ptr<AudioEncoder>> CreateEncoder(const EncoderOptions
                                                    kMinInputSampleRate, ", ", kMaxInputSampleRate,
                                                    "], got ", options.input_sample_rate));
   }
-  int output_rate = OutputSampleRate(options.format, options.input_sample_rate);
+  absl::StatusOr<int> resolved = ResolveOutputSampleRate(options.format, options.input_sample_rate,
+                                                         options.output_sample_rate);
+  if (!resolved.ok()) return resolved.status();
+  const int output_rate = *resolved;
   absl::StatusOr<std::unique_ptr<AudioEncoder>> encoder =
       CreateCodecEncoder(options.format, output_rate, options.streaming);
   if (!encoder.ok() || output_rate == options.input_sample_rate) return encoder;

@@ -19,6 +19,8 @@ struct EncoderOptions {
   // total length say "unknown" (WAV: 0xFFFFFFFF sizes); when false, Finish() emits one complete,
   // exact file.
   bool streaming = false;
+  // The rate the client asked for (ResolveOutputSampleRate); 0 = the format's own.
+  int output_sample_rate = 0;
 };
 
 // Not thread-safe: one request's encoder is driven by one thread at a time.

@@ -17,6 +17,7 @@
 #include "server/server_security.h"
 #include "service/tts_service.h"
 #include "spdlog/spdlog.h"
+#include "transport/elevenlabs/elevenlabs_api.h"
 #include "transport/grpc/grpc_server.h"
 #include "transport/http/fault_injection.h"
 #include "transport/http/http_server.h"
@@ -88,6 +89,9 @@ int RunServer(const ServerConfig& config) {
   transport::http::AddSpeechRoutes(router, **service, (*security)->authenticator());
   transport::http::AddInfoRoutes(router, **service, metrics, identity);
   transport::http::AddVoiceRoutes(router, **service);
+  // Outlives the HTTP server declared below, which ends the requests its thread serves.
+  transport::elevenlabs::ElevenLabsApi elevenlabs(**service, (*security)->authenticator());
+  elevenlabs.AddRoutes(router);
   if (config.http.playground) {
     transport::http::AddPlaygroundRoutes(router, transport::http::PlaygroundFiles());
   }

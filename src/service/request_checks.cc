@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "audio/audio_format.h"
 #include "core/error.h"
 #include "text/utf8.h"
 
@@ -22,6 +23,13 @@ absl::Status CheckRequestOptions(const SynthesisRequest& request, const ServiceC
     return core::PayloadTooLarge(
         "instructions may hold at most " + std::to_string(kMaxInstructionsChars) + " characters",
         "instructions");
+  }
+  if (request.sample_rate != 0) {
+    // The rate checks do not depend on the voice's own rate (24 kHz here is any rate), so a
+    // stream is refused before its first sentence rather than at it.
+    constexpr int kAnyVoiceRate = 24000;
+    auto rate = audio::ResolveOutputSampleRate(request.format, kAnyVoiceRate, request.sample_rate);
+    if (!rate.ok()) return rate.status();
   }
   return absl::OkStatus();
 }

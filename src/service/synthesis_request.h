@@ -22,6 +22,9 @@ struct SynthesisRequest {
   double speed = 1.0;  // 0.25 .. 4.0
   std::string instructions;  // accepted for OpenAI compatibility; engines without style control ignore it
   audio::AudioFormat format = audio::AudioFormat::kMp3;
+  // The output rate asked for (audio::ResolveOutputSampleRate); 0 = the format's own. A voxserve
+  // extension for telephony (pcm at 8/16 kHz) and ElevenLabs' output_format (pcm_16000, ...).
+  int sample_rate = 0;
   bool streaming = false;  // deliver bytes as each segment finishes
   // A later sentence of a stream already under way (WebSocket, gRPC bidi): none of its segments
   // counts as a request's first, so a new stream's first audio still goes ahead of it in the

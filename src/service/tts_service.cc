@@ -388,7 +388,8 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
     return Reject(model_id, core::InvalidArgument(field + " has nothing to speak", field,
                                                   "empty_input"));
   }
-  auto encoder = audio::CreateEncoder({request.format, voice->sample_rate, request.streaming});
+  auto encoder = audio::CreateEncoder(
+      {request.format, voice->sample_rate, request.streaming, request.sample_rate});
   if (!encoder.ok()) return Reject(model_id, encoder.status());
 
   plan.voice = *voice;
@@ -399,7 +400,9 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   plan.pipeline_depth = config_.pipeline_depth;
   plan.stream_buffer_bytes = config_.stream_buffer_bytes;
   plan.context = std::move(request.context);
-  int output_rate = audio::OutputSampleRate(request.format, voice->sample_rate);
+  // CreateEncoder above has checked the requested rate.
+  int output_rate =
+      *audio::ResolveOutputSampleRate(request.format, voice->sample_rate, request.sample_rate);
 
   {
     std::lock_guard lock(in_flight_mutex_);

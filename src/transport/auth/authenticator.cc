@@ -21,7 +21,8 @@ bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
   return true;
 }
 
-// The key from `Authorization: Bearer <key>` (scheme case-insensitive, RFC 7235) or `x-api-key`.
+// The key from `Authorization: Bearer <key>` (scheme case-insensitive, RFC 7235), `x-api-key` or
+// `xi-api-key` (ElevenLabs).
 // An Authorization header of another scheme sets *unsupported.
 std::string_view PresentedKey(const HeaderLookup& header, bool* unsupported) {
   std::string_view authorization = Trim(header("authorization"));
@@ -30,7 +31,10 @@ std::string_view PresentedKey(const HeaderLookup& header, bool* unsupported) {
     *unsupported = true;
     return {};
   }
-  return Trim(header("x-api-key"));
+  std::string_view key = Trim(header("x-api-key"));
+  // ElevenLabs' header (https://elevenlabs.io/docs/api-reference/authentication), so its SDKs
+  // authenticate with voxserve's keys unchanged.
+  return key.empty() ? Trim(header("xi-api-key")) : key;
 }
 
 }  // namespace

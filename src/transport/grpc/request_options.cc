@@ -78,6 +78,8 @@ v1::AudioFormat ToProtoFormat(audio::AudioFormat format) {
       return v1::AUDIO_FORMAT_AAC;
     case audio::AudioFormat::kFlac:
       return v1::AUDIO_FORMAT_FLAC;
+    case audio::AudioFormat::kUlaw:  // not in the proto (yet): only HTTP and WebSocket offer it
+      return v1::AUDIO_FORMAT_UNSPECIFIED;
   }
   return v1::AUDIO_FORMAT_UNSPECIFIED;
 }

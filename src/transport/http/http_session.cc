@@ -241,7 +241,10 @@ void HttpSession::Dispatch() {
   auto exchange =
       std::make_shared<HttpExchangeImpl>(shared_from_this(), exchange_.id, std::move(request),
                                          exchange_.request_id, std::move(caller));
-  if (!refused.ok()) return exchange->Respond(ErrorResponse(refused));
+  if (!refused.ok()) {
+    return exchange->Respond(match.format_error ? match.format_error(refused)
+                                                : ErrorResponse(refused));
+  }
   if (bad_handshake) return exchange->Respond(*std::move(bad_handshake));
   if (match.handler == nullptr) return exchange->Respond(std::move(match.error));
   try {

@@ -12,8 +12,17 @@ void Router::Add(std::string method, std::string path, Handler handler,
   routes_.push_back({std::move(method), std::move(path), std::move(handler), resource});
 }
 
+void Router::AddPrefix(std::string prefix, Handler handler, auth::Resource resource,
+                       ErrorFormatter format_error) {
+  prefix_routes_.push_back(
+      {std::move(prefix), std::move(handler), resource, std::move(format_error)});
+}
+
 void Router::WrapAll(const std::function<Handler(const std::string& path, Handler)>& wrap) {
   for (Route& route : routes_) route.handler = wrap(route.path, std::move(route.handler));
+  for (PrefixRoute& route : prefix_routes_) {
+    route.handler = wrap(route.prefix + "*", std::move(route.handler));
+  }
 }
 
 bool Router::Matches(const Route& route, const std::string& path) {
@@ -55,6 +64,13 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
       return {&route.handler, route.path, route.resource, {}};
     }
     allowed += (allowed.empty() ? "" : ", ") + route.method;
+  }
+  if (allowed.empty()) {
+    for (const PrefixRoute& route : prefix_routes_) {
+      if (path.starts_with(route.prefix)) {
+        return {&route.handler, route.prefix + "*", route.resource, {}, route.format_error};
+      }
+    }
   }
   Match match;
   match.route = "unmatched";

@@ -8,12 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "transport/auth/authenticator.h"
 #include "transport/http/http_exchange.h"
 
 namespace voxserve::transport::http {
 
 using Handler = std::function<void(std::shared_ptr<HttpExchange>)>;
+// How a route family answers errors the session finds before its handler runs (a refused key):
+// a compatible API answers in its own shape (ElevenLabs' {"detail": ...}). Null: ErrorResponse.
+using ErrorFormatter = std::function<HttpResponse(const absl::Status&)>;
 
 // Built at startup, then read-only: safe cross thread.
 class Router {
@@ -21,6 +25,10 @@ class Router {
   // `resource` decides whether the route needs an API key (auth::Authenticator).
   void Add(std::string method, std::string path, Handler handler,
            auth::Resource resource = auth::Resource::kApi);
+  // Every method on every path under `prefix` (which ends with '/'), for an API with path
+  // parameters that routes its own paths; exact routes win. Its metrics label is prefix + "*".
+  void AddPrefix(std::string prefix, Handler handler, auth::Resource resource,
+                 ErrorFormatter format_error);
   // Replaces each route's handler so far with wrap(path, handler); for test-only decorators
   // (fault_injection.h). Call before serving.
   void WrapAll(const std::function<Handler(const std::string& path, Handler)>& wrap);
@@ -38,6 +46,7 @@ class Router {
     std::string route;                 // bounded label for metrics: the path, or "unmatched"
     auth::Resource resource = auth::Resource::kApi;  // unmatched paths too: no probing keyless
     HttpResponse error;
+    ErrorFormatter format_error;  // null: ErrorResponse
   };
   Match Find(const std::string& method, const std::string& path) const;
 
@@ -51,6 +60,13 @@ class Router {
   };
   static bool Matches(const Route& route, const std::string& path);
   std::vector<Route> routes_;
+  struct PrefixRoute {
+    std::string prefix;
+    Handler handler;
+    auth::Resource resource;
+    ErrorFormatter format_error;
+  };
+  std::vector<PrefixRoute> prefix_routes_;
 };
 
 }  // namespace voxserve::transport::http

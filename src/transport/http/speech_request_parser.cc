@@ -1,6 +1,7 @@
 #include "transport/http/speech_request_parser.h"
 
 #include <chrono>
+#include <limits>
 
 #include "absl/strings/match.h"
 #include "core/error.h"
@@ -109,6 +110,19 @@ absl::Status ReadFormat(const json& body, const std::string& default_format,
   return absl::OkStatus();
 }
 
+// A voxserve extension on both routes (telephony: pcm at 8 or 16 kHz); the service checks the
+// rate against the format.
+absl::Status ReadSampleRate(const json& body, service::SynthesisRequest* request) {
+  auto it = body.find("sample_rate");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_number_integer() || it->get<long long>() <= 0 ||
+      it->get<long long>() > std::numeric_limits<int>::max()) {
+    return WrongType("sample_rate", "a positive integer (Hz)");
+  }
+  request->sample_rate = static_cast<int>(it->get<long long>());
+  return absl::OkStatus();
+}
+
 // OpenAI accepts a voice name or a custom-voice object {"id": "..."}.
 absl::Status ReadOpenAiVoice(const json& body, std::string* voice) {
   auto it = body.find("voice");
@@ -137,7 +151,8 @@ absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& 
         ReadRequiredString(*body, "input", &synthesis.text),
         ReadOpenAiVoice(*body, &synthesis.voice), ReadFormat(*body, "mp3", &synthesis),
         ReadNumber(*body, "speed", &synthesis.speed),
-        ReadString(*body, "instructions", &synthesis.instructions), ReadTimeout(*body, &synthesis)}) {
+        ReadString(*body, "instructions", &synthesis.instructions), ReadTimeout(*body, &synthesis),
+        ReadSampleRate(*body, &synthesis)}) {
     if (!status.ok()) return status;
   }
   if (text::CountCodePoints(synthesis.instructions) > kMaxInstructionsChars) {
@@ -169,7 +184,7 @@ absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& re
        {ReadRequiredString(*body, "text", &synthesis.text),
         ReadString(*body, "voice", &synthesis.voice), ReadString(*body, "model", &synthesis.model),
         ReadFormat(*body, "wav", &synthesis), ReadNumber(*body, "speed", &synthesis.speed),
-        ReadTimeout(*body, &synthesis)}) {
+        ReadTimeout(*body, &synthesis), ReadSampleRate(*body, &synthesis)}) {
     if (!status.ok()) return status;
   }
   auto stream = body->find("stream");

@@ -16,11 +16,12 @@ struct ParsedSpeechRequest {
 };
 
 // POST /v1/audio/speech: {model, input, voice (string or {"id"}), response_format="mp3",
-// speed=1.0, instructions, stream_format ("audio" | "sse"), timeout_ms (voxserve extension)}.
+// speed=1.0, instructions, stream_format ("audio" | "sse"), timeout_ms and sample_rate
+// (voxserve extensions)}.
 absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& request);
 
 // POST /v1/synthesize and /tts: {text, voice, speed, model, response_format="wav", stream,
-// timeout_ms}.
+// timeout_ms, sample_rate}.
 absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& request);
 
 }  // namespace voxserve::transport::http

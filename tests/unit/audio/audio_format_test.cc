@@ -1,5 +1,7 @@
 #include "audio/audio_format.h"
 
+#include <utility>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -95,6 +97,37 @@ TEST(OutputSampleRateTest, AacKeepsRatesOfItsTable) {
 TEST(OutputSampleRateTest, AacTakesTheNearestSupportedRate) {
   EXPECT_EQ(OutputSampleRate(AudioFormat::kAac, 17000), 16000);
   EXPECT_EQ(OutputSampleRate(AudioFormat::kAac, 192000), 96000);
+}
+
+TEST(ParseAudioFormatTest, AcceptsUlawAsTheTelephonyExtension) {
+  EXPECT_EQ(*ParseAudioFormat("ulaw"), AudioFormat::kUlaw);
+  EXPECT_EQ(ContentType(AudioFormat::kUlaw), "audio/basic");
+  EXPECT_EQ(OutputSampleRate(AudioFormat::kUlaw, 22050), 8000);
+}
+
+TEST(ResolveOutputSampleRateTest, ZeroMeansTheFormatsOwnRate) {
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 22050, 0), 24000);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kWav, 22050, 0), 22050);
+}
+
+TEST(ResolveOutputSampleRateTest, TakesTheRatesEachFormatCanCarry) {
+  for (int rate : {8000, 16000, 22050, 44100, 48000}) {
+    EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 24000, rate), rate);
+    EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kWav, 24000, rate), rate);
+  }
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kMp3, 24000, 44100), 44100);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kUlaw, 24000, 8000), 8000);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kOpus, 24000, 48000), 48000);
+}
+
+TEST(ResolveOutputSampleRateTest, RefusesOthersNamingSampleRate) {
+  for (auto [format, rate] : {std::pair{AudioFormat::kPcm, 7999}, {AudioFormat::kPcm, 96000},
+                              {AudioFormat::kUlaw, 16000}, {AudioFormat::kOpus, 24000},
+                              {AudioFormat::kMp3, 44000}, {AudioFormat::kAac, 1}}) {
+    auto resolved = ResolveOutputSampleRate(format, 24000, rate);
+    ASSERT_FALSE(resolved.ok()) << FormatName(format) << " " << rate;
+    EXPECT_EQ(core::DetailOf(resolved.status()).param, "sample_rate");
+  }
 }
 
 }  // namespace

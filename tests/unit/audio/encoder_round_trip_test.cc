@@ -98,6 +98,8 @@ int ExpectedMajorFormat(AudioFormat format) {
       return SF_FORMAT_RAW;
     case AudioFormat::kAac:
       return 0;  // decoded by libavcodec, which has no such code
+    case AudioFormat::kUlaw:
+      return 0;  // headerless G.711; mulaw_encoder_test.cc checks it against the G.711 expansion
   }
   return -1;
 }

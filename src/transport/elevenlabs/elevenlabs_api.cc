@@ -1,0 +1,129 @@
+#include "transport/elevenlabs/elevenlabs_api.h"
+
+#include <boost/asio/strand.hpp>
+#include <string>
+
+#include "core/error.h"
+#include "nlohmann/json.hpp"
+#include "transport/elevenlabs/error_body.h"
+#include "transport/elevenlabs/tts_exchange.h"
+#include "transport/elevenlabs/tts_request.h"
+
+namespace voxserve::transport::elevenlabs {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kTtsPrefix = "text-to-speech/";
+
+http::HttpResponse Json(int status, const json& body) {
+  return http::JsonResponse(status, body.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+// GET /v1/voices: {"voices": [Voice]}; of Voice's fields voxserve knows the id, a name (the id),
+// a description and labels (https://elevenlabs.io/docs/api-reference/voices/search).
+json VoicesJson(const std::vector<service::VoiceListing>& voices) {
+  json list = json::array();
+  for (const service::VoiceListing& voice : voices) {
+    list.push_back({{"voice_id", voice.id},
+                    {"name", voice.id},
+                    {"category", "premade"},
+                    {"description", voice.description},
+                    {"labels", {{"language", voice.language}, {"model", voice.model}}}});
+  }
+  return {{"voices", list}};
+}
+
+// GET /v1/models: [Model] (https://elevenlabs.io/docs/api-reference/models/list).
+json ModelsJson(const std::vector<service::ModelStatus>& models) {
+  json list = json::array();
+  for (const service::ModelStatus& model : models) {
+    list.push_back({{"model_id", model.id},
+                    {"name", model.id},
+                    {"description", "voxserve " + model.engine + " model"},
+                    {"can_do_text_to_speech", true},
+                    {"can_do_voice_conversion", false},
+                    {"can_use_style", false},
+                    {"can_use_speaker_boost", false},
+                    {"serves_pro_voices", false},
+                    {"languages", json::array()}});
+  }
+  return list;
+}
+
+struct TtsPath {
+  std::string voice_id;
+  TtsRoute route = TtsRoute::kConvert;
+};
+
+// "{voice_id}", "{voice_id}/stream", ".../with-timestamps", ".../stream/with-timestamps".
+std::optional<TtsPath> ParseTtsPath(std::string_view rest) {
+  TtsPath path;
+  size_t slash = rest.find('/');
+  path.voice_id = std::string(rest.substr(0, slash));
+  std::string_view tail = slash == std::string_view::npos ? "" : rest.substr(slash);
+  if (tail.empty()) {
+    path.route = TtsRoute::kConvert;
+  } else if (tail == "/stream") {
+    path.route = TtsRoute::kStream;
+  } else if (tail == "/with-timestamps") {
+    path.route = TtsRoute::kWithTimestamps;
+  } else if (tail == "/stream/with-timestamps") {
+    path.route = TtsRoute::kStreamWithTimestamps;
+  } else {
+    return std::nullopt;
+  }
+  if (path.voice_id.empty()) return std::nullopt;
+  return path;
+}
+
+}  // namespace
+
+ElevenLabsApi::ElevenLabsApi(service::TtsService& service, const auth::Authenticator* authenticator)
+    : service_(service), authenticator_(authenticator) {}
+
+ElevenLabsApi::~ElevenLabsApi() { pool_.join(); }
+
+void ElevenLabsApi::AddRoutes(http::Router& router) {
+  router.AddPrefix(
+      std::string(kPathPrefix),
+      [this](std::shared_ptr<http::HttpExchange> exchange) { Handle(exchange); },
+      auth::Resource::kApi, [](const absl::Status& status) { return ErrorResponse(status); });
+}
+
+void ElevenLabsApi::Handle(const std::shared_ptr<http::HttpExchange>& exchange) {
+  const http::HttpRequest& request = exchange->request();
+  std::string_view rest = std::string_view(request.path).substr(kPathPrefix.size());
+  const std::string& id = exchange->request_id();
+  auto refuse = [&](const absl::Status& status) { exchange->Respond(ErrorResponse(status, id)); };
+  const bool get = request.method == "GET" || request.method == "HEAD";
+
+  if (rest == "voices" || rest == "models") {
+    if (!get) return refuse(core::MethodNotAllowed(request.method + " is not allowed; use GET"));
+    if (rest == "voices") return exchange->Respond(Json(200, VoicesJson(service_.ListVoices())));
+    return exchange->Respond(Json(200, ModelsJson(service_.ModelStatuses())));
+  }
+  std::optional<TtsPath> path;
+  if (rest.starts_with(kTtsPrefix)) path = ParseTtsPath(rest.substr(kTtsPrefix.size()));
+  if (!path) {
+    return refuse(core::NotFound("no ElevenLabs route for " + request.path +
+                                     " (voxserve offers text-to-speech, voices and models)",
+                                 {}, "route_not_found"));
+  }
+  if (request.method != "POST") {
+    return refuse(core::MethodNotAllowed(request.method + " is not allowed; use POST"));
+  }
+  auto parsed = ParseTtsRequest(request, path->voice_id);
+  if (!parsed.ok()) return refuse(service_.RejectUnparsed(parsed.status()));
+
+  auth::Admission admission;
+  if (authenticator_ != nullptr) {
+    auto admitted = authenticator_->Admit(exchange->auth());
+    if (!admitted.ok()) return refuse(admitted.status());
+    admission = std::move(*admitted);
+  }
+  TtsExchange::Start(service_, boost::asio::make_strand(pool_), exchange, *std::move(parsed),
+                     path->route, std::move(admission));
+}
+
+}  // namespace voxserve::transport::elevenlabs

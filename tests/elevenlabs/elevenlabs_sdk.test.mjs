@@ -1,0 +1,110 @@
+// ElevenLabs' official JavaScript SDK (@elevenlabs/elevenlabs-js, pinned in package-lock.json)
+// pointed at voxserve with its baseUrl option: what the SDK sends is what ElevenLabs' API takes,
+// and what it parses (its serializers are strict about types) is what voxserve answers.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { after, before, test } from 'node:test';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { startServer } from '../browser/servers.mjs';
+
+const require = createRequire(join(process.env.ELEVENLABS_DEPS, 'package.json'));
+const { ElevenLabsClient, ElevenLabsError } = require('@elevenlabs/elevenlabs-js');
+
+const VOICE = 'en-us';
+const TEXT = 'Hello from the software development kit. This is a second sentence.';
+const KEY = 'sk-sdk-0123456789abcdef';
+
+let open;    // no keys configured
+let keyed;   // with a keys file
+before(async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'voxserve-el-'));
+  const keys = join(dir, 'keys.yaml');
+  writeFileSync(keys, JSON.stringify({ keys: [{ name: 'sdk', key: KEY }] }));
+  [open, keyed] = await Promise.all([startServer(process.env.VOXSERVE_BIN),
+                                     startServer(process.env.VOXSERVE_BIN, ['--api-keys-file', keys])]);
+});
+after(async () => {
+  await Promise.all([open?.stop(), keyed?.stop()]);
+});
+
+const client = (server, apiKey = 'unused') =>
+  new ElevenLabsClient({ baseUrl: `${server.url}/elevenlabs`, apiKey, maxRetries: 0 });
+
+async function collect(stream) {
+  const parts = [];
+  for await (const chunk of stream) parts.push(Buffer.from(chunk));
+  return Buffer.concat(parts);
+}
+
+test('convert returns pcm_16000 audio of a plausible length', async () => {
+  const audio = await collect(await client(open).textToSpeech.convert(VOICE, {
+    text: TEXT, modelId: 'eleven_multilingual_v2', outputFormat: 'pcm_16000',
+    voiceSettings: { stability: 0.5, similarityBoost: 0.75, speed: 1.0 },
+  }));
+  const seconds = audio.length / 2 / 16000;
+  assert.ok(seconds > 2 && seconds < 15, `${seconds} s`);
+});
+
+test('stream returns as much ulaw_8000 audio as convert', async () => {
+  const request = { text: TEXT, outputFormat: 'ulaw_8000' };
+  const whole = await collect(await client(open).textToSpeech.convert(VOICE, request));
+  const streamed = await collect(await client(open).textToSpeech.stream(VOICE, request));
+  assert.ok(whole.length > 16000, `${whole.length} bytes`);  // over 2 s at 8 kHz, 1 byte each
+  // espeak-ng's output varies by a few samples from one request to the next.
+  assert.ok(Math.abs(streamed.length - whole.length) < 100);
+});
+
+test('convertWithTimestamps: the alignment covers the text and ends with the audio', async () => {
+  const result = await client(open).textToSpeech.convertWithTimestamps(VOICE, {
+    text: TEXT, outputFormat: 'pcm_24000',
+  });
+  const seconds = Buffer.from(result.audioBase64, 'base64').length / 2 / 24000;
+  const { characters, characterStartTimesSeconds, characterEndTimesSeconds } = result.alignment;
+  assert.equal(characters.join('').replace(/ /g, ''), TEXT.replace(/ /g, ''));
+  assert.equal(characterStartTimesSeconds.length, characters.length);
+  assert.ok(Math.abs(characterEndTimesSeconds.at(-1) - seconds) < 1e-3);
+  assert.deepEqual(result.normalizedAlignment, result.alignment);
+});
+
+test('streamWithTimestamps: one chunk per sentence, offsets in the request audio time', async () => {
+  const stream = await client(open).textToSpeech.streamWithTimestamps(VOICE, {
+    text: TEXT, outputFormat: 'pcm_22050',
+  });
+  let elapsed = 0;
+  let chunks = 0;
+  for await (const chunk of stream) {
+    chunks += 1;
+    const seconds = Buffer.from(chunk.audioBase64, 'base64').length / 2 / 22050;
+    const starts = chunk.alignment.characterStartTimesSeconds;
+    assert.ok(Math.abs(starts[0] - elapsed) < 1e-3, `chunk ${chunks} starts at ${starts[0]}`);
+    elapsed += seconds;
+    assert.ok(Math.abs(chunk.alignment.characterEndTimesSeconds.at(-1) - elapsed) < 1e-3);
+  }
+  assert.equal(chunks, 2);
+});
+
+test('voices.getAll and models.list parse', async () => {
+  const { voices } = await client(open).voices.getAll();
+  assert.ok(voices.some((voice) => voice.voiceId === VOICE));
+  const models = await client(open).models.list();
+  assert.ok(models.some((model) => model.modelId === 'espeak' && model.canDoTextToSpeech));
+});
+
+test('an unknown voice is an ElevenLabsError 400 voice_not_found', async () => {
+  await assert.rejects(client(open).textToSpeech.convert('no-such-voice', { text: 'Hi.' }),
+    (error) => error instanceof ElevenLabsError && error.statusCode === 400 &&
+               error.body.detail.status === 'voice_not_found');
+});
+
+test('a wrong xi-api-key gets 401 invalid_api_key; the right one is served', async () => {
+  await assert.rejects(client(keyed, 'sk-wrong-0123456789abcdef').textToSpeech.convert(VOICE, { text: 'Hi.' }),
+    (error) => error instanceof ElevenLabsError && error.statusCode === 401 &&
+               error.body.detail.status === 'invalid_api_key');
+  const audio = await collect(await client(keyed, KEY).textToSpeech.convert(VOICE, {
+    text: 'Hi.', outputFormat: 'pcm_16000',
+  }));
+  assert.ok(audio.length > 1000);
+});
