@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "engine/espeak/espeak_engine.h"
 #if VOXSERVE_ONNX
+#include "engine/cosyvoice/cosyvoice_engine.h"
 #include "engine/onnx/kokoro_voice.h"
 #include "engine/onnx/piper_voice.h"
 #endif
@@ -46,8 +47,11 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) 
 
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
   if (spec.engine == "espeak") return CreateEspeak(spec);
-  if (spec.engine == "piper" || spec.engine == "kokoro") {
+  if (spec.engine == "piper" || spec.engine == "kokoro" || spec.engine == "cosyvoice") {
 #if VOXSERVE_ONNX
+    if (spec.engine == "cosyvoice") {
+      return CreateOnnxVoice<cosyvoice::CosyVoiceEngine, cosyvoice::CosyVoiceEngineConfig>(spec);
+    }
     if (spec.engine == "piper") {
       return CreateOnnxVoice<onnx::PiperVoice, onnx::PiperEngineConfig>(spec);
     }
@@ -59,7 +63,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
 #endif
   }
   return core::InvalidArgument("unknown engine '" + spec.engine +
-                               "' (available: espeak, piper, kokoro)");
+                               "' (available: espeak, piper, kokoro, cosyvoice)");
 }
 
 }  // namespace voxserve::engine

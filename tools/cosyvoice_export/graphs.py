@@ -12,6 +12,9 @@ OPSET = 17
 
 
 def _export(module, args, path, inputs, outputs, dynamic):
+    # A new wrapper is in training mode, and torch.onnx.export restores the mode it found,
+    # recursively: without this the wrapped upstream modules would leave with dropout on.
+    module.eval()
     torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs,
                       dynamic_axes=dynamic, opset_version=OPSET, do_constant_folding=True)
 
@@ -87,7 +90,8 @@ class FlowEncoder(nn.Module):
     def forward(self, token, embedding):
         f = self.flow
         spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
-        token_len = torch.full((1,), token.shape[1], dtype=torch.int32)
+        # From the input's shape at run time (torch.full would bake the traced length in).
+        token_len = torch.ones_like(token).sum(dim=1).to(torch.int32)
         x = f.input_embedding(torch.clamp(token, min=0))
         h, _ = f.encoder(x, token_len, streaming=False)
         mu = f.encoder_proj(h).transpose(1, 2)

@@ -27,15 +27,25 @@ TINY = {
 }
 
 
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
 def oracle_path():
-    """Upstream's checkout: $VOXSERVE_COSYVOICE_REF, else the shared oracles folder."""
-    path = os.environ.get("VOXSERVE_COSYVOICE_REF") or os.path.join(
-        os.path.dirname(__file__), "..", "..", "..", "..", "shared", "oracles", "CosyVoice")
+    """Upstream's checkout from $VOXSERVE_COSYVOICE_REF (relative paths may be relative to the
+    current directory or to the repository root, as the CI script gives it), or None."""
+    path = os.environ.get("VOXSERVE_COSYVOICE_REF")
+    if not path:
+        return None
+    for candidate in (path, os.path.join(REPO_ROOT, path)):
+        if os.path.isdir(os.path.join(candidate, "cosyvoice")):
+            return os.path.abspath(candidate)
     return os.path.abspath(path)
 
 
 def import_upstream(ref=None):
     ref = ref or oracle_path()
+    if ref is None:
+        sys.exit("set VOXSERVE_COSYVOICE_REF to an upstream CosyVoice checkout")
     if not os.path.isdir(os.path.join(ref, "cosyvoice")):
         sys.exit(f"no upstream CosyVoice checkout at {ref} (set VOXSERVE_COSYVOICE_REF)")
     matcha = os.environ.get("VOXSERVE_MATCHA_REF") or os.path.join(ref, "..", "Matcha-TTS")

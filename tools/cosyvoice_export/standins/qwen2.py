@@ -91,8 +91,12 @@ class Qwen2Attention(nn.Module):
         q = self.q_proj(x).view(b, s, c.num_attention_heads, c.head_dim).transpose(1, 2)
         q = rope(q, positions, c.rope_theta)
         groups = c.num_attention_heads // c.num_key_value_heads
-        k = keys.repeat_interleave(groups, dim=1)
-        v = values.repeat_interleave(groups, dim=1)
+        # GQA: each kv head serves `groups` query heads (HF's repeat_kv; expand + reshape rather
+        # than repeat_interleave, which torch 1.13 exports with the traced sizes baked in).
+        k = keys.unsqueeze(2).expand(-1, -1, groups, -1, -1).reshape(
+            b, c.num_attention_heads, -1, c.head_dim)
+        v = values.unsqueeze(2).expand(-1, -1, groups, -1, -1).reshape(
+            b, c.num_attention_heads, -1, c.head_dim)
         scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(c.head_dim) + bias
         out = torch.matmul(torch.softmax(scores, dim=-1), v)
         return self.o_proj(out.transpose(1, 2).reshape(b, s, -1))
