@@ -118,8 +118,8 @@ absl::StatusOr<VoiceProfile> CosyVoiceEngine::ProfileFromFeatures(
   VoiceProfile profile;
   profile.family = std::string(FamilyName(manifest_.family));
   profile.prompt_seconds = features.seconds;
-  profile.tensors["speaker_embedding"] =
-      Floats({static_cast<int64_t>(embedding->size())}, std::move(*embedding));
+  const auto embedding_dim = static_cast<int64_t>(embedding->size());  // before the move below
+  profile.tensors["speaker_embedding"] = Floats({embedding_dim}, std::move(*embedding));
   ProfileTensor ids;
   ids.dtype = ProfileTensor::DType::kInt32;
   ids.shape = {static_cast<int64_t>(token_len)};

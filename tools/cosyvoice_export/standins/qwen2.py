@@ -158,6 +158,8 @@ class Qwen2ForCausalLM(nn.Module):
         self.config = config
         self.model = Qwen2Model(config)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        if config.tie_word_embeddings:  # Qwen2.5-0.5B ties them (config.json)
+            self.lm_head.weight = self.model.embed_tokens.weight
 
     @classmethod
     def from_pretrained(cls, path):
