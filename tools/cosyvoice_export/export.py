@@ -42,9 +42,16 @@ def parse_args():
     return p.parse_args()
 
 
-def _load_state(module, path, strict=True):
+def _load_state(module, path):
+    """Every parameter must come from the checkpoint; extra keys (e.g. a rotary inv_freq buffer
+    some transformers versions save) are reported and ignored."""
     state = torch.load(path, map_location="cpu")
-    module.load_state_dict(state, strict=strict)
+    result = module.load_state_dict(state, strict=False)
+    if result.missing_keys:
+        sys.exit(f"{path}: no weights for {len(result.missing_keys)} parameters, e.g. "
+                 f"{result.missing_keys[:5]}")
+    if result.unexpected_keys:
+        print(f"{path}: ignored {len(result.unexpected_keys)} keys, e.g. {result.unexpected_keys[:3]}")
 
 
 def build_modules(args, ref):
@@ -59,7 +66,8 @@ def build_modules(args, ref):
         _load_state(flow, os.path.join(args.model_dir, "flow.pt"))
         # hift.pt keys carry a "generator." prefix in some snapshots (cosyvoice/cli/model.py).
         state = torch.load(os.path.join(args.model_dir, "hift.pt"), map_location="cpu")
-        hift.load_state_dict({k.replace("generator.", ""): v for k, v in state.items()})
+        hift.load_state_dict({k.replace("generator.", "", 1) if k.startswith("generator.") else k:
+                              v for k, v in state.items()})
         return config, llm, flow, hift
     yaml_path = os.path.join(ref, "examples", "libritts", "cosyvoice2", "conf", "cosyvoice2.yaml")
     return upstream_modules.build(yaml_path, args.size, args.seed)

@@ -30,6 +30,20 @@ TINY = {
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+# Tiny bundles: the flow encoder's relative positional tables hold this many positions instead of
+# upstream's 5000 (cosyvoice/transformer/embedding.py max_len): its attention projects the whole
+# table every call, which made the tiny graph 74 MB and its goldens slow. Enough for 300 tokens.
+TINY_MAX_POSITIONS = 600
+
+
+def _shorten_positional_tables(module, positions):
+    import torch
+    for m in module.modules():
+        if hasattr(m, "extend_pe") and getattr(m, "pe", None) is not None:
+            m.pe = None
+            m.extend_pe(torch.tensor(0.0).expand(1, positions))
+
+
 def oracle_path():
     """Upstream's checkout from $VOXSERVE_COSYVOICE_REF (relative paths may be relative to the
     current directory or to the repository root, as the CI script gives it), or None."""
@@ -105,4 +119,6 @@ def build(yaml_path, size="real", seed=0, qwen2_config=None):
     config["llm"]["llm_input_size"] = config["llm"]["llm_output_size"] = hidden
     torch.manual_seed(seed)
     llm, flow, hift = (_build(config[k]).eval() for k in ("llm", "flow", "hift"))
+    if size == "tiny":
+        _shorten_positional_tables(flow.encoder, TINY_MAX_POSITIONS)
     return config, llm, flow, hift

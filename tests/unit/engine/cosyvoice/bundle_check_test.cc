@@ -146,6 +146,21 @@ TEST(BundleCheck, AGraphTheRuntimeCannotFeedIsRejectedByRole) {
               Contains("graphs.hift_decoder: missing (a cosyvoice2 bundle needs it)"));
 }
 
+TEST(BundleCheck, ACosyVoice3BundleIsDeclaredAndValidated) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  // CosyVoice3 takes sos/task_id from speech_embedding: no llm_embedding needed (reference 3.5).
+  BrokenBundle cv3("cv3", [](json& m) {
+    m["family"] = "cosyvoice3";
+    m["tensors"].erase("llm_embedding");
+  });
+  BundleReport report = CheckBundle(cv3.dir());
+  EXPECT_TRUE(report.ok()) << report.Summary();
+  EXPECT_THAT(report.Summary(), HasSubstr("valid cosyvoice3 bundle"));
+  BrokenBundle cv2("cv2-no-llm-embedding", [](json& m) { m["tensors"].erase("llm_embedding"); });
+  EXPECT_THAT(CheckBundle(cv2.dir()).problems,
+              Contains("tensors.llm_embedding: missing (a cosyvoice2 bundle needs it)"));
+}
+
 TEST(BundleCheck, NoDirectoryOrNoManifestIsNamed) {
   EXPECT_THAT(CheckBundle("/nonexistent/bundle").problems,
               Contains("bundle /nonexistent/bundle: not a directory"));

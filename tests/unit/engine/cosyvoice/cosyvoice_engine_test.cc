@@ -44,6 +44,14 @@ TEST(CosyVoiceEngine, ABadBundleFailsTheLoadWithCheckModelsMessage) {
               HasSubstr("graph hift_f0: file hift_f0.onnx missing"));
 }
 
+TEST(CosyVoiceEngine, RefusesACosyVoice3BundleForNow) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle cv3("engine-cv3", [](nlohmann::json& m) { m["family"] = "cosyvoice3"; });
+  auto engine = CreateEngine({"cv", "cosyvoice", "", {{"path", cv3.dir()}}});
+  ASSERT_FALSE(engine.ok());
+  EXPECT_THAT(std::string(engine.status().message()), HasSubstr("cosyvoice2 bundles only"));
+}
+
 TEST(CosyVoiceEngine, OptionsAreChecked) {
   auto no_path = CreateEngine({"cv", "cosyvoice", "", {}});
   EXPECT_THAT(std::string(no_path.status().message()), HasSubstr("options.path"));
