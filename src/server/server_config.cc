@@ -420,6 +420,10 @@ std::string HelpFooter(const OptionTable& table) {
     text += line;
   }
   text += "  --config                 VOXSERVE_CONFIG\n";
+  text +=
+      "\nModel tools (server/model_commands.h, docs/cosyvoice-bundle.md):\n"
+      "  voxserve check-model DIR     validate a CosyVoice bundle against its manifest\n"
+      "  voxserve verify-bundle DIR   run the C++ stages on its goldens, max error per stage\n";
   return text;
 }
 
