@@ -123,6 +123,7 @@ def _llm(w, n, llm, prompt_ids, ids, prompt_tokens):
     logp2 = llm.llm_decoder(hidden2[:, -1]).log_softmax(dim=-1)
     w.stage(f"llm.decode/{n}",
             {"token": torch.tensor([token], dtype=torch.int32), "inputs_embeds": step_in,
+             "prefill_inputs_embeds": lm_input,
              "position_ids": torch.tensor([[s]]), "attention_mask": torch.ones(1, 1, s + 1)},
             {"hidden_states": hidden2, "logp": logp2[0]}, 1e-3,
             "runs after llm.prefill of the same text, on its cache")

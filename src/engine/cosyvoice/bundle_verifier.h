@@ -72,7 +72,7 @@ class BundleVerifier {
 
 // The stages this part of the port implements: CAM++ and the speech tokenizer (PromptEncoder),
 // and the exported graphs run alone on their golden inputs (estimator, flow encoder, HiFT f0
-// and decoder, LLM prefill with the head).
+// and decoder, LLM prefill and one decode step over a preallocated cache, with the head).
 absl::Status AddOnnxStages(BundleVerifier& verifier);
 
 // A table, one line per stage; the last line counts passed/failed/not implemented.

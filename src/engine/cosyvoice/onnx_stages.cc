@@ -88,6 +88,9 @@ absl::StatusOr<double> RunGraphStage(
   return worst;
 }
 
+absl::StatusOr<double> LogpError(const OnnxSession& head, const BundleManifest& m,
+                                 const std::vector<float>& hidden, const GoldenStage& golden);
+
 // llm.prefill: the backbone over the whole prompt, with a one-slot cache masked out (exercises
 // the preallocated-cache layout of docs/cosyvoice-bundle.md), then the head and log_softmax on
 // the last position.
@@ -115,7 +118,14 @@ absl::StatusOr<double> LlmPrefill(const OnnxSession& backbone, const OnnxSession
   std::vector<Tensor> outputs;
   auto hidden_error = RunGraphStage(backbone, golden, std::move(feeds), &outputs);
   if (!hidden_error.ok()) return hidden_error.status();
-  std::vector<float> hidden = outputs.at(0).ToFloats();
+  auto logp_error = LogpError(head, m, outputs.at(0).ToFloats(), golden);
+  if (!logp_error.ok()) return logp_error.status();
+  return std::max(*hidden_error, *logp_error);
+}
+
+// log_softmax(head(hidden of the last position)) against the golden "logp".
+absl::StatusOr<double> LogpError(const OnnxSession& head, const BundleManifest& m,
+                                 const std::vector<float>& hidden, const GoldenStage& golden) {
   std::vector<float> last(hidden.end() - m.llm.hidden_size, hidden.end());
   auto logits = head.Run({{head.inputs().at(0).name,
                            Tensor::Floats({1, m.llm.hidden_size}, std::move(last))}});
@@ -127,7 +137,64 @@ absl::StatusOr<double> LlmPrefill(const OnnxSession& backbone, const OnnxSession
   for (float& x : logp) x = static_cast<float>(x - top - std::log(sum));
   auto want = golden.Output("logp");
   if (!want.ok()) return want.status();
-  auto logp_error = MaxAbsError(logp, *want, golden.name + " logp");
+  return MaxAbsError(logp, *want, golden.name + " logp");
+}
+
+// llm.decode: prefill into a preallocated cache of capacity S + 2 (rows stored at slots 1..S,
+// slots 0 and S + 1 free and masked), then one decode step over that cache, as part 2's decode
+// loop will run it (docs/cosyvoice-bundle.md, "The LLM's KV cache layout").
+absl::StatusOr<double> LlmDecode(const OnnxSession& backbone, const OnnxSession& head,
+                                 const BundleManifest& m, const GoldenStage& golden) {
+  auto prefill = golden.Input("prefill_inputs_embeds");
+  if (!prefill.ok()) return prefill.status();
+  const int64_t s = prefill->shape.at(1), cap = s + 2, kv = m.llm.num_kv_heads,
+                d = m.llm.head_dim;
+  std::vector<std::vector<float>> cache(2 * static_cast<size_t>(m.llm.num_layers),
+                                        std::vector<float>(static_cast<size_t>(kv * cap * d)));
+  auto feeds_with_cache = [&](std::vector<std::pair<std::string, Tensor>> feeds) {
+    for (int layer = 0; layer < m.llm.num_layers; ++layer) {
+      for (int kind = 0; kind < 2; ++kind) {
+        feeds.emplace_back((kind == 0 ? "past_key_" : "past_value_") + std::to_string(layer),
+                           Tensor::Floats({1, kv, cap, d}, cache[2 * layer + kind]));
+      }
+    }
+    return feeds;
+  };
+  std::vector<float> mask(static_cast<size_t>(s * (cap + s)), 0.0f);  // no cached slot yet
+  for (int64_t i = 0; i < s; ++i) {
+    for (int64_t j = 0; j <= i; ++j) mask[i * (cap + s) + cap + j] = 1.0f;
+  }
+  std::vector<int64_t> positions(static_cast<size_t>(s));
+  for (int64_t i = 0; i < s; ++i) positions[i] = i;
+  auto first = backbone.Run(feeds_with_cache(
+      {{"inputs_embeds", Tensor::Floats({1, s, m.llm.hidden_size}, prefill->floats)},
+       {"position_ids", Tensor::Int64s({1, s}, positions)},
+       {"attention_mask", Tensor::Floats({1, s, cap + s}, mask)}}));
+  if (!first.ok()) return first.status();
+  for (size_t i = 0; i + 1 < first->size(); ++i) {  // new_key_0, new_value_0, ... after hidden
+    std::vector<float> fresh = first->at(i + 1).ToFloats();  // [1, kv, S, D]
+    for (int64_t h = 0; h < kv; ++h) {
+      for (int64_t t = 0; t < s; ++t) {
+        std::copy_n(fresh.begin() + (h * s + t) * d, d, cache[i].begin() + (h * cap + 1 + t) * d);
+      }
+    }
+  }
+  std::vector<float> step_mask(static_cast<size_t>(cap + 1), 0.0f);
+  for (int64_t j = 1; j <= s; ++j) step_mask[j] = 1.0f;
+  step_mask[cap] = 1.0f;  // the new position itself
+  auto embeds = golden.Input("inputs_embeds");
+  if (!embeds.ok()) return embeds.status();
+  auto step = backbone.Run(feeds_with_cache(
+      {{"inputs_embeds", Tensor::Floats({1, 1, m.llm.hidden_size}, embeds->floats)},
+       {"position_ids", Tensor::Int64s({1, 1}, {s})},
+       {"attention_mask", Tensor::Floats({1, 1, cap + 1}, step_mask)}}));
+  if (!step.ok()) return step.status();
+  std::vector<float> hidden = step->at(0).ToFloats();
+  auto want = golden.Output("hidden_states");
+  if (!want.ok()) return want.status();
+  auto hidden_error = MaxAbsError(hidden, *want, golden.name + " hidden_states");
+  if (!hidden_error.ok()) return hidden_error.status();
+  auto logp_error = LogpError(head, m, hidden, golden);
   if (!logp_error.ok()) return logp_error.status();
   return std::max(*hidden_error, *logp_error);
 }
@@ -173,6 +240,9 @@ absl::Status AddOnnxStages(BundleVerifier& v) {
   if (!head.ok()) return head.status();
   v.AddStage("llm.prefill", [b = *backbone, h = *head, &m = v.manifest()](const GoldenStage& g) {
     return LlmPrefill(*b, *h, m, g);
+  });
+  v.AddStage("llm.decode", [b = *backbone, h = *head, &m = v.manifest()](const GoldenStage& g) {
+    return LlmDecode(*b, *h, m, g);
   });
   return absl::OkStatus();
 }
