@@ -13,18 +13,26 @@ namespace {
 using ::testing::HasSubstr;
 using testing::TinyBundle;
 
+// One encoder for the suite: opening the sessions is the slow part under ASan.
 class PromptEncoderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    VOXSERVE_REQUIRE_TINY_BUNDLE();
-    auto manifest = LoadCheckedBundle(TinyBundle());
+  static void SetUpTestSuite() {
+    if (!testing::HaveTinyBundle()) return;
+    auto manifest = LoadBundleManifest(TinyBundle());
     ASSERT_TRUE(manifest.ok()) << manifest.status();
-    manifest_ = *manifest;
     onnx::OnnxSessionConfig config;
     config.intra_op_threads = 1;
-    auto encoder = PromptEncoder::Create(manifest_, TinyBundle(), config);
+    auto encoder = PromptEncoder::Create(*manifest, TinyBundle(), config);
     ASSERT_TRUE(encoder.ok()) << encoder.status();
-    encoder_ = std::move(*encoder);
+    encoder_ = std::move(*encoder).release();
+  }
+  static void TearDownTestSuite() {
+    delete encoder_;
+    encoder_ = nullptr;
+  }
+  void SetUp() override {
+    VOXSERVE_REQUIRE_TINY_BUNDLE();
+    ASSERT_NE(encoder_, nullptr);
   }
   NpyArray Golden(const std::string& rel) {
     auto array = ReadNpy(TinyBundle() + "/" + rel);
@@ -32,9 +40,10 @@ class PromptEncoderTest : public ::testing::Test {
     return array.ok() ? *array : NpyArray{};
   }
 
-  BundleManifest manifest_;
-  std::unique_ptr<PromptEncoder> encoder_;
+  static PromptEncoder* encoder_;
 };
+
+PromptEncoder* PromptEncoderTest::encoder_ = nullptr;
 
 TEST_F(PromptEncoderTest, SpeakerEmbeddingMatchesTheGolden) {
   NpyArray fbank = Golden("goldens/campplus/fbank.npy");
