@@ -48,8 +48,8 @@ void CompareTensors(const std::string& at, const std::vector<TensorSignature>& d
     }
     std::string where = at + " '" + want.name + "'";
     if (have == nullptr) {
-      problems.push_back(where + ": not in " + file + " (it has: " +
-                         absl::StrJoin(found_names, ", ") + ")");
+      problems.push_back(where + ": not in " + file +
+                         " (it has: " + absl::StrJoin(found_names, ", ") + ")");
       continue;
     }
     std::string_view have_dtype = FileDtype(have->type);
@@ -79,7 +79,8 @@ void CompareTensors(const std::string& at, const std::vector<TensorSignature>& d
   for (const onnx::TensorSpec& spec : found) {
     bool listed = false;
     for (const TensorSignature& want : declared) listed = listed || want.name == spec.name;
-    if (!listed) problems.push_back(at + " '" + spec.name + "': in " + file + " but not in the manifest");
+    if (!listed)
+      problems.push_back(at + " '" + spec.name + "': in " + file + " but not in the manifest");
   }
 }
 
@@ -131,8 +132,7 @@ void CheckTensors(const fs::path& dir, const BundleManifest& m,
       continue;
     }
     if (header->dtype != t.dtype) {
-      problems.push_back(at + ": dtype: manifest " + t.dtype + ", " + t.file + " " +
-                         header->dtype);
+      problems.push_back(at + ": dtype: manifest " + t.dtype + ", " + t.file + " " + header->dtype);
     }
     if (header->shape != t.shape) {
       problems.push_back(at + ": shape: manifest " + ShapeString(t.shape) + ", " + t.file + " " +
@@ -183,8 +183,8 @@ std::string BundleReport::Summary() const {
     return out.str();
   }
   const BundleManifest& m = *manifest;
-  out << dir << ": valid " << FamilyName(m.family) << " bundle (format " << m.format_version
-      << ", " << m.source_kind << ")\n";
+  out << dir << ": valid " << FamilyName(m.family) << " bundle (format " << m.format_version << ", "
+      << m.source_kind << ")\n";
   for (const auto& [role, g] : m.graphs) {
     out << "  graph " << role << ": " << g.file << " (" << g.origin << "), " << g.inputs.size()
         << " inputs, " << g.outputs.size() << " outputs\n";

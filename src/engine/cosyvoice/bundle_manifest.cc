@@ -15,8 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::set<std::string, std::less<>> kDtypes = {"float32", "float16", "int32", "int64",
-                                                    "bool"};
+const std::set<std::string, std::less<>> kDtypes = {"float32", "float16", "int32", "int64", "bool"};
 
 // Reads typed fields of one JSON object, recording a problem (with the field's path) for each
 // missing or ill-typed one instead of stopping at the first.
@@ -334,8 +333,8 @@ void CheckConsistency(const BundleManifest& m, std::vector<std::string>& problem
                      const std::vector<std::pair<std::string_view, size_t>>& want,
                      const char* side) {
       std::string at = "graphs." + g->role + "." + side;
-      bool count_ok = contract.variadic_tail ? have.size() >= want.size()
-                                             : have.size() == want.size();
+      bool count_ok =
+          contract.variadic_tail ? have.size() >= want.size() : have.size() == want.size();
       if (!count_ok) {
         problems.push_back(at + ": " + std::to_string(have.size()) + " tensors, expected " +
                            (contract.variadic_tail ? "at least " : "") +
@@ -343,11 +342,11 @@ void CheckConsistency(const BundleManifest& m, std::vector<std::string>& problem
         return;
       }
       for (size_t i = 0; i < have.size(); ++i) {
-        auto [dtype, rank] = i < want.size() ? want[i] : std::pair<std::string_view, size_t>{
-                                                             "float32", 4};
+        auto [dtype, rank] =
+            i < want.size() ? want[i] : std::pair<std::string_view, size_t>{"float32", 4};
         const TensorSignature& t = have[i];
-        bool dtype_ok = dtype == "int" ? (t.dtype == "int32" || t.dtype == "int64")
-                                       : t.dtype == dtype;
+        bool dtype_ok =
+            dtype == "int" ? (t.dtype == "int32" || t.dtype == "int64") : t.dtype == dtype;
         if (!dtype_ok) {
           problems.push_back(at + "." + t.name + ": dtype " + t.dtype + ", the runtime needs " +
                              std::string(dtype == "int" ? "int32 or int64" : dtype));
@@ -366,8 +365,8 @@ void CheckConsistency(const BundleManifest& m, std::vector<std::string>& problem
       require(g->inputs.size() == want_in && g->outputs.size() == want_out,
               "graphs." + g->role + ": expected " + std::to_string(want_in) + " inputs and " +
                   std::to_string(want_out) + " outputs for llm.num_layers " +
-                  std::to_string(m.llm.num_layers) + ", found " +
-                  std::to_string(g->inputs.size()) + " and " + std::to_string(g->outputs.size()));
+                  std::to_string(m.llm.num_layers) + ", found " + std::to_string(g->inputs.size()) +
+                  " and " + std::to_string(g->outputs.size()));
     }
   }
 }
@@ -395,7 +394,11 @@ const std::vector<RoleContract>& RoleContracts(Family family) {
       {"llm_decoder", {{"float32", 2}}, {{"float32", 2}}},
       {"flow_encoder", {{"int", 2}, {"float32", 2}}, {{"float32", 3}, {"float32", 2}}},
       {"flow_estimator",
-       {{"float32", 3}, {"float32", 3}, {"float32", 3}, {"float32", 1}, {"float32", 2},
+       {{"float32", 3},
+        {"float32", 3},
+        {"float32", 3},
+        {"float32", 1},
+        {"float32", 2},
         {"float32", 3}},
        {{"float32", 3}}},
       {"hift_f0", {{"float32", 3}}, {{"float32", 2}}},

@@ -80,9 +80,11 @@ absl::StatusOr<double> MaxAbsError(const std::vector<float>& found, const NpyArr
   }
   double worst = 0;
   for (size_t i = 0; i < n; ++i) {
-    double want = golden.dtype == "float32" ? golden.floats[i] : static_cast<double>(golden.ints[i]);
+    double want =
+        golden.dtype == "float32" ? golden.floats[i] : static_cast<double>(golden.ints[i]);
     double error = std::fabs(static_cast<double>(found[i]) - want);
-    if (std::isnan(error)) return absl::InternalError(what + ": NaN at element " + std::to_string(i));
+    if (std::isnan(error))
+      return absl::InternalError(what + ": NaN at element " + std::to_string(i));
     worst = std::max(worst, error);
   }
   return worst;
@@ -118,8 +120,8 @@ std::vector<BundleVerifier::Result> BundleVerifier::Run() const {
       result.outcome.message = std::string(error.status().message());
     } else {
       result.outcome.max_abs_error = *error;
-      result.outcome.kind = *error <= golden.atol ? StageOutcome::Kind::kPassed
-                                                  : StageOutcome::Kind::kFailed;
+      result.outcome.kind =
+          *error <= golden.atol ? StageOutcome::Kind::kPassed : StageOutcome::Kind::kFailed;
     }
     results.push_back(std::move(result));
   }

@@ -18,7 +18,7 @@ namespace voxserve::engine::cosyvoice {
 
 // One entry of goldens/index.json (docs/cosyvoice-bundle.md). Owned by value.
 struct GoldenStage {
-  std::string name;  // e.g. "campplus", "llm.prefill/0"
+  std::string name;                                    // e.g. "campplus", "llm.prefill/0"
   std::map<std::string, std::string> inputs, outputs;  // tensor key -> path in the bundle
   double atol = 0;
   std::string note;

@@ -27,9 +27,9 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
   } else if (absl::Status status = session.Set(key, value); !absl::IsNotFound(status)) {
     return status;
   } else {
-    return core::InvalidArgument("unknown cosyvoice option '" + key + "' (allowed: " +
-                                 kCosyVoiceKeys + ", " + onnx::OnnxSessionConfig::KnownKeys() +
-                                 ")");
+    return core::InvalidArgument("unknown cosyvoice option '" + key +
+                                 "' (allowed: " + kCosyVoiceKeys + ", " +
+                                 onnx::OnnxSessionConfig::KnownKeys() + ")");
   }
   return absl::OkStatus();
 }
@@ -97,8 +97,8 @@ absl::StatusOr<VoiceProfile> CosyVoiceEngine::ProfileFromFeatures(
     const PromptFeatures& features) const {
   const int bins = manifest_.audio.mel_bins;
   if (features.prompt_mel.empty() || features.prompt_mel.size() % static_cast<size_t>(bins)) {
-    return core::InvalidArgument("prompt mel is not a non-empty [frames, " +
-                                 std::to_string(bins) + "] array");
+    return core::InvalidArgument("prompt mel is not a non-empty [frames, " + std::to_string(bins) +
+                                 "] array");
   }
   if (features.seconds > manifest_.audio.prompt_max_seconds) {
     return absl::OutOfRangeError("the prompt recording is " + std::to_string(features.seconds) +

@@ -20,7 +20,7 @@ namespace voxserve::engine::cosyvoice {
 // YAML models[].options of an `engine: cosyvoice` model.
 struct CosyVoiceEngineConfig {
   std::string model_id;
-  std::string bundle_path;  // options.path (required)
+  std::string bundle_path;    // options.path (required)
   std::string default_voice;  // ignored: the engine has no voices of its own
   onnx::OnnxSessionConfig session;
 

@@ -55,10 +55,9 @@ absl::StatusOr<std::shared_ptr<OnnxSession>> Open(const BundleVerifier& v, std::
 
 // Feeds every graph input from the golden input of the same name (extra feeds via `extra`),
 // and compares every golden output named like a graph output.
-absl::StatusOr<double> RunGraphStage(
-    const OnnxSession& session, const GoldenStage& golden,
-    std::vector<std::pair<std::string, Tensor>> feeds = {},
-    std::vector<Tensor>* outputs_out = nullptr) {
+absl::StatusOr<double> RunGraphStage(const OnnxSession& session, const GoldenStage& golden,
+                                     std::vector<std::pair<std::string, Tensor>> feeds = {},
+                                     std::vector<Tensor>* outputs_out = nullptr) {
   for (const onnx::TensorSpec& spec : session.inputs()) {
     bool fed = std::any_of(feeds.begin(), feeds.end(),
                            [&](const auto& f) { return f.first == spec.name; });
@@ -127,8 +126,8 @@ absl::StatusOr<double> LlmPrefill(const OnnxSession& backbone, const OnnxSession
 absl::StatusOr<double> LogpError(const OnnxSession& head, const BundleManifest& m,
                                  const std::vector<float>& hidden, const GoldenStage& golden) {
   std::vector<float> last(hidden.end() - m.llm.hidden_size, hidden.end());
-  auto logits = head.Run({{head.inputs().at(0).name,
-                           Tensor::Floats({1, m.llm.hidden_size}, std::move(last))}});
+  auto logits = head.Run(
+      {{head.inputs().at(0).name, Tensor::Floats({1, m.llm.hidden_size}, std::move(last))}});
   if (!logits.ok()) return logits.status();
   std::vector<float> logp = logits->at(0).ToFloats();
   double top = *std::max_element(logp.begin(), logp.end());
@@ -147,8 +146,7 @@ absl::StatusOr<double> LlmDecode(const OnnxSession& backbone, const OnnxSession&
                                  const BundleManifest& m, const GoldenStage& golden) {
   auto prefill = golden.Input("prefill_inputs_embeds");
   if (!prefill.ok()) return prefill.status();
-  const int64_t s = prefill->shape.at(1), cap = s + 2, kv = m.llm.num_kv_heads,
-                d = m.llm.head_dim;
+  const int64_t s = prefill->shape.at(1), cap = s + 2, kv = m.llm.num_kv_heads, d = m.llm.head_dim;
   std::vector<std::vector<float>> cache(2 * static_cast<size_t>(m.llm.num_layers),
                                         std::vector<float>(static_cast<size_t>(kv * cap * d)));
   auto feeds_with_cache = [&](std::vector<std::pair<std::string, Tensor>> feeds) {
@@ -223,8 +221,7 @@ absl::Status AddOnnxStages(BundleVerifier& v) {
     if (!tokens.ok()) return tokens.status();
     auto want = g.Output("tokens");
     if (!want.ok()) return want.status();
-    return MaxAbsError(std::vector<float>(tokens->begin(), tokens->end()), *want,
-                       "speech tokens");
+    return MaxAbsError(std::vector<float>(tokens->begin(), tokens->end()), *want, "speech tokens");
   });
   for (auto [prefix, role] : {std::pair{"flow.encoder", "flow_encoder"},
                               {"flow.estimator", "flow_estimator"},

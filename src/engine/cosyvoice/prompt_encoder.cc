@@ -56,9 +56,8 @@ absl::StatusOr<std::vector<float>> PromptEncoder::SpeakerEmbedding(
   if (!outputs.ok()) return outputs.status();
   std::vector<float> embedding = outputs->at(0).ToFloats();
   if (embedding.size() != static_cast<size_t>(embedding_dim_)) {
-    return absl::InternalError(campplus_->path() + " returned " +
-                               std::to_string(embedding.size()) + " values, expected " +
-                               std::to_string(embedding_dim_));
+    return absl::InternalError(campplus_->path() + " returned " + std::to_string(embedding.size()) +
+                               " values, expected " + std::to_string(embedding_dim_));
   }
   return embedding;
 }

@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include "unit/engine/cosyvoice/tiny_bundle.h"
@@ -11,9 +10,9 @@ namespace voxserve::engine::cosyvoice {
 namespace {
 
 using ::testing::AllOf;
+using testing::BrokenBundle;
 using ::testing::Contains;
 using ::testing::HasSubstr;
-using testing::BrokenBundle;
 using testing::TinyBundle;
 using json = nlohmann::json;
 
@@ -51,9 +50,8 @@ TEST(BundleCheck, AWrongInputNameIsNamedWithWhatTheFileHas) {
 
 TEST(BundleCheck, AWrongDtypeIsNamedWithBothTypes) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
-  BrokenBundle broken("dtype", [](json& m) {
-    m["graphs"]["speech_tokenizer"]["outputs"][0]["dtype"] = "int32";
-  });
+  BrokenBundle broken(
+      "dtype", [](json& m) { m["graphs"]["speech_tokenizer"]["outputs"][0]["dtype"] = "int32"; });
   BundleReport report = CheckBundle(broken.dir());
   EXPECT_THAT(report.problems,
               Contains("graph speech_tokenizer output 'indices': dtype: manifest int32, "
@@ -85,9 +83,8 @@ TEST(BundleCheck, TheNoiseTensorMustHaveItsRealShape) {
     m["tensors"]["rand_noise"]["file"] = "tensors/hift_source_linear_bias.npy";
   });
   BundleReport report = CheckBundle(broken.dir());
-  EXPECT_THAT(report.problems,
-              Contains("tensor rand_noise: shape: manifest [1, 80, 15000], "
-                       "tensors/hift_source_linear_bias.npy [1]"));
+  EXPECT_THAT(report.problems, Contains("tensor rand_noise: shape: manifest [1, 80, 15000], "
+                                        "tensors/hift_source_linear_bias.npy [1]"));
   EXPECT_THAT(report.problems,
               Contains("tensor rand_noise: shape [1], the model needs [1, 80, 15000]"));
 }
@@ -105,9 +102,8 @@ TEST(BundleCheck, MissingTokenizerAndTensorFilesAreNamed) {
 
 TEST(BundleCheck, EveryProblemIsReportedNotJustTheFirst) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
-  BrokenBundle broken(
-      "several", [](json& m) { Input(m, "hift_f0", 0)["name"] = "speech_feat"; },
-      {"flow_encoder.onnx", "goldens"});
+  BrokenBundle broken("several", [](json& m) { Input(m, "hift_f0", 0)["name"] = "speech_feat"; },
+                      {"flow_encoder.onnx", "goldens"});
   BundleReport report = CheckBundle(broken.dir());
   EXPECT_THAT(report.problems, Contains("graph flow_encoder: file flow_encoder.onnx missing"));
   EXPECT_THAT(report.problems, Contains(HasSubstr("graph hift_f0 input 'speech_feat'")));

@@ -10,8 +10,8 @@
 namespace voxserve::engine::cosyvoice {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::BrokenBundle;
+using ::testing::HasSubstr;
 using testing::TinyBundle;
 
 std::vector<float> Floats(const std::string& rel) {

@@ -90,9 +90,9 @@ TEST(BundleVerifier, EveryOnnxStagePassesOnTheTinyBundle) {
   EXPECT_TRUE(AllPassed(results)) << table;
   std::map<std::string, StageOutcome::Kind> kinds;
   for (const auto& r : results) kinds[r.stage] = r.outcome.kind;
-  for (const char* stage : {"campplus", "speech_tokenizer", "flow.encoder/0", "flow.estimator/1",
-                            "hift.f0/0", "hift.decoder/1", "llm.prefill/0", "llm.prefill/1",
-                            "llm.decode/0", "llm.decode/1"}) {
+  for (const char* stage :
+       {"campplus", "speech_tokenizer", "flow.encoder/0", "flow.estimator/1", "hift.f0/0",
+        "hift.decoder/1", "llm.prefill/0", "llm.prefill/1", "llm.decode/0", "llm.decode/1"}) {
     EXPECT_EQ(kinds[stage], StageOutcome::Kind::kPassed) << stage << "\n" << table;
   }
   // Stages whose C++ side arrives later are listed, not hidden.
@@ -105,7 +105,8 @@ TEST(BundleVerifier, AStageOutsideItsToleranceFails) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
   auto verifier = BundleVerifier::Create(TinyBundle());
   ASSERT_TRUE(verifier.ok()) << verifier.status();
-  (*verifier)->AddStage("campplus", [](const GoldenStage&) -> absl::StatusOr<double> { return 0.5; });
+  (*verifier)->AddStage("campplus",
+                        [](const GoldenStage&) -> absl::StatusOr<double> { return 0.5; });
   (*verifier)->AddStage("speech_tokenizer", [](const GoldenStage&) -> absl::StatusOr<double> {
     return absl::InternalError("boom");
   });

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,10 +26,10 @@ inline bool HaveTinyBundle() {
   return std::filesystem::exists(std::filesystem::path(TinyBundle()) / "manifest.json");
 }
 
-#define VOXSERVE_REQUIRE_TINY_BUNDLE()                                                    \
-  if (!::voxserve::engine::cosyvoice::testing::HaveTinyBundle()) {                        \
-    GTEST_SKIP() << "no tiny CosyVoice bundle at "                                        \
-                 << ::voxserve::engine::cosyvoice::testing::TinyBundle()                  \
+#define VOXSERVE_REQUIRE_TINY_BUNDLE()                                                   \
+  if (!::voxserve::engine::cosyvoice::testing::HaveTinyBundle()) {                       \
+    GTEST_SKIP() << "no tiny CosyVoice bundle at "                                       \
+                 << ::voxserve::engine::cosyvoice::testing::TinyBundle()                 \
                  << " (the fixture needs VOXSERVE_COSYVOICE_REF, an upstream checkout)"; \
   }
 
@@ -40,8 +39,8 @@ class BrokenBundle {
   BrokenBundle(const std::string& name, const std::function<void(nlohmann::json&)>& edit,
                std::vector<std::string> drop = {}) {
     namespace fs = std::filesystem;
-    dir_ = fs::temp_directory_path() /
-           ("cosyvoice-broken-" + name + "-" + std::to_string(::getpid()));
+    dir_ =
+        fs::temp_directory_path() / ("cosyvoice-broken-" + name + "-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     for (const auto& entry : fs::directory_iterator(TinyBundle())) {
