@@ -114,3 +114,22 @@ def test_a_broken_bundle_fails_that_model_with_check_models_message(make_server,
                  if m["id"] == "cv")
     assert model["state"] == "failed", model
     assert "graph llm_decoder: file llm_decoder.onnx missing" in model["error"], model
+
+
+def test_export_from_a_model_directory_copies_upstream_graphs_and_verifies(voxserve_bin, tmp_path):
+    """export.py --model-dir on a fake CosyVoice2 directory (tiny widths, random checkpoints)."""
+    if not os.environ.get("VOXSERVE_COSYVOICE_REF"):
+        pytest.skip("VOXSERVE_COSYVOICE_REF is unset: no upstream CosyVoice to export with")
+    model_dir, out = tmp_path / "CosyVoice2-fake", tmp_path / "bundle"
+    tools = os.path.join(ROOT, "tools", "cosyvoice_export")
+    subprocess.run(["/usr/bin/python3", os.path.join(tools, "fake_model_dir.py"), str(model_dir)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(["/usr/bin/python3", EXPORT, "--model-dir", str(model_dir), "--out", str(out)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    checked = run(voxserve_bin, "check-model", str(out))
+    assert checked.returncode == 0, checked.stderr
+    assert "(format 1, checkpoint)" in checked.stdout
+    assert "flow.decoder.estimator.fp32.onnx (upstream)" in checked.stdout
+    verified = run(voxserve_bin, "verify-bundle", str(out))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "llm.decode/1" in verified.stdout and " 0 failed" in verified.stdout
