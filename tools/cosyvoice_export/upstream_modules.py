@@ -50,10 +50,12 @@ def oracle_path():
     path = os.environ.get("VOXSERVE_COSYVOICE_REF")
     if not path:
         return None
-    for candidate in (path, os.path.join(REPO_ROOT, path)):
+    candidates = [path] if os.path.isabs(path) else [path, os.path.join(REPO_ROOT, path)]
+    for candidate in candidates:
         if os.path.isdir(os.path.join(candidate, "cosyvoice")):
             return os.path.abspath(candidate)
-    return os.path.abspath(path)
+    sys.exit(f"VOXSERVE_COSYVOICE_REF={path}: no cosyvoice/ package there (looked in " +
+             ", ".join(os.path.abspath(c) for c in candidates) + ")")
 
 
 def import_upstream(ref=None):
