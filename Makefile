@@ -13,7 +13,8 @@ SOAK_SECONDS     ?= 60
 OVERLOAD_SECONDS ?= 60
 
 .PHONY: all deps build build-release build-asan build-tsan build-fuzz run test test-asan test-unit \
-        test-tsan test-soak fuzz test-deploy bench soak overload clean format
+        test-tsan test-soak fuzz test-deploy bench soak overload clean format \
+        cosyvoice-bundle
 
 all: build
 
@@ -116,6 +117,15 @@ test-unit: build-asan
 
 bench: build
 	./bench/http_baseline.sh $(BUILD)
+
+# A real-dimension CosyVoice2 bundle with random weights (~0.5 B LLM parameters, ~3 GB) for the
+# CosyVoice benchmarks; too big and slow for the tests, which build a tiny one. Needs an upstream
+# checkout: VOXSERVE_COSYVOICE_REF (default ../shared/oracles/CosyVoice).
+COSYVOICE_REF    ?= $(or $(VOXSERVE_COSYVOICE_REF),$(abspath ../shared/oracles/CosyVoice))
+COSYVOICE_BUNDLE ?= $(BUILD)/cosyvoice2-random-real
+cosyvoice-bundle:
+	VOXSERVE_COSYVOICE_REF=$(COSYVOICE_REF) /usr/bin/python3 tools/cosyvoice_export/export.py \
+	  --random-weights --size real --out $(COSYVOICE_BUNDLE)
 
 # bench/soak.py: mixed REST/SSE/WebSocket/gRPC load at 70 % of the measured capacity (errors,
 # RSS and fd slopes, latency drift), and 10x capacity over REST (429s, health, peak RSS).

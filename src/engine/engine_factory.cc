@@ -4,6 +4,7 @@
 #include "engine/espeak/espeak_engine.h"
 #include "engine/tone/tone_engine.h"
 #if VOXSERVE_ONNX
+#include "engine/cosyvoice/cosyvoice_engine.h"
 #include "engine/onnx/kokoro_voice.h"
 #include "engine/onnx/piper_voice.h"
 #endif
@@ -61,8 +62,11 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) 
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
   if (spec.engine == "espeak") return CreateEspeak(spec);
   if (spec.engine == "tone") return CreateTone(spec);
-  if (spec.engine == "piper" || spec.engine == "kokoro") {
+  if (spec.engine == "piper" || spec.engine == "kokoro" || spec.engine == "cosyvoice") {
 #if VOXSERVE_ONNX
+    if (spec.engine == "cosyvoice") {
+      return CreateOnnxVoice<cosyvoice::CosyVoiceEngine, cosyvoice::CosyVoiceEngineConfig>(spec);
+    }
     if (spec.engine == "piper") {
       return CreateOnnxVoice<onnx::PiperVoice, onnx::PiperEngineConfig>(spec);
     }
@@ -74,7 +78,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
 #endif
   }
   return core::InvalidArgument("unknown engine '" + spec.engine +
-                               "' (available: espeak, piper, kokoro, tone)");
+                               "' (available: espeak, piper, kokoro, cosyvoice, tone)");
 }
 
 }  // namespace voxserve::engine

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/logging.h"
+#include "server/model_commands.h"
 #include "server/server_app.h"
 #include "server/server_config.h"
 #include "server/worker_mode.h"
@@ -13,6 +14,10 @@ int main(int argc, char** argv) {
   // The server starts its engine workers as this same binary (scheduling.isolation: process).
   if (voxserve::server::IsWorkerCommandLine(argc, argv)) {
     return voxserve::server::RunWorker(argc, argv);
+  }
+  // Offline model tools: voxserve check-model DIR, voxserve verify-bundle DIR.
+  if (voxserve::server::IsModelCommandLine(argc, argv)) {
+    return voxserve::server::RunModelCommand(argc, argv);
   }
   auto parsed = voxserve::server::LoadServerConfig(argc, argv, voxserve::core::ProcessEnvironment());
   if (!parsed.ok()) {

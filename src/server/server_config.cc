@@ -440,7 +440,7 @@ std::string HelpFooter(const OptionTable& table) {
   // Per-model keys live in the file only (config/voxserve.example.yaml, docs/engines.md).
   text +=
       "\nPer model (YAML models[]: id, engine, default_voice, options, scheduling, warmup):\n"
-      "  engine: espeak | piper | kokoro | tone (diagnostic streaming engine, no model)\n"
+      "  engine: espeak | piper | kokoro | cosyvoice | tone (diagnostic streaming engine, no model)\n"
       "  scheduling: instances, isolation, devices, cpus";
   size_t column = 48;  // where the list stands after "  scheduling: ... cpus"
   for (const SchedulingKey& key : kSchedulingKeys) {
@@ -456,6 +456,10 @@ std::string HelpFooter(const OptionTable& table) {
   text +=
       "\n  (max_batch_size: whole-segment engines' batch; max_active: streaming engines'\n"
       "  segments advanced per step, 1..1024, default 8)\n";
+  text +=
+      "\nModel tools (server/model_commands.h, docs/cosyvoice-bundle.md):\n"
+      "  voxserve check-model DIR     validate a CosyVoice bundle against its manifest\n"
+      "  voxserve verify-bundle DIR   run the C++ stages on its goldens, max error per stage\n";
   return text;
 }
 

@@ -218,6 +218,7 @@ std::vector<ModelStatus> TtsService::ModelStatuses() const {
       status.instance_restarts = model->scheduler().Restarts();
       status.queue_depth = model->scheduler().QueueDepth();
       status.voices = model->engine().info().voices.size();
+      if (model->engine().voice_cloner() != nullptr) status.capabilities.push_back("voice_cloning");
       status.max_batch_size = std::min(model->config().scheduling.max_batch_size,
                                        model->engine().info().max_batch_size);
     }

@@ -39,6 +39,8 @@ struct ModelStatus {
   std::string isolation;   // "thread" or "process" (scheduler::Isolation)
   int instances_live = 0;  // instances able to take work now (0 until ready)
   int instance_restarts = 0;
+  // Optional engine features clients can use, e.g. "voice_cloning" (Engine::voice_cloner()).
+  std::vector<std::string> capabilities;
 };
 
 // The server as a whole, for /health and /health/ready (README "/health"). Ready and degraded

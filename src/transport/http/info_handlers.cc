@@ -43,6 +43,7 @@ json ModelsJson(const service::TtsService& service) {
                     {"state", service::ModelStateName(model.state)},
                     {"voices", model.voices}});
     if (!model.error.empty()) data.back()["error"] = model.error;
+    if (!model.capabilities.empty()) data.back()["capabilities"] = model.capabilities;
   }
   if (!service.config().default_model.empty()) default_model = service.config().default_model;
   for (const char* alias : {"tts-1", "tts-1-hd", "gpt-4o-mini-tts"}) {

@@ -1,0 +1,82 @@
+// `voxserve verify-bundle`: runs the C++ pipeline's stages on a bundle's golden inputs and
+// reports the max abs error of each against the golden outputs. Stages are a list keyed by the
+// golden stage name's prefix ("campplus", "llm.prefill" for "llm.prefill/0", ...), so a module
+// that adds a C++ stage registers one function; goldens without one report "not implemented yet".
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/cosyvoice/npy.h"
+
+namespace voxserve::engine::cosyvoice {
+
+// One entry of goldens/index.json (docs/cosyvoice-bundle.md). Owned by value.
+struct GoldenStage {
+  std::string name;                                    // e.g. "campplus", "llm.prefill/0"
+  std::map<std::string, std::string> inputs, outputs;  // tensor key -> path in the bundle
+  double atol = 0;
+  std::string note;
+  std::string bundle_dir;
+
+  absl::StatusOr<NpyArray> Input(const std::string& key) const;
+  absl::StatusOr<NpyArray> Output(const std::string& key) const;
+};
+
+absl::StatusOr<std::vector<GoldenStage>> LoadGoldens(const BundleManifest& manifest,
+                                                     const std::string& bundle_dir);
+
+struct StageOutcome {
+  enum class Kind { kPassed, kFailed, kNotImplemented, kError };
+  Kind kind = Kind::kNotImplemented;
+  double max_abs_error = 0;
+  std::string message;  // the error, for kError
+};
+
+// A C++ stage: runs on the golden stage's inputs, returns the max abs error over its outputs.
+using StageCheck = std::function<absl::StatusOr<double>(const GoldenStage&)>;
+
+// Element-wise max |a - b|; InvalidArgument naming `what` when the sizes differ.
+absl::StatusOr<double> MaxAbsError(const std::vector<float>& found, const NpyArray& golden,
+                                   const std::string& what);
+
+// Not thread-safe (a command-line tool's object); stages hold their own sessions.
+class BundleVerifier {
+ public:
+  // Checks the bundle (as check-model does) and loads its goldens index.
+  static absl::StatusOr<std::unique_ptr<BundleVerifier>> Create(const std::string& bundle_dir);
+
+  void AddStage(std::string prefix, StageCheck check);
+  const BundleManifest& manifest() const { return manifest_; }
+  const std::string& bundle_dir() const { return dir_; }
+
+  struct Result {
+    std::string stage;
+    double atol = 0;
+    StageOutcome outcome;
+  };
+  std::vector<Result> Run() const;
+
+ private:
+  BundleVerifier() = default;
+  std::string dir_;
+  BundleManifest manifest_;
+  std::vector<GoldenStage> goldens_;
+  std::map<std::string, StageCheck> stages_;
+};
+
+// The stages this part of the port implements: CAM++ and the speech tokenizer (PromptEncoder),
+// and the exported graphs run alone on their golden inputs (estimator, flow encoder, HiFT f0
+// and decoder, LLM prefill and one decode step over a preallocated cache, with the head).
+absl::Status AddOnnxStages(BundleVerifier& verifier);
+
+// A table, one line per stage; the last line counts passed/failed/not implemented.
+std::string FormatResults(const std::vector<BundleVerifier::Result>& results);
+bool AllPassed(const std::vector<BundleVerifier::Result>& results);
+
+}  // namespace voxserve::engine::cosyvoice

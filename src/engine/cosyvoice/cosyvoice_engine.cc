@@ -1,0 +1,136 @@
+#include "engine/cosyvoice/cosyvoice_engine.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "engine/cosyvoice/bundle_check.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+constexpr const char* kCosyVoiceKeys = "path";
+constexpr const char* kNotYet = "generation arrives with CosyVoice part 2";
+
+ProfileTensor Floats(std::vector<int64_t> shape, std::vector<float> values) {
+  ProfileTensor t;
+  t.dtype = ProfileTensor::DType::kFloat32;
+  t.shape = std::move(shape);
+  t.floats = std::move(values);
+  return t;
+}
+
+}  // namespace
+
+absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::string& value) {
+  if (key == "path") {
+    bundle_path = value;
+  } else if (absl::Status status = session.Set(key, value); !absl::IsNotFound(status)) {
+    return status;
+  } else {
+    return core::InvalidArgument("unknown cosyvoice option '" + key +
+                                 "' (allowed: " + kCosyVoiceKeys + ", " +
+                                 onnx::OnnxSessionConfig::KnownKeys() + ")");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CosyVoiceEngineConfig::Validate() const {
+  if (bundle_path.empty()) {
+    return core::InvalidArgument(
+        "options.path must name a CosyVoice bundle directory "
+        "(tools/cosyvoice_export/export.py writes one)");
+  }
+  return session.Validate();
+}
+
+absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
+    const CosyVoiceEngineConfig& config) {
+  if (absl::Status status = config.Validate(); !status.ok()) return status;
+  auto manifest = LoadCheckedBundle(config.bundle_path);
+  if (!manifest.ok()) return manifest.status();
+  if (manifest->family != Family::kCosyVoice2) {
+    return core::InvalidArgument("bundle " + config.bundle_path + " is a " +
+                                 std::string(FamilyName(manifest->family)) +
+                                 " bundle; this voxserve runs cosyvoice2 bundles only");
+  }
+  std::unique_ptr<CosyVoiceEngine> engine(new CosyVoiceEngine());
+  engine->config_ = config;
+  engine->manifest_ = std::move(*manifest);
+  auto encoder = PromptEncoder::Create(engine->manifest_, config.bundle_path, config.session);
+  if (!encoder.ok()) return encoder.status();
+  engine->prompt_encoder_ = std::move(*encoder);
+  engine->info_.id = config.model_id;
+  engine->info_.engine = "cosyvoice";
+  engine->info_.max_batch_size = 1;
+  engine->info_.batch_requires_same_voice = false;
+  return engine;
+}
+
+bool CosyVoiceEngine::AcceptsVoice(std::string_view) const { return false; }
+
+absl::Status CosyVoiceEngine::Warmup(std::span<const std::string>) {
+  // Nothing to warm until generation exists; the graphs were opened (and checked) by Create.
+  return absl::OkStatus();
+}
+
+std::vector<absl::StatusOr<audio::PcmAudio>> CosyVoiceEngine::Synthesize(
+    std::span<const SegmentInput> batch) {
+  std::vector<absl::StatusOr<audio::PcmAudio>> results;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    results.emplace_back(absl::UnimplementedError("model " + info_.id + ": " + kNotYet));
+  }
+  return results;
+}
+
+absl::StatusOr<VoiceProfile> CosyVoiceEngine::CloneVoice(const VoicePrompt& prompt) {
+  if (prompt.audio.empty()) return core::InvalidArgument("the prompt recording is empty");
+  // SEAM (lead, after merging the prompt_audio and text_frontend branches): decode
+  // `prompt.audio` and compute PromptFeatures with src/engine/cosyvoice/prompt_audio.*, call
+  // ProfileFromFeatures, then add "transcript_tokens" (text_frontend) and the "transcript"
+  // attribute. Until then cloning says plainly that the audio half is missing.
+  return absl::UnimplementedError("model " + info_.id +
+                                  ": voice cloning needs the prompt audio features "
+                                  "(prompt_audio), not yet wired into this engine");
+}
+
+absl::StatusOr<VoiceProfile> CosyVoiceEngine::ProfileFromFeatures(
+    const PromptFeatures& features) const {
+  const int bins = manifest_.audio.mel_bins;
+  if (features.prompt_mel.empty() || features.prompt_mel.size() % static_cast<size_t>(bins)) {
+    return core::InvalidArgument("prompt mel is not a non-empty [frames, " + std::to_string(bins) +
+                                 "] array");
+  }
+  if (features.seconds > manifest_.audio.prompt_max_seconds) {
+    return absl::OutOfRangeError("the prompt recording is " + std::to_string(features.seconds) +
+                                 " s long; the limit is " +
+                                 std::to_string(manifest_.audio.prompt_max_seconds) + " s");
+  }
+  auto embedding = prompt_encoder_->SpeakerEmbedding(features.fbank);
+  if (!embedding.ok()) return embedding.status();
+  auto tokens = prompt_encoder_->SpeechTokens(features.whisper_mel);
+  if (!tokens.ok()) return tokens.status();
+  const int ratio = manifest_.tokens.token_mel_ratio;
+  size_t mel_frames = features.prompt_mel.size() / static_cast<size_t>(bins);
+  size_t token_len = std::min(mel_frames / static_cast<size_t>(ratio), tokens->size());
+  if (token_len == 0) {
+    return core::InvalidArgument("the prompt recording is too short to hold any speech token");
+  }
+  VoiceProfile profile;
+  profile.family = std::string(FamilyName(manifest_.family));
+  profile.prompt_seconds = features.seconds;
+  const auto embedding_dim = static_cast<int64_t>(embedding->size());  // before the move below
+  profile.tensors["speaker_embedding"] = Floats({embedding_dim}, std::move(*embedding));
+  ProfileTensor ids;
+  ids.dtype = ProfileTensor::DType::kInt32;
+  ids.shape = {static_cast<int64_t>(token_len)};
+  ids.ints.assign(tokens->begin(), tokens->begin() + static_cast<std::ptrdiff_t>(token_len));
+  profile.tensors["prompt_speech_tokens"] = std::move(ids);
+  size_t keep = token_len * static_cast<size_t>(ratio) * static_cast<size_t>(bins);
+  profile.tensors["prompt_mel"] =
+      Floats({static_cast<int64_t>(token_len) * ratio, bins},
+             std::vector<float>(features.prompt_mel.begin(),
+                                features.prompt_mel.begin() + static_cast<std::ptrdiff_t>(keep)));
+  return profile;
+}
+
+}  // namespace voxserve::engine::cosyvoice

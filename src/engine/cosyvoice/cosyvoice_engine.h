@@ -1,0 +1,73 @@
+// CosyVoice 2 as an engine (`engine: cosyvoice`, options.path = a bundle directory, see
+// docs/cosyvoice-bundle.md). Part 1: the bundle is loaded and checked (a bad bundle fails the
+// model's load with check-model's message) and the ONNX half of voice cloning runs; generation
+// (LLM decode loop, flow, HiFT) arrives with CosyVoice part 2.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/cosyvoice/prompt_encoder.h"
+#include "engine/engine.h"
+#include "engine/onnx/onnx_session_config.h"
+
+namespace voxserve::engine::cosyvoice {
+
+// YAML models[].options of an `engine: cosyvoice` model.
+struct CosyVoiceEngineConfig {
+  std::string model_id;
+  std::string bundle_path;    // options.path (required)
+  std::string default_voice;  // ignored: the engine has no voices of its own
+  onnx::OnnxSessionConfig session;
+
+  absl::Status Set(const std::string& key, const std::string& value);
+  absl::Status Validate() const;
+};
+
+// The features of a prompt recording that the ONNX graphs take (computed by audio/features:
+// KaldiFbank, WhisperLogMel, CosyVoicePromptMel). Owned by value.
+struct PromptFeatures {
+  std::vector<float> fbank;        // [frames, 80], mean-normalised, 16 kHz
+  std::vector<float> whisper_mel;  // [128, frames], 16 kHz
+  std::vector<float> prompt_mel;   // [frames, 80], 24 kHz, 50 frames per second
+  double seconds = 0;
+};
+
+// Immutable after Create; safe cross thread (the sessions are).
+class CosyVoiceEngine final : public Engine, public VoiceCloner {
+ public:
+  static absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> Create(
+      const CosyVoiceEngineConfig& config);
+
+  const ModelInfo& info() const override { return info_; }
+  // Cloned voices live in the voice store; the engine lists none of its own.
+  bool AcceptsVoice(std::string_view voice_id) const override;
+  absl::Status Warmup(std::span<const std::string> texts) override;
+  std::vector<absl::StatusOr<audio::PcmAudio>> Synthesize(
+      std::span<const SegmentInput> batch) override;
+  VoiceCloner* voice_cloner() override { return this; }
+
+  absl::StatusOr<VoiceProfile> CloneVoice(const VoicePrompt& prompt) override;
+
+  // The ONNX half of CloneVoice, on features already computed: speaker embedding, speech
+  // tokens, and CosyVoice2's 2:1 alignment of prompt mel and tokens (frontend.py,
+  // frontend_zero_shot: token_len = min(mel_frames / 2, tokens)). Transcript tokens are added by
+  // the text frontend (see CloneVoice).
+  absl::StatusOr<VoiceProfile> ProfileFromFeatures(const PromptFeatures& features) const;
+
+  const BundleManifest& manifest() const { return manifest_; }
+
+ private:
+  CosyVoiceEngine() = default;
+
+  CosyVoiceEngineConfig config_;
+  BundleManifest manifest_;
+  std::unique_ptr<PromptEncoder> prompt_encoder_;
+  ModelInfo info_;
+};
+
+}  // namespace voxserve::engine::cosyvoice

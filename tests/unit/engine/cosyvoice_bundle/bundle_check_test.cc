@@ -1,0 +1,175 @@
+#include "engine/cosyvoice/bundle_check.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+using ::testing::AllOf;
+using testing::BrokenBundle;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using testing::TinyBundle;
+using json = nlohmann::json;
+
+json& Input(json& m, const std::string& graph, size_t i) { return m["graphs"][graph]["inputs"][i]; }
+
+TEST(BundleCheck, TheTinyBundleIsValid) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BundleReport report = CheckBundle(TinyBundle());
+  EXPECT_TRUE(report.ok()) << report.Summary();
+  EXPECT_THAT(report.Summary(), AllOf(HasSubstr("valid cosyvoice2 bundle"),
+                                      HasSubstr("graph llm_backbone: llm_backbone.onnx"),
+                                      HasSubstr("tensor rand_noise"), HasSubstr("[1, 80, 15000]")));
+  ASSERT_TRUE(report.manifest.has_value());
+  EXPECT_EQ(report.manifest->graphs.size(), 8u);
+  EXPECT_EQ(report.manifest->special_ids.eos, 6561);
+}
+
+TEST(BundleCheck, AMissingGraphFileIsNamed) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("missing", [](json&) {}, {"llm_decoder.onnx"});
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_FALSE(report.ok());
+  EXPECT_THAT(report.problems, Contains("graph llm_decoder: file llm_decoder.onnx missing"));
+}
+
+TEST(BundleCheck, AWrongInputNameIsNamedWithWhatTheFileHas) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("name", [](json& m) { Input(m, "campplus", 0)["name"] = "fbank"; });
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_THAT(report.problems,
+              Contains("graph campplus input 'fbank': not in campplus.onnx (it has: input)"));
+  EXPECT_THAT(report.problems,
+              Contains("graph campplus input 'input': in campplus.onnx but not in the manifest"));
+}
+
+TEST(BundleCheck, AWrongDtypeIsNamedWithBothTypes) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken(
+      "dtype", [](json& m) { m["graphs"]["speech_tokenizer"]["outputs"][0]["dtype"] = "int32"; });
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_THAT(report.problems,
+              Contains("graph speech_tokenizer output 'indices': dtype: manifest int32, "
+                       "speech_tokenizer_v2.onnx int64"));
+}
+
+TEST(BundleCheck, AWrongRankIsNamedWithBothShapes) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("rank", [](json& m) {
+    m["graphs"]["speech_tokenizer"]["outputs"][0]["shape"] = json::array({"tokens"});
+  });
+  BundleReport report = CheckBundle(broken.dir());
+  ASSERT_EQ(report.problems.size(), 1u) << report.Summary();
+  EXPECT_THAT(report.problems[0],
+              AllOf(HasSubstr("graph speech_tokenizer output 'indices': rank: manifest 1"),
+                    HasSubstr("speech_tokenizer_v2.onnx 2")));
+}
+
+TEST(BundleCheck, AWrongFixedSizeIsNamed) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("dim", [](json& m) { Input(m, "campplus", 0)["shape"][2] = 40; });
+  EXPECT_THAT(CheckBundle(broken.dir()).problems,
+              Contains("graph campplus input 'input': dim 2: manifest 40, campplus.onnx 80"));
+}
+
+TEST(BundleCheck, TheNoiseTensorMustHaveItsRealShape) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("noise", [](json& m) {
+    m["tensors"]["rand_noise"]["file"] = "tensors/hift_source_linear_bias.npy";
+  });
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_THAT(report.problems, Contains("tensor rand_noise: shape: manifest [1, 80, 15000], "
+                                        "tensors/hift_source_linear_bias.npy [1]"));
+  EXPECT_THAT(report.problems,
+              Contains("tensor rand_noise: shape [1], the model needs [1, 80, 15000]"));
+}
+
+TEST(BundleCheck, MissingTokenizerAndTensorFilesAreNamed) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("tokenizer", [](json& m) {
+    m["tokenizer"]["files"].push_back("tokenizer.json");
+    m["tensors"]["embed_tokens"]["file"] = "tensors/nowhere.npy";
+  });
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_THAT(report.problems, Contains("tokenizer: file tokenizer/tokenizer.json missing"));
+  EXPECT_THAT(report.problems, Contains("tensor embed_tokens: file tensors/nowhere.npy missing"));
+}
+
+TEST(BundleCheck, EveryProblemIsReportedNotJustTheFirst) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("several", [](json& m) { Input(m, "hift_f0", 0)["name"] = "speech_feat"; },
+                      {"flow_encoder.onnx", "goldens"});
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_THAT(report.problems, Contains("graph flow_encoder: file flow_encoder.onnx missing"));
+  EXPECT_THAT(report.problems, Contains(HasSubstr("graph hift_f0 input 'speech_feat'")));
+  EXPECT_THAT(report.problems, Contains("goldens: index goldens/index.json missing"));
+  EXPECT_THAT(report.Summary(), HasSubstr("problem(s)"));
+}
+
+TEST(BundleCheck, BadManifestFieldsAreEachNamed) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("fields", [](json& m) {
+    m["family"] = "cosyvoice9";
+    m["llm"]["num_kv_heads"] = 0;
+    m["sampling"].erase("top_k");
+    m["graphs"]["campplus"]["file"] = "../outside.onnx";
+  });
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_FALSE(report.manifest.has_value());
+  EXPECT_THAT(report.problems,
+              Contains("family: \"cosyvoice9\" is not one of cosyvoice2, cosyvoice3"));
+  EXPECT_THAT(report.problems, Contains("llm.num_kv_heads: expected an integer >= 1, found 0"));
+  EXPECT_THAT(report.problems, Contains("sampling.top_k: missing"));
+  EXPECT_THAT(report.problems,
+              Contains(HasSubstr("graphs.campplus.file: \"../outside.onnx\" must be a relative")));
+}
+
+TEST(BundleCheck, AGraphTheRuntimeCannotFeedIsRejectedByRole) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("contract", [](json& m) {
+    Input(m, "campplus", 0)["dtype"] = "int64";
+    m["graphs"].erase("hift_decoder");
+  });
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_THAT(report.problems,
+              Contains("graphs.campplus.inputs.input: dtype int64, the runtime needs float32"));
+  EXPECT_THAT(report.problems,
+              Contains("graphs.hift_decoder: missing (a cosyvoice2 bundle needs it)"));
+}
+
+TEST(BundleCheck, ACosyVoice3BundleIsDeclaredAndValidated) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  // CosyVoice3 takes sos/task_id from speech_embedding: no llm_embedding needed (reference 3.5).
+  BrokenBundle cv3("cv3", [](json& m) {
+    m["family"] = "cosyvoice3";
+    m["tensors"].erase("llm_embedding");
+  });
+  BundleReport report = CheckBundle(cv3.dir());
+  EXPECT_TRUE(report.ok()) << report.Summary();
+  EXPECT_THAT(report.Summary(), HasSubstr("valid cosyvoice3 bundle"));
+  BrokenBundle cv2("cv2-no-llm-embedding", [](json& m) { m["tensors"].erase("llm_embedding"); });
+  EXPECT_THAT(CheckBundle(cv2.dir()).problems,
+              Contains("tensors.llm_embedding: missing (a cosyvoice2 bundle needs it)"));
+}
+
+TEST(BundleCheck, NoDirectoryOrNoManifestIsNamed) {
+  EXPECT_THAT(CheckBundle("/nonexistent/bundle").problems,
+              Contains("bundle /nonexistent/bundle: not a directory"));
+  EXPECT_FALSE(LoadCheckedBundle("/tmp").ok());
+  EXPECT_THAT(std::string(LoadCheckedBundle("/tmp").status().message()),
+              HasSubstr("manifest.json missing"));
+}
+
+TEST(BundleManifest, InvalidJsonIsAnError) {
+  auto parsed = ParseBundleManifest("{not json", "m.json");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("m.json: not valid JSON"));
+}
+
+}  // namespace
+}  // namespace voxserve::engine::cosyvoice

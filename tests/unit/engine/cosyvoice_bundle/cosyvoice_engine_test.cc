@@ -1,0 +1,92 @@
+#include "engine/cosyvoice/cosyvoice_engine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/cosyvoice/npy.h"
+#include "engine/engine_factory.h"
+#include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+using testing::BrokenBundle;
+using ::testing::HasSubstr;
+using testing::TinyBundle;
+
+std::vector<float> Floats(const std::string& rel) {
+  auto array = ReadNpy(TinyBundle() + "/" + rel);
+  EXPECT_TRUE(array.ok()) << array.status();
+  return array.ok() ? array->floats : std::vector<float>{};
+}
+
+TEST(CosyVoiceEngine, LoadsTheTinyBundleThroughTheFactory) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  auto engine = CreateEngine({"cv", "cosyvoice", "", {{"path", TinyBundle()}}});
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  EXPECT_EQ((*engine)->info().engine, "cosyvoice");
+  EXPECT_TRUE((*engine)->info().voices.empty());
+  EXPECT_NE((*engine)->voice_cloner(), nullptr);
+  SegmentInput input{"Hello world.", "someone", 1.0};
+  auto results = (*engine)->Synthesize(std::span(&input, 1));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(absl::IsUnimplemented(results[0].status()));
+  EXPECT_THAT(std::string(results[0].status().message()),
+              HasSubstr("generation arrives with CosyVoice part 2"));
+}
+
+TEST(CosyVoiceEngine, ABadBundleFailsTheLoadWithCheckModelsMessage) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("engine", [](nlohmann::json&) {}, {"hift_f0.onnx"});
+  auto engine = CreateEngine({"cv", "cosyvoice", "", {{"path", broken.dir()}}});
+  ASSERT_FALSE(engine.ok());
+  EXPECT_THAT(std::string(engine.status().message()),
+              HasSubstr("graph hift_f0: file hift_f0.onnx missing"));
+}
+
+TEST(CosyVoiceEngine, RefusesACosyVoice3BundleForNow) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle cv3("engine-cv3", [](nlohmann::json& m) { m["family"] = "cosyvoice3"; });
+  auto engine = CreateEngine({"cv", "cosyvoice", "", {{"path", cv3.dir()}}});
+  ASSERT_FALSE(engine.ok());
+  EXPECT_THAT(std::string(engine.status().message()), HasSubstr("cosyvoice2 bundles only"));
+}
+
+TEST(CosyVoiceEngine, OptionsAreChecked) {
+  auto no_path = CreateEngine({"cv", "cosyvoice", "", {}});
+  EXPECT_THAT(std::string(no_path.status().message()), HasSubstr("options.path"));
+  auto unknown = CreateEngine({"cv", "cosyvoice", "", {{"bundle", "/x"}}});
+  EXPECT_THAT(std::string(unknown.status().message()), HasSubstr("unknown cosyvoice option"));
+}
+
+TEST(CosyVoiceEngine, AProfileFromFeaturesAlignsMelAndTokensTwoToOne) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  CosyVoiceEngineConfig config;
+  config.model_id = "cv";
+  config.bundle_path = TinyBundle();
+  auto engine = CosyVoiceEngine::Create(config);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  PromptFeatures features;
+  features.fbank = Floats("goldens/audio.fbank/fbank.npy");
+  features.whisper_mel = Floats("goldens/audio.whisper_logmel/logmel.npy");
+  features.prompt_mel = Floats("goldens/audio.prompt_mel/mel.npy");
+  features.seconds = 2.0;
+  auto profile = (*engine)->ProfileFromFeatures(features);
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  EXPECT_EQ(profile->family, "cosyvoice2");
+  auto want_tokens = ReadNpy(TinyBundle() + "/goldens/frontend.align/prompt_tokens.npy");
+  ASSERT_TRUE(want_tokens.ok());
+  const ProfileTensor& tokens = profile->tensors.at("prompt_speech_tokens");
+  EXPECT_EQ(std::vector<int64_t>(tokens.ints.begin(), tokens.ints.end()), want_tokens->ints);
+  EXPECT_EQ(profile->tensors.at("prompt_mel").shape,
+            (std::vector<int64_t>{2 * tokens.shape[0], 80}));
+  EXPECT_EQ(profile->tensors.at("speaker_embedding").shape, (std::vector<int64_t>{192}));
+
+  features.seconds = 31;
+  EXPECT_TRUE(absl::IsOutOfRange((*engine)->ProfileFromFeatures(features).status()));
+  uint8_t audio[4] = {1, 2, 3, 4};
+  EXPECT_TRUE(absl::IsUnimplemented((*engine)->CloneVoice({audio, ""}).status()));
+}
+
+}  // namespace
+}  // namespace voxserve::engine::cosyvoice

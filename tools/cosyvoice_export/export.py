@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""Writes a voxserve CosyVoice bundle (docs/cosyvoice-bundle.md).
+
+  export.py --model-dir DIR --out BUNDLE           a downloaded CosyVoice2-0.5B model directory
+  export.py --random-weights --size tiny --out B   upstream's modules, random weights (seeded)
+
+Needs upstream's checkout ($VOXSERVE_COSYVOICE_REF, default ../shared/oracles/CosyVoice) and, for
+the packages Debian lacks, the stand-ins in standins/. With --model-dir the upstream ONNX files
+(campplus, speech tokenizer, estimator) are copied as they are and the rest is exported from
+llm.pt, flow.pt and hift.pt."""
+import argparse
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import goldens  # noqa: E402
+import graphs  # noqa: E402
+import manifest  # noqa: E402
+import prompt_standins  # noqa: E402
+import tokenizer_files  # noqa: E402
+import upstream_modules  # noqa: E402
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--model-dir", help="CosyVoice2-0.5B directory (cosyvoice2.yaml, llm.pt, ...)")
+    src.add_argument("--random-weights", action="store_true", help="random weights, seeded")
+    p.add_argument("--size", choices=["tiny", "real"], default="tiny",
+                   help="with --random-weights: tiny widths for tests, or the real dimensions")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="bundle directory to write (replaced)")
+    p.add_argument("--no-goldens", action="store_true", help="skip goldens/")
+    p.add_argument("--if-oracle", action="store_true",
+                   help="test fixtures: when VOXSERVE_COSYVOICE_REF is unset, say so and exit 0 "
+                        "without writing (the tests that need the bundle then skip)")
+    return p.parse_args()
+
+
+def _load_state(module, path):
+    """Every parameter must come from the checkpoint; extra keys (e.g. a rotary inv_freq buffer
+    some transformers versions save) are reported and ignored."""
+    state = torch.load(path, map_location="cpu")
+    result = module.load_state_dict(state, strict=False)
+    if result.missing_keys:
+        sys.exit(f"{path}: no weights for {len(result.missing_keys)} parameters, e.g. "
+                 f"{result.missing_keys[:5]}")
+    if result.unexpected_keys:
+        print(f"{path}: ignored {len(result.unexpected_keys)} keys, e.g. {result.unexpected_keys[:3]}")
+
+
+def build_modules(args, ref):
+    if args.model_dir:
+        yaml_path = os.path.join(args.model_dir, "cosyvoice2.yaml")
+        qwen_json = os.path.join(args.model_dir, "CosyVoice-BlankEN", "config.json")
+        import json
+        with open(qwen_json) as f:
+            qwen = json.load(f)
+        config, llm, flow, hift = upstream_modules.build(yaml_path, "real", args.seed, qwen)
+        _load_state(llm, os.path.join(args.model_dir, "llm.pt"))
+        _load_state(flow, os.path.join(args.model_dir, "flow.pt"))
+        # hift.pt keys carry a "generator." prefix in some snapshots (cosyvoice/cli/model.py).
+        state = torch.load(os.path.join(args.model_dir, "hift.pt"), map_location="cpu")
+        hift.load_state_dict({k.replace("generator.", "", 1) if k.startswith("generator.") else k:
+                              v for k, v in state.items()})
+        return config, llm, flow, hift
+    yaml_path = os.path.join(ref, "examples", "libritts", "cosyvoice2", "conf", "cosyvoice2.yaml")
+    return upstream_modules.build(yaml_path, args.size, args.seed)
+
+
+def main():
+    args = parse_args()
+    started = time.time()
+    if args.if_oracle and not os.environ.get("VOXSERVE_COSYVOICE_REF"):
+        print("VOXSERVE_COSYVOICE_REF is unset: no CosyVoice bundle written, its tests skip")
+        if os.path.exists(os.path.join(args.out, "manifest.json")):
+            shutil.rmtree(args.out)
+        return
+    ref = upstream_modules.import_upstream()
+    config, llm, flow, hift = build_modules(args, ref)
+    out = args.out
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    os.makedirs(os.path.join(out, "tensors"))
+    qwen = llm.llm.model
+    c = qwen.config
+    g = {}
+
+    # Upstream's trained-only graphs: copied, or stand-ins with their signatures.
+    campplus = tokenizer = None
+    if args.model_dir:
+        for name in ("campplus.onnx", "speech_tokenizer_v2.onnx", "flow.decoder.estimator.fp32.onnx"):
+            shutil.copy(os.path.join(args.model_dir, name), os.path.join(out, name))
+        origin = "upstream"
+    else:
+        torch.manual_seed(args.seed + 1)
+        campplus, tokenizer = prompt_standins.CampplusStandin(), prompt_standins.SpeechTokenizerStandin()
+        prompt_standins.export_campplus(campplus, os.path.join(out, "campplus.onnx"))
+        prompt_standins.export_speech_tokenizer(tokenizer, os.path.join(out, "speech_tokenizer_v2.onnx"))
+        graphs.export_estimator(flow.decoder.estimator,
+                                os.path.join(out, "flow.decoder.estimator.fp32.onnx"))
+        origin = "stand-in"
+    g["campplus"] = manifest.graph_entry(out, "campplus.onnx", origin)
+    g["speech_tokenizer"] = manifest.graph_entry(out, "speech_tokenizer_v2.onnx", origin)
+    g["flow_estimator"] = manifest.graph_entry(
+        out, "flow.decoder.estimator.fp32.onnx", "upstream" if args.model_dir else "export")
+
+    graphs.export_llm_backbone(qwen, os.path.join(out, "llm_backbone.onnx"))
+    g["llm_backbone"] = manifest.graph_entry(out, "llm_backbone.onnx", "export")
+    graphs.export_llm_head(llm.llm_decoder, os.path.join(out, "llm_decoder.onnx"))
+    g["llm_decoder"] = manifest.graph_entry(out, "llm_decoder.onnx", "export")
+    graphs.export_flow_encoder(flow, os.path.join(out, "flow_encoder.onnx"))
+    g["flow_encoder"] = manifest.graph_entry(out, "flow_encoder.onnx", "export")
+    graphs.export_hift(hift, os.path.join(out, "hift_f0.onnx"), os.path.join(out, "hift_decoder.onnx"))
+    g["hift_f0"] = manifest.graph_entry(out, "hift_f0.onnx", "export")
+    g["hift_decoder"] = manifest.graph_entry(out, "hift_decoder.onnx", "export")
+
+    for module in (llm, flow, hift):
+        module.eval()
+    t = {}
+    with torch.no_grad():
+        for name, array in (
+                ("embed_tokens", qwen.model.embed_tokens.weight),
+                ("speech_embedding", llm.speech_embedding.weight),
+                ("llm_embedding", llm.llm_embedding.weight),
+                ("rand_noise", flow.decoder.rand_noise),
+                ("hift_source_linear_weight", hift.m_source.l_linear.weight),
+                ("hift_source_linear_bias", hift.m_source.l_linear.bias),
+                ("hift_stft_window", hift.stft_window)):
+            t[name] = manifest.tensor_entry(out, f"tensors/{name}.npy",
+                                            array.detach().to(torch.float32).numpy())
+
+    if args.model_dir:
+        blank = os.path.join(args.model_dir, "CosyVoice-BlankEN")
+        files = ["vocab.json", "merges.txt", "tokenizer_config.json"]
+        os.makedirs(os.path.join(out, "tokenizer"))
+        for name in files:
+            shutil.copy(os.path.join(blank, name), os.path.join(out, "tokenizer", name))
+    else:
+        files = tokenizer_files.write(os.path.join(out, "tokenizer"))
+
+    flow_cfg, hift_cfg = config["flow"], config["hift"]
+    sampling = config["llm"]["sampling"]
+    doc = {
+        "format": manifest.FORMAT, "format_version": manifest.FORMAT_VERSION,
+        "family": "cosyvoice2",
+        "source": {"kind": "checkpoint" if args.model_dir else "random-weights",
+                   "size": "real" if args.model_dir else args.size, "seed": args.seed},
+        "audio": {"prompt_sample_rate": 16000, "sample_rate": config["sample_rate"],
+                  "mel_bins": 80, "mel_frame_rate": 50, "samples_per_mel_frame": 480,
+                  "speaker_embedding_dim": config["spk_embed_dim"],
+                  "whisper_mel_bins": 128, "prompt_max_seconds": 30},
+        "tokens": {"token_rate": config["token_frame_rate"],
+                   "token_mel_ratio": config["token_mel_ratio"]},
+        "vocab": {"text_vocab_size": c.vocab_size,
+                  "speech_token_size": config["llm"]["speech_token_size"],
+                  "speech_embedding_rows": llm.speech_embedding.num_embeddings,
+                  "llm_embedding_rows": llm.llm_embedding.num_embeddings,
+                  "head_outputs": llm.llm_decoder.out_features},
+        "special_ids": {"sos": llm.sos, "task_id": llm.task_id, "eos": llm.eos_token,
+                        "stop_tokens": list(llm.stop_token_ids), "endofprompt": 151646},
+        "llm": {"hidden_size": c.hidden_size, "num_layers": c.num_hidden_layers,
+                "num_attention_heads": c.num_attention_heads,
+                "num_kv_heads": c.num_key_value_heads, "head_dim": c.head_dim,
+                "rope_theta": c.rope_theta},
+        "sampling": {"top_p": sampling["top_p"], "top_k": sampling["top_k"],
+                     "win_size": sampling["win_size"], "tau_r": sampling["tau_r"],
+                     "min_token_text_ratio": 2, "max_token_text_ratio": 20},
+        "flow": {"n_timesteps": 10, "inference_cfg_rate":
+                 float(flow_cfg["decoder"]["cfm_params"]["content"]["inference_cfg_rate"]),
+                 "t_scheduler": "cosine", "pre_lookahead_len": flow_cfg["pre_lookahead_len"],
+                 "static_chunk_size": flow_cfg["encoder"]["static_chunk_size"]},
+        "streaming": {"token_hop_len": 25, "token_max_hop_len": 100, "stream_scale_factor": 2,
+                      "mel_cache_len": 8, "source_cache_len": 3840},
+        "hift": {"n_fft": hift_cfg["istft_params"]["n_fft"],
+                 "hop_len": hift_cfg["istft_params"]["hop_len"],
+                 "nb_harmonics": hift_cfg["nb_harmonics"], "upsample_scale": 480,
+                 "sine_amp": hift_cfg["nsf_alpha"], "noise_std": hift_cfg["nsf_sigma"],
+                 "voiced_threshold": hift_cfg["nsf_voiced_threshold"],
+                 "audio_limit": hift_cfg["audio_limit"]},
+        "graphs": g, "tensors": t,
+        "tokenizer": {"dir": "tokenizer", "files": files},
+    }
+    exported = time.time()
+    if not args.no_goldens:
+        goldens.write(out, llm, flow, hift, campplus, tokenizer, args.seed)
+        doc["goldens"] = {"index": "goldens/index.json"}
+    manifest.write(out, doc)
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
+    print(f"bundle {out}: {size / 1e6:.1f} MB, graphs+tensors {exported - started:.1f} s, "
+          f"goldens {time.time() - exported:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

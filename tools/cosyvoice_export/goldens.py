@@ -1,0 +1,182 @@
+"""Per-stage golden tensors: the inputs and outputs of each pipeline stage for one prompt recording
+and two short texts, computed with upstream's own modules (frontend features as upstream computes
+them, LLM through upstream's Qwen2LM/Qwen2Encoder on the Qwen2 stand-in, flow and HiFT as is).
+Written as goldens/<stage>/<tensor>.npy plus goldens/index.json (docs/cosyvoice-bundle.md)."""
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import soundfile
+import torch
+
+import features
+import tokenizer_files
+
+PROMPT_TEXT = "This is a short prompt recording."
+TEXTS = ["Hello world.", "Good morning, how are you?"]
+
+
+class Writer:
+    def __init__(self, bundle):
+        self.bundle = bundle
+        self.stages = []
+
+    def stage(self, name, inputs, outputs, atol, note=""):
+        entry = {"name": name, "inputs": {}, "outputs": {}, "atol": atol}
+        if note:
+            entry["note"] = note
+        for kind, tensors in (("inputs", inputs), ("outputs", outputs)):
+            for key, value in tensors.items():
+                rel = f"goldens/{name}/{key}.npy"
+                os.makedirs(os.path.dirname(os.path.join(self.bundle, rel)), exist_ok=True)
+                array = value.detach().numpy() if isinstance(value, torch.Tensor) else value
+                if array.dtype == np.float64:
+                    array = array.astype(np.float32)
+                np.save(os.path.join(self.bundle, rel), np.ascontiguousarray(array))
+                entry[kind][key] = rel
+        self.stages.append(entry)
+
+    def finish(self, extra):
+        with open(os.path.join(self.bundle, "goldens", "index.json"), "w") as f:
+            json.dump({"format_version": 1, **extra, "stages": self.stages}, f, indent=1)
+
+
+def prompt_recording(path):
+    """A prompt made with espeak-ng (22.05 kHz mono 16-bit), as a user's upload would be."""
+    subprocess.run(["espeak-ng", "-v", "en-us", "-w", path, PROMPT_TEXT], check=True)
+    return path
+
+
+@torch.no_grad()
+def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
+    """campplus/tokenizer: torch modules with the ONNX files' weights, or None to skip them
+    (a real export without Python onnxruntime has only the upstream .onnx files)."""
+    torch.manual_seed(seed)
+    w = Writer(bundle)
+    os.makedirs(os.path.join(bundle, "goldens"), exist_ok=True)
+    wav_path = prompt_recording(os.path.join(bundle, "goldens", "prompt.wav"))
+    data, rate = soundfile.read(wav_path, dtype="float32")
+    wav = torch.from_numpy(data)
+    wav16 = features.resample(wav, rate, 16000)
+    wav24 = features.resample(wav, rate, 24000)
+    w.stage("audio.decode_16k", {}, {"wav": wav16}, 1e-3, "goldens/prompt.wav -> 16 kHz mono")
+    w.stage("audio.decode_24k", {}, {"wav": wav24}, 1e-3, "goldens/prompt.wav -> 24 kHz mono")
+    fbank = features.kaldi_fbank(wav16)
+    w.stage("audio.fbank", {"wav": wav16}, {"fbank": fbank}, 1e-3)
+    logmel = features.whisper_log_mel(wav16)
+    w.stage("audio.whisper_logmel", {"wav": wav16}, {"logmel": logmel}, 1e-3)
+    mel = features.prompt_mel(wav24)
+    w.stage("audio.prompt_mel", {"wav": wav24}, {"mel": mel}, 1e-3)
+
+    if campplus is not None:
+        embedding = campplus(fbank.unsqueeze(0))[0]
+        w.stage("campplus", {"fbank": fbank}, {"embedding": embedding}, 1e-4)
+    else:
+        embedding = torch.randn(192)
+    if tokenizer is not None:
+        tokens = tokenizer(logmel.unsqueeze(0), torch.tensor([logmel.shape[1]], dtype=torch.int32))
+        tokens = tokens[0].to(torch.int32)
+        w.stage("speech_tokenizer", {"logmel": logmel}, {"tokens": tokens}, 0.0)
+    else:
+        tokens = torch.randint(0, 6561, (logmel.shape[1] // 4,), dtype=torch.int32)
+    # CosyVoice2's 2:1 alignment of prompt mel and tokens (cosyvoice/cli/frontend.py, zero-shot).
+    token_len = min(mel.shape[0] // 2, tokens.shape[0])
+    prompt_mel, prompt_tokens = mel[:2 * token_len], tokens[:token_len]
+    w.stage("frontend.align", {"mel": mel, "tokens": tokens},
+            {"prompt_mel": prompt_mel, "prompt_tokens": prompt_tokens}, 0.0)
+
+    prompt_ids = torch.tensor(tokenizer_files.encode(PROMPT_TEXT), dtype=torch.int32)
+    w.stage("text.tokens/prompt", {}, {"ids": prompt_ids}, 0.0, PROMPT_TEXT)
+    for n, text in enumerate(TEXTS):
+        ids = torch.tensor(tokenizer_files.encode(text), dtype=torch.int32)
+        w.stage(f"text.tokens/{n}", {}, {"ids": ids}, 0.0, text)
+        _llm(w, n, llm, prompt_ids, ids, prompt_tokens)
+        speech = torch.randint(0, 6561, (2 * len(ids),), dtype=torch.int32)
+        mel_out = _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding)
+        _hift(w, n, hift, mel_out)
+    w.finish({"prompt_wav": "goldens/prompt.wav", "prompt_text": PROMPT_TEXT, "texts": TEXTS})
+
+
+def _llm(w, n, llm, prompt_ids, ids, prompt_tokens):
+    """Prefill and one decode step as Qwen2LM.inference does them (cosyvoice/llm/llm.py:473-545)."""
+    text = torch.cat([prompt_ids, ids]).to(torch.int64).unsqueeze(0)
+    text_emb = llm.llm.model.model.embed_tokens(text)
+    sos = llm.llm_embedding.weight[llm.sos].reshape(1, 1, -1)
+    task = llm.llm_embedding.weight[llm.task_id].reshape(1, 1, -1)
+    speech_emb = llm.speech_embedding(prompt_tokens.to(torch.int64).unsqueeze(0))
+    lm_input = torch.cat([sos, text_emb, task, speech_emb], dim=1)
+    s = lm_input.shape[1]
+    masks = torch.tril(torch.ones((1, s, s))).to(torch.bool)
+    hidden, cache = llm.llm.forward_one_step(lm_input, masks=masks, cache=None)
+    logp = llm.llm_decoder(hidden[:, -1]).log_softmax(dim=-1)
+    w.stage(f"llm.prefill/{n}",
+            {"text_ids": text[0].to(torch.int32), "prompt_speech_tokens": prompt_tokens,
+             "inputs_embeds": lm_input, "position_ids": torch.arange(s).unsqueeze(0),
+             "attention_mask": masks.to(torch.float32)},
+            {"hidden_states": hidden, "logp": logp[0]}, 1e-3)
+    token = int(logp[0, :6561].argmax())
+    step_in = llm.speech_embedding.weight[token].reshape(1, 1, -1)
+    step_masks = torch.tril(torch.ones((1, 1, 1))).to(torch.bool)
+    hidden2, _ = llm.llm.forward_one_step(step_in, masks=step_masks, cache=cache)
+    logp2 = llm.llm_decoder(hidden2[:, -1]).log_softmax(dim=-1)
+    w.stage(f"llm.decode/{n}",
+            {"token": torch.tensor([token], dtype=torch.int32), "inputs_embeds": step_in,
+             "prefill_inputs_embeds": lm_input,
+             "position_ids": torch.tensor([[s]]), "attention_mask": torch.ones(1, 1, s + 1)},
+            {"hidden_states": hidden2, "logp": logp2[0]}, 1e-3,
+            "runs after llm.prefill of the same text, on its cache")
+
+
+def _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding):
+    """Non-streaming, finalize=True (cosyvoice/flow/flow.py:236-285)."""
+    from graphs import FlowEncoder
+    tokens = torch.cat([prompt_tokens, speech]).to(torch.int64).unsqueeze(0)
+    mu, spks = FlowEncoder(flow)(tokens, embedding.unsqueeze(0))
+    w.stage(f"flow.encoder/{n}", {"token": tokens.to(torch.int32), "embedding": embedding},
+            {"mu": mu, "spks": spks}, 1e-3)
+    t_len = mu.shape[2]
+    cond = torch.zeros(1, 80, t_len)
+    cond[0, :, :prompt_mel.shape[0]] = prompt_mel.T
+    mask = torch.ones(1, 1, t_len)
+    x = flow.decoder.rand_noise[:, :, :t_len]
+    # One CFG step as CausalConditionalCFM.solve_euler batches it (flow_matching.py:71-125).
+    t = torch.tensor([0.5, 0.5])
+    est_in = {"x": torch.cat([x, x]), "mask": torch.cat([mask, mask]),
+              "mu": torch.cat([mu, torch.zeros_like(mu)]), "t": t,
+              "spks": torch.cat([spks, torch.zeros_like(spks)]),
+              "cond": torch.cat([cond, torch.zeros_like(cond)])}
+    out = flow.decoder.estimator(**est_in)
+    w.stage(f"flow.estimator/{n}", est_in, {"estimator_out": out}, 1e-3)
+    feat, _ = flow.inference(token=speech.to(torch.int64).unsqueeze(0),
+                             token_len=torch.tensor([len(speech)], dtype=torch.int32),
+                             prompt_token=prompt_tokens.to(torch.int64).unsqueeze(0),
+                             prompt_token_len=torch.tensor([len(prompt_tokens)], dtype=torch.int32),
+                             prompt_feat=prompt_mel.unsqueeze(0),
+                             prompt_feat_len=torch.tensor([prompt_mel.shape[0]], dtype=torch.int32),
+                             embedding=embedding.unsqueeze(0), streaming=False, finalize=True)
+    w.stage(f"flow.full/{n}", {"token": speech, "prompt_token": prompt_tokens,
+                               "prompt_mel": prompt_mel, "embedding": embedding},
+            {"mel": feat[0]}, 1e-2, "10 Euler steps, CFG 0.7, rand_noise; mel [80, T]")
+    return feat
+
+
+def _hift(w, n, hift, mel):
+    """HiFTGenerator.inference (cosyvoice/hifigan/generator.py:558-571), split at our graphs."""
+    from graphs import HiftDecoder
+    f0 = hift.f0_predictor(mel)
+    w.stage(f"hift.f0/{n}", {"mel": mel}, {"f0": f0}, 1e-3)
+    s = hift.f0_upsamp(f0[:, None]).transpose(1, 2)
+    sines, uv, _ = hift.m_source.l_sin_gen(s)
+    source = hift.m_source.l_tanh(hift.m_source.l_linear(sines)).transpose(1, 2)
+    w.stage(f"hift.source/{n}", {"f0": f0}, {"sines": sines, "uv": uv, "source": source}, 1e-3,
+            "SineGen's phases and noise are random: compare uv exactly, source from sines")
+    real, imag = hift._stft(source.squeeze(1))
+    source_stft = torch.cat([real, imag], dim=1)
+    magnitude, phase = HiftDecoder(hift)(mel, source_stft)
+    w.stage(f"hift.decoder/{n}", {"mel": mel, "source_stft": source_stft},
+            {"magnitude": magnitude, "phase": phase}, 1e-3)
+    speech = hift.decode(x=mel, s=source)
+    w.stage(f"hift.full/{n}", {"mel": mel, "source": source}, {"speech": speech}, 1e-3,
+            "decode(): STFT, graphs, iSTFT, clamp")

@@ -1,0 +1,161 @@
+"""Our own ONNX exports of what upstream does not export (reference/model-interfaces.md 3.3):
+the Qwen2 backbone with its KV cache as inputs/outputs, the LLM head, the flow encoder with the
+speaker projection, and HiFT's f0 predictor and decoder (SineGen, STFT and iSTFT stay in C++).
+The estimator is exported with upstream's own signature (cosyvoice/bin/export_onnx.py).
+Each wrapper calls upstream's submodules in upstream's order; the line cited is what it follows.
+Opset 17: the highest Debian's torch 1.13 exports (upstream's script uses 18)."""
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+OPSET = 17
+
+
+def _export(module, args, path, inputs, outputs, dynamic):
+    # A new wrapper is in training mode, and torch.onnx.export restores the mode it found,
+    # recursively: without this the wrapped upstream modules would leave with dropout on.
+    module.eval()
+    torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs,
+                      dynamic_axes=dynamic, opset_version=OPSET, do_constant_folding=True)
+
+
+class LlmBackbone(nn.Module):
+    """One batched pass of the Qwen2 decoder over S new positions per row.
+
+    The cache stays outside: the caller keeps per layer a preallocated [B, kv_heads, P, head_dim]
+    key and value buffer, passes it whole as past_key_N/past_value_N, marks in attention_mask
+    which of the P slots (and which new positions) each new position may attend to, and writes the
+    returned new_key_N/new_value_N [B, kv_heads, S, head_dim] into free slots itself. Keys are
+    stored after RoPE (positions come from position_ids), so a slot's place in the buffer does not
+    matter and rows of different lengths share one buffer."""
+
+    def __init__(self, qwen):  # transformers-style Qwen2ForCausalLM (our stand-in)
+        super().__init__()
+        self.model = qwen.model
+        self.layers = len(qwen.model.layers)
+
+    def forward(self, inputs_embeds, position_ids, attention_mask, *past):
+        past = [(past[2 * i], past[2 * i + 1]) for i in range(self.layers)]
+        bias = (1.0 - attention_mask.unsqueeze(1)) * -1.0e10  # [B, 1, S, P + S]
+        hidden, new = self.model.step(inputs_embeds, position_ids, past, bias)
+        flat = [t for kv in new for t in kv]
+        return (hidden, *flat)
+
+
+def export_llm_backbone(qwen, path):
+    c = qwen.config
+    b, s, p = 2, 3, 4
+    names_in = ["inputs_embeds", "position_ids", "attention_mask"]
+    names_out = ["hidden_states"]
+    dynamic = {"inputs_embeds": {0: "batch", 1: "new"}, "position_ids": {0: "batch", 1: "new"},
+               "attention_mask": {0: "batch", 1: "new", 2: "past_plus_new"},
+               "hidden_states": {0: "batch", 1: "new"}}
+    past = []
+    for i in range(c.num_hidden_layers):
+        for kind in ("key", "value"):
+            names_in.append(f"past_{kind}_{i}")
+            names_out.append(f"new_{kind}_{i}")
+            dynamic[f"past_{kind}_{i}"] = {0: "batch", 2: "past"}
+            dynamic[f"new_{kind}_{i}"] = {0: "batch", 2: "new"}
+            past.append(torch.randn(b, c.num_key_value_heads, p, c.head_dim))
+    args = (torch.randn(b, s, c.hidden_size), torch.arange(p, p + s).repeat(b, 1),
+            torch.ones(b, s, p + s), *past)
+    _export(LlmBackbone(qwen), args, path, names_in, names_out, dynamic)
+
+
+class LlmHead(nn.Module):
+    """llm_decoder (cosyvoice/llm/llm.py:281): hidden -> logits; log_softmax and sampling in C++."""
+
+    def __init__(self, linear):
+        super().__init__()
+        self.linear = linear
+
+    def forward(self, hidden):
+        return self.linear(hidden)
+
+
+def export_llm_head(linear, path):
+    _export(LlmHead(linear), (torch.randn(3, linear.in_features),), path, ["hidden"], ["logits"],
+            {"hidden": {0: "rows"}, "logits": {0: "rows"}})
+
+
+class FlowEncoder(nn.Module):
+    """CausalMaskedDiffWithXvec.inference up to mu, non-streaming, finalize=True
+    (cosyvoice/flow/flow.py:246-263): tokens are prompt ++ new, one row."""
+
+    def __init__(self, flow):
+        super().__init__()
+        self.flow = flow
+
+    def forward(self, token, embedding):
+        f = self.flow
+        spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+        # From the input's shape at run time (torch.full would bake the traced length in).
+        token_len = torch.ones_like(token).sum(dim=1).to(torch.int32)
+        x = f.input_embedding(torch.clamp(token, min=0))
+        h, _ = f.encoder(x, token_len, streaming=False)
+        mu = f.encoder_proj(h).transpose(1, 2)
+        return mu, spks
+
+
+def export_flow_encoder(flow, path):
+    _export(FlowEncoder(flow), (torch.randint(0, 6561, (1, 20)), torch.randn(1, 192)), path,
+            ["token", "embedding"], ["mu", "spks"],
+            {"token": {1: "tokens"}, "mu": {2: "frames"}})
+
+
+def export_estimator(estimator, path):
+    """Upstream's names and dynamic axes (cosyvoice/bin/export_onnx.py, main)."""
+    t_len = 64
+    args = (torch.randn(2, 80, t_len), torch.ones(2, 1, t_len), torch.randn(2, 80, t_len),
+            torch.rand(2), torch.randn(2, 80), torch.randn(2, 80, t_len))
+    dyn = {k: {2: "seq_len"} for k in ("x", "mask", "mu", "cond", "estimator_out")}
+    _export(estimator, args, path, ["x", "mask", "mu", "t", "spks", "cond"], ["estimator_out"], dyn)
+
+
+class HiftF0(nn.Module):
+    """HiFTGenerator.inference's first step (cosyvoice/hifigan/generator.py:560)."""
+
+    def __init__(self, hift):
+        super().__init__()
+        self.f0_predictor = hift.f0_predictor
+
+    def forward(self, mel):
+        return self.f0_predictor(mel)
+
+
+class HiftDecoder(nn.Module):
+    """HiFTGenerator.decode between the source STFT and the iSTFT (generator.py:507-536)."""
+
+    def __init__(self, hift):
+        super().__init__()
+        self.hift = hift
+
+    def forward(self, mel, source_stft):
+        h = self.hift
+        x = h.conv_pre(mel)
+        for i in range(h.num_upsamples):
+            x = F.leaky_relu(x, h.lrelu_slope)
+            x = h.ups[i](x)
+            if i == h.num_upsamples - 1:
+                x = h.reflection_pad(x)
+            x = x + h.source_resblocks[i](h.source_downs[i](source_stft))
+            xs = None
+            for j in range(h.num_kernels):
+                y = h.resblocks[i * h.num_kernels + j](x)
+                xs = y if xs is None else xs + y
+            x = xs / h.num_kernels
+        x = h.conv_post(F.leaky_relu(x))  # default slope 0.01 (generator.py:530)
+        bins = h.istft_params["n_fft"] // 2 + 1
+        return torch.exp(x[:, :bins, :]), torch.sin(x[:, bins:, :])
+
+
+def export_hift(hift, f0_path, decoder_path):
+    t_len = 10
+    _export(HiftF0(hift), (torch.randn(1, 80, t_len),), f0_path, ["mel"], ["f0"],
+            {"mel": {2: "frames"}, "f0": {1: "frames"}})
+    frames = t_len * 480 // 4 + 1  # source samples / STFT hop, centred
+    _export(HiftDecoder(hift), (torch.randn(1, 80, t_len), torch.randn(1, 18, frames)),
+            decoder_path, ["mel", "source_stft"], ["magnitude", "phase"],
+            {"mel": {2: "frames"}, "source_stft": {2: "stft_frames"},
+             "magnitude": {2: "stft_frames"}, "phase": {2: "stft_frames"}})

@@ -1,0 +1,50 @@
+"""Stand-ins for the Python packages Debian 12 lacks (reference/model-interfaces.md 3.5), installed
+into sys.modules so that upstream CosyVoice and Matcha-TTS import unchanged. Each is small and
+implements only what those imports use; anything else raises with a message saying so."""
+import logging
+import sys
+import types
+
+from . import diffusers_pieces, einops_lite, qwen2
+
+
+def _module(name, **attrs):
+    mod = types.ModuleType(name)
+    mod.__dict__.update(attrs)
+    sys.modules[name] = mod
+    return mod
+
+
+class _Missing:
+    """A package that upstream imports at module level but the random-weight path never calls."""
+
+    def __init__(self, what):
+        self._what = what
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"{self._what}.{name}: not available on this machine (stand-in only)")
+
+
+def install():
+    if "voxserve_standins" in sys.modules:
+        return
+    _module("voxserve_standins")
+    _module("transformers", Qwen2ForCausalLM=qwen2.Qwen2ForCausalLM)
+    _module("einops", pack=einops_lite.pack, rearrange=einops_lite.rearrange,
+            repeat=einops_lite.repeat)
+    d = diffusers_pieces
+    _module("diffusers")
+    _module("diffusers.models")
+    _module("diffusers.models.attention", GEGLU=d.GEGLU, GELU=d.GELU, AdaLayerNorm=d.AdaLayerNorm,
+            AdaLayerNormZero=d.AdaLayerNormZero, ApproximateGELU=d.ApproximateGELU)
+    _module("diffusers.models.attention_processor", Attention=d.Attention)
+    _module("diffusers.models.lora", LoRACompatibleLinear=d.LoRACompatibleLinear)
+    _module("diffusers.models.activations", get_activation=d.get_activation)
+    _module("diffusers.utils")
+    _module("diffusers.utils.torch_utils", maybe_allow_in_graph=d.maybe_allow_in_graph)
+    _module("conformer", ConformerBlock=d._Unused)
+    # Matcha's checkout in the oracles folder holds models/components only.
+    _module("matcha.utils")
+    _module("matcha.utils.pylogger", get_pylogger=lambda name=__name__: logging.getLogger(name))
+    ort = _Missing("onnxruntime")
+    sys.modules["onnxruntime"] = ort  # type: ignore[assignment]
