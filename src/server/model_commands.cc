@@ -29,9 +29,11 @@ int VerifyBundle(const std::string& dir) {
                  std::string(verifier.status().message()).c_str());
     return kExitProblems;
   }
-  if (absl::Status status = engine::cosyvoice::AddOnnxStages(**verifier); !status.ok()) {
-    std::fprintf(stderr, "voxserve verify-bundle: %s\n", std::string(status.message()).c_str());
-    return kExitProblems;
+  for (auto add : {engine::cosyvoice::AddFrontendStages, engine::cosyvoice::AddOnnxStages}) {
+    if (absl::Status status = add(**verifier); !status.ok()) {
+      std::fprintf(stderr, "voxserve verify-bundle: %s\n", std::string(status.message()).c_str());
+      return kExitProblems;
+    }
   }
   auto results = (*verifier)->Run();
   std::fputs(engine::cosyvoice::FormatResults(results).c_str(), stdout);

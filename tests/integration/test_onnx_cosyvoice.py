@@ -81,7 +81,9 @@ def test_verify_bundle_reports_every_onnx_stage_within_tolerance(voxserve_bin, b
     assert result.returncode == 0, result.stdout + result.stderr
     lines = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
     for stage in ("campplus", "speech_tokenizer", "llm.prefill/0", "flow.encoder/1",
-                  "flow.estimator/0", "hift.f0/1", "hift.decoder/0", "llm.decode/1"):
+                  "flow.estimator/0", "hift.f0/1", "hift.decoder/0", "llm.decode/1",
+                  "audio.decode_16k", "audio.fbank", "audio.whisper_logmel", "audio.prompt_mel",
+                  "frontend.align", "text.tokens/prompt", "text.tokens/1"):
         assert lines[stage].endswith(" ok"), lines[stage]
     assert "not implemented yet" in lines["flow.full/0"]
 
@@ -133,3 +135,91 @@ def test_export_from_a_model_directory_copies_upstream_graphs_and_verifies(voxse
     verified = run(voxserve_bin, "verify-bundle", str(out))
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "llm.decode/1" in verified.stdout and " 0 failed" in verified.stdout
+
+
+def stored_tensors(voices_dir, voice_id):
+    """The tensors of a stored voice file (docs/voice-cloning.md: header, JSON, data)."""
+    import numpy as np
+    import struct
+    raw = (voices_dir / (voice_id + ".voice")).read_bytes()
+    _, _, meta_len, _, _ = struct.unpack("<8sIIQI", raw[:28])
+    meta = json.loads(raw[28:28 + meta_len])
+    data = raw[28 + meta_len:]
+    out = {}
+    for t in meta["tensors"]:
+        chunk = data[t["offset"]:t["offset"] + t["bytes"]]
+        out[t["name"]] = np.frombuffer(chunk, dtype="<f4" if t["dtype"] == "f32" else "<i4"
+                                       ).reshape(t["shape"])
+    return meta, out
+
+
+def test_voice_cloning_runs_the_cosyvoice_frontend_through_rest_and_grpc(make_server, bundle,
+                                                                       tmp_path):
+    """The real cloner: the prompt decoded, resampled, its features and both ONNX graphs run,
+    the transcript normalized and tokenized; the profile stored and usable after a restart."""
+    import numpy as np
+    from grpc_support import channel, stubs
+    voices_dir = tmp_path / "voices"
+    config = tmp_path / "voxserve.yaml"
+    config.write_text(f"voices: {{dir: {voices_dir}}}\nmodels:\n  - id: espeak\n"
+                      f"  - id: cosyvoice2\n    engine: cosyvoice\n    options: {{path: {bundle}}}\n")
+    server = make_server("--config", str(config))
+    prompt = open(os.path.join(bundle, "goldens", "prompt.wav"), "rb").read()
+    created = requests.post(server.url + "/v1/audio/voices", timeout=120,
+                            data={"name": "Prompt Voice", "model": "cosyvoice2",
+                                  "transcript": "This is a short prompt recording."},
+                            files={"audio_sample": ("prompt.wav", prompt, "audio/wav")})
+    assert created.status_code == 200, created.text
+    voice = created.json()
+    assert voice["family"] == "cosyvoice2" and voice["model"] == "cosyvoice2"
+    meta, tensors = stored_tensors(voices_dir, voice["id"])
+    assert tensors["speaker_embedding"].shape == (192,)
+    tokens, mel = tensors["prompt_speech_tokens"], tensors["prompt_mel"]
+    assert mel.shape == (2 * len(tokens), 80), "CosyVoice2's 2:1 token/mel alignment"
+    # 25 speech tokens per second of prompt.
+    assert abs(len(tokens) - 25 * voice["prompt_seconds"]) <= 2
+    assert ((tokens >= 0) & (tokens < 6561)).all()
+    golden_ids = np.load(os.path.join(bundle, "goldens", "text.tokens", "prompt", "ids.npy"))
+    assert list(tensors["transcript_tokens"]) == list(golden_ids)
+    # The speaker embedding of the same recording as upstream's path computes it (the goldens):
+    # not bit-equal, as soxr and torchaudio resample differently, but the same direction.
+    golden = np.load(os.path.join(bundle, "goldens", "campplus", "embedding.npy")).reshape(-1)
+    found = tensors["speaker_embedding"]
+    cosine = float(found @ golden / (np.linalg.norm(found) * np.linalg.norm(golden)))
+    assert cosine > 0.99, cosine
+    listed = {v["id"] for v in requests.get(server.url + "/v1/voices?model=cosyvoice2",
+                                            timeout=10).json()["data"]}
+    assert voice["id"] in listed
+
+    # Bad prompts: clear 4xx, nothing stored.
+    import io
+    import soundfile
+    def wav(samples, rate):
+        buffer = io.BytesIO()
+        soundfile.write(buffer, samples, rate, format="WAV", subtype="PCM_16")
+        return buffer.getvalue()
+    tone = lambda seconds, rate: 0.3 * np.sin(2 * np.pi * 220 * np.arange(int(seconds * rate)) / rate)
+    for what, audio, status in [("silent", wav(np.zeros(16000), 16000), 400),
+                                ("8 kHz", wav(tone(1, 8000), 8000), 400),
+                                ("31 s", wav(tone(31, 16000), 16000), 400),
+                                ("garbage", b"RIFF" + b"\0" * 100, 400)]:
+        r = requests.post(server.url + "/v1/audio/voices", timeout=120,
+                          data={"name": what, "model": "cosyvoice2", "transcript": "x"},
+                          files={"audio_sample": ("p.wav", audio, "audio/wav")})
+        assert r.status_code == status, (what, r.status_code, r.text)
+    assert sorted(p.name for p in voices_dir.iterdir()) == [voice["id"] + ".voice"]
+
+    s = stubs()
+    with channel(server) as ch:
+        client = s.rpc.TextToSpeechStub(ch)
+        other = client.RegisterVoice(s.pb.RegisterVoiceRequest(
+            audio_sample=prompt, name="Grpc Prompt", transcript="This is a short prompt recording.",
+            model="cosyvoice2"), timeout=120)
+        assert other.family == "cosyvoice2" and other.bytes > 0
+    _, again = stored_tensors(voices_dir, other.id)
+    assert np.array_equal(again["prompt_speech_tokens"], tokens), "the frontend is deterministic"
+
+    assert server.stop() == 0
+    server = make_server("--config", str(config))
+    ids = {v["id"] for v in requests.get(server.url + "/v1/audio/voices", timeout=10).json()["data"]}
+    assert ids == {voice["id"], other.id}

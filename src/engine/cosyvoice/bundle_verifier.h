@@ -74,6 +74,9 @@ class BundleVerifier {
 // and the exported graphs run alone on their golden inputs (estimator, flow encoder, HiFT f0
 // and decoder, LLM prefill and one decode step over a preallocated cache, with the head).
 absl::Status AddOnnxStages(BundleVerifier& verifier);
+// The frontend's stages (frontend_stages.cc): prompt decoding + resampling, the three prompt
+// features, the 2:1 alignment and the tokenizer.
+absl::Status AddFrontendStages(BundleVerifier& verifier);
 
 // A table, one line per stage; the last line counts passed/failed/not implemented.
 std::string FormatResults(const std::vector<BundleVerifier::Result>& results);

@@ -4,6 +4,8 @@
 
 #include "core/error.h"
 #include "engine/cosyvoice/bundle_check.h"
+#include "engine/cosyvoice/prompt_audio.h"
+#include "engine/cosyvoice/special_tokens.h"
 
 namespace voxserve::engine::cosyvoice {
 namespace {
@@ -59,6 +61,16 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   auto encoder = PromptEncoder::Create(engine->manifest_, config.bundle_path, config.session);
   if (!encoder.ok()) return encoder.status();
   engine->prompt_encoder_ = std::move(*encoder);
+  auto tokenizer = LoadTokenizer(config.bundle_path + "/" + engine->manifest_.tokenizer_dir,
+                                 TokenizerVersion::kCosyVoice2);
+  if (!tokenizer.ok()) {
+    return core::InvalidArgument("bundle " + config.bundle_path + ": tokenizer: " +
+                                 std::string(tokenizer.status().message()));
+  }
+  engine->tokenizer_ = std::move(*tokenizer);
+  auto frontend = TextFrontend::Create(engine->tokenizer_.get());
+  if (!frontend.ok()) return frontend.status();
+  engine->text_frontend_ = std::move(*frontend);
   engine->info_.id = config.model_id;
   engine->info_.engine = "cosyvoice";
   engine->info_.max_batch_size = 1;
@@ -84,13 +96,30 @@ std::vector<absl::StatusOr<audio::PcmAudio>> CosyVoiceEngine::Synthesize(
 
 absl::StatusOr<VoiceProfile> CosyVoiceEngine::CloneVoice(const VoicePrompt& prompt) {
   if (prompt.audio.empty()) return core::InvalidArgument("the prompt recording is empty");
-  // SEAM (lead, after merging the prompt_audio and text_frontend branches): decode
-  // `prompt.audio` and compute PromptFeatures with src/engine/cosyvoice/prompt_audio.*, call
-  // ProfileFromFeatures, then add "transcript_tokens" (text_frontend) and the "transcript"
-  // attribute. Until then cloning says plainly that the audio half is missing.
-  return absl::UnimplementedError("model " + info_.id +
-                                  ": voice cloning needs the prompt audio features "
-                                  "(prompt_audio), not yet wired into this engine");
+  PromptAudioLimits limits;
+  limits.max_seconds = manifest_.audio.prompt_max_seconds;
+  auto audio = PreparePromptAudio(prompt.audio, limits);
+  if (!audio.ok()) return audio.status();
+  // The transcript first: a bad one fails before the graphs run.
+  auto normalized = text_frontend_->NormalizeWhole(prompt.transcript);
+  if (!normalized.ok()) return normalized.status();
+  auto transcript_tokens = tokenizer_->Encode(*normalized);
+  if (!transcript_tokens.ok()) return transcript_tokens.status();
+
+  PromptFeatures features;
+  features.fbank = std::move(audio->speaker_fbank.values);
+  features.whisper_mel = std::move(audio->speech_tokenizer_mel.values);
+  features.prompt_mel = std::move(audio->prompt_mel.values);
+  features.seconds = audio->duration_seconds;
+  auto profile = ProfileFromFeatures(features);
+  if (!profile.ok()) return profile.status();
+  ProfileTensor ids;
+  ids.dtype = ProfileTensor::DType::kInt32;
+  ids.shape = {static_cast<int64_t>(transcript_tokens->size())};
+  ids.ints = std::move(*transcript_tokens);
+  profile->tensors["transcript_tokens"] = std::move(ids);
+  profile->attributes["transcript"] = std::string(prompt.transcript);
+  return profile;
 }
 
 absl::StatusOr<VoiceProfile> CosyVoiceEngine::ProfileFromFeatures(

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
 #include "engine/cosyvoice/prompt_encoder.h"
+#include "engine/cosyvoice/text_frontend.h"
 #include "engine/engine.h"
 #include "engine/onnx/onnx_session_config.h"
 
@@ -51,6 +52,11 @@ class CosyVoiceEngine final : public Engine, public VoiceCloner {
       std::span<const SegmentInput> batch) override;
   VoiceCloner* voice_cloner() override { return this; }
 
+  // Decodes and checks the recording (cosyvoice/prompt_audio.h: formats, >= 16 kHz, 0.1-30 s,
+  // not silent), computes its features, runs the ONNX half (ProfileFromFeatures) and adds the
+  // transcript as upstream's zero-shot frontend does: normalized whole (text_normalize,
+  // split=False), then tokenized ("transcript_tokens", int32 [M]; [0] for an empty transcript,
+  // which only cross-lingual synthesis can use). Errors as VoiceCloner documents.
   absl::StatusOr<VoiceProfile> CloneVoice(const VoicePrompt& prompt) override;
 
   // The ONNX half of CloneVoice, on features already computed: speaker embedding, speech
@@ -67,6 +73,8 @@ class CosyVoiceEngine final : public Engine, public VoiceCloner {
   CosyVoiceEngineConfig config_;
   BundleManifest manifest_;
   std::unique_ptr<PromptEncoder> prompt_encoder_;
+  std::unique_ptr<text::Qwen2Tokenizer> tokenizer_;  // the bundle's tokenizer/ + CosyVoice2's specials
+  std::unique_ptr<TextFrontend> text_frontend_;      // uses tokenizer_ (split lengths)
   ModelInfo info_;
 };
 

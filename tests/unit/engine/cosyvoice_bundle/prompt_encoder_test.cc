@@ -101,6 +101,22 @@ TEST(BundleVerifier, EveryOnnxStagePassesOnTheTinyBundle) {
   EXPECT_THAT(table, HasSubstr("not implemented yet"));
 }
 
+TEST(BundleVerifier, EveryFrontendStagePassesOnTheTinyBundle) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  auto verifier = BundleVerifier::Create(TinyBundle());
+  ASSERT_TRUE(verifier.ok()) << verifier.status();
+  ASSERT_TRUE(AddFrontendStages(**verifier).ok());
+  auto results = (*verifier)->Run();
+  std::string table = FormatResults(results);
+  std::map<std::string, StageOutcome::Kind> kinds;
+  for (const auto& r : results) kinds[r.stage] = r.outcome.kind;
+  for (const char* stage : {"audio.decode_16k", "audio.decode_24k", "audio.fbank",
+                            "audio.whisper_logmel", "audio.prompt_mel", "frontend.align",
+                            "text.tokens/prompt", "text.tokens/0", "text.tokens/1"}) {
+    EXPECT_EQ(kinds[stage], StageOutcome::Kind::kPassed) << stage << "\n" << table;
+  }
+}
+
 TEST(BundleVerifier, AStageOutsideItsToleranceFails) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
   auto verifier = BundleVerifier::Create(TinyBundle());
