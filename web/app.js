@@ -124,15 +124,16 @@ async function loadCatalog() {
   }
 }
 
-// Voice cloning needs a model that can clone (none exists yet; the voice API /v1/audio/voices comes
-// with it). Such a model is to say so in /v1/models (`"capabilities": ["voice_cloning"]`); only
-// then is the panel shown and the voice API called, so other servers see no probing 404s.
+// Voice cloning needs a model that can clone (CosyVoice). Such a model says so in /v1/models
+// (`"capabilities": ["voice_cloning"]`); only then is the panel shown and the voice API called,
+// so other servers see no probing 404s. Voices are registered for the first such model.
 async function detectCloning(models) {
-  if (!models.some((m) => (m.capabilities || []).includes('voice_cloning'))) return;
+  const cloner = models.find((m) => (m.capabilities || []).includes('voice_cloning'));
+  if (!cloner) return;
   try {
     const body = await getJson('/v1/audio/voices');
     const { setUpCloning } = await import('./clone.js');
-    setUpCloning(body.data || [], { onUse: useClonedVoice, onError: showError });
+    setUpCloning(body.data || [], { model: cloner.id, onUse: useClonedVoice, onError: showError });
     $('clone').hidden = false;
     probe.cloning = true;
   } catch (error) {

@@ -1,12 +1,32 @@
 // Voice cloning panel, loaded only when /v1/models lists a model with the "voice_cloning"
-// capability. The contract assumed here, until the voice API lands: POST
-// multipart {name, transcript, audio} → {id, ...}; DELETE /v1/audio/voices/{id}; GET lists
-// {data: [{id, name}]}.
+// capability (docs/voice-cloning.md): POST /v1/audio/voices multipart {audio_sample, name,
+// transcript, model} → {id, name, ...}; DELETE /v1/audio/voices/{id}; GET lists {data: [...]}.
 import { ApiError, apiFetch, describeError } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 
-export function setUpCloning(initial, { onUse, onError }) {
+// Browsers record WebM/Opus, which the server's decoder (WAV, FLAC, Ogg, MP3) does not read: the
+// recording is decoded here and sent as 16-bit mono WAV at its own rate.
+async function recordingAsWav(blob) {
+  const context = new AudioContext();
+  try {
+    const decoded = await context.decodeAudioData(await blob.arrayBuffer());
+    const samples = decoded.getChannelData(0);
+    const view = new DataView(new ArrayBuffer(44 + samples.length * 2));
+    const text = (offset, s) => [...s].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)));
+    text(0, 'RIFF'); view.setUint32(4, 36 + samples.length * 2, true); text(8, 'WAVE');
+    text(12, 'fmt '); view.setUint32(16, 16, true); view.setUint16(20, 1, true);
+    view.setUint16(22, 1, true); view.setUint32(24, decoded.sampleRate, true);
+    view.setUint32(28, decoded.sampleRate * 2, true); view.setUint16(32, 2, true);
+    view.setUint16(34, 16, true); text(36, 'data'); view.setUint32(40, samples.length * 2, true);
+    samples.forEach((x, i) => view.setInt16(44 + i * 2, Math.max(-1, Math.min(1, x)) * 32767, true));
+    return new Blob([view], { type: 'audio/wav' });
+  } finally {
+    context.close();
+  }
+}
+
+export function setUpCloning(initial, { model, onUse, onError }) {
   let recorded = null;  // a Blob from the microphone, used when no file is chosen
   let recorder = null;
 
@@ -73,14 +93,23 @@ export function setUpCloning(initial, { onUse, onError }) {
     }
   });
 
-  $('clone-form').addEventListener('submit', (event) => {
+  $('clone-form').addEventListener('submit', async (event) => {
     event.preventDefault();
-    const audio = $('clone-audio').files[0] || recorded;
-    if (!audio) return onError({ status: 0, message: 'Choose or record a prompt first.' });
+    const file = $('clone-audio').files[0];
+    if (!file && !recorded) return onError({ status: 0, message: 'Choose or record a prompt first.' });
+    let audio = file;
+    if (!audio) {
+      try {
+        audio = await recordingAsWav(recorded);
+      } catch (error) {
+        return onError({ status: 0, message: `Cannot read the recording: ${error.message}` });
+      }
+    }
     const form = new FormData();
     form.append('name', $('clone-name').value);
     form.append('transcript', $('clone-transcript').value);
-    form.append('audio', audio, audio.name || 'prompt.webm');
+    form.append('model', model);
+    form.append('audio_sample', audio, audio.name || 'prompt.wav');
     call('/v1/audio/voices', { method: 'POST', body: form });
   });
 
