@@ -272,9 +272,14 @@ absl::StatusOr<std::unique_ptr<Qwen2Tokenizer::Impl>> Qwen2Tokenizer::Build(
         {std::string(content), in_vocab != impl->vocab.end() ? in_vocab->second : next_id++, true});
   }
 
-  // Added ids may reuse vocabulary ids or follow them; they must stay dense enough that the
-  // id table stays as small as the files (an id far past the end is a broken config).
-  const auto limit = static_cast<int64_t>(base_size) + static_cast<int64_t>(added_tokens.size());
+  // Added ids may reuse vocabulary ids, follow them, or leave a gap, as HF's added_tokens_decoder
+  // allows (CosyVoice's random-weight bundles keep the real ids 151643.. over a 256-byte
+  // vocabulary, so the embedding table keeps its real height). Ids in a gap decode as "not
+  // assigned". The id tables are sized by the largest id, so ids past kMaxTokenId (8x the
+  // largest vocabulary in use, Gemma's 256k) are a broken config, not a vocabulary.
+  constexpr int64_t kMaxTokenId = 1 << 21;
+  const auto limit = std::max<int64_t>(
+      static_cast<int64_t>(base_size) + static_cast<int64_t>(added_tokens.size()), kMaxTokenId);
   int32_t size = base_size;
   for (const AddedToken& token : added_tokens) {
     if (token.content.empty() || !ValidateUtf8(token.content, "added token").ok()) {
@@ -282,7 +287,7 @@ absl::StatusOr<std::unique_ptr<Qwen2Tokenizer::Impl>> Qwen2Tokenizer::Build(
     }
     if (token.id < 0 || token.id >= limit) {
       return core::InvalidArgument(absl::StrFormat(
-          "added token '%s' has id %d; ids run 0..%d (the vocabulary, then the added tokens)",
+          "added token '%s' has id %d; ids run 0..%d",
           token.content, token.id, limit - 1));
     }
     if (!impl->added_ids.emplace(token.content, token.id).second) {

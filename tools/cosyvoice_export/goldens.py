@@ -61,8 +61,12 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
     wav = torch.from_numpy(data)
     wav16 = features.resample(wav, rate, 16000)
     wav24 = features.resample(wav, rate, 24000)
-    w.stage("audio.decode_16k", {}, {"wav": wav16}, 1e-3, "goldens/prompt.wav -> 16 kHz mono")
-    w.stage("audio.decode_24k", {}, {"wav": wav24}, 1e-3, "goldens/prompt.wav -> 24 kHz mono")
+    # Resampling is torchaudio's here and soxr's in voxserve: their filters differ near Nyquist,
+    # so verify-bundle reports the RMS difference of the two for these stages (5e-3 bounds what
+    # docs/cosyvoice-frontend.md measured on speech; the features stages below start from these
+    # goldens and are compared element by element).
+    w.stage("audio.decode_16k", {}, {"wav": wav16}, 5e-3, "goldens/prompt.wav -> 16 kHz mono (RMS)")
+    w.stage("audio.decode_24k", {}, {"wav": wav24}, 5e-3, "goldens/prompt.wav -> 24 kHz mono (RMS)")
     fbank = features.kaldi_fbank(wav16)
     w.stage("audio.fbank", {"wav": wav16}, {"fbank": fbank}, 1e-3)
     logmel = features.whisper_log_mel(wav16)

@@ -273,9 +273,23 @@ TEST_F(Qwen2TokenizerLoadTest, RefusesMalformedMerges) {
   EXPECT_TRUE(LoadError(Vocab(), merges.substr(0, header) + "\n\r\n" + merges.substr(header)).ok());
 }
 
+TEST_F(Qwen2TokenizerLoadTest, AddedTokensMayLeaveAGapAfterTheVocabulary) {
+  // As CosyVoice's random-weight bundles do: the real special ids over a small vocabulary.
+  const int32_t n = cases()["base_vocab_size"].get<int32_t>();
+  auto tokenizer = Qwen2Tokenizer::FromText(Vocab(), Merges(), {{"<|gap|>", n + 1000, true}});
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  EXPECT_EQ((*tokenizer)->TokenId("<|gap|>"), n + 1000);
+  auto ids = (*tokenizer)->Encode("a<|gap|>");
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(ids->back(), n + 1000);
+  const int32_t in_gap[] = {n + 10};
+  EXPECT_THAT(std::string((*tokenizer)->Decode(in_gap, false).status().message()),
+              HasSubstr("not assigned"));
+}
+
 TEST_F(Qwen2TokenizerLoadTest, RefusesInconsistentAddedTokens) {
   const int32_t n = cases()["base_vocab_size"].get<int32_t>();
-  EXPECT_THAT(LoadError(Vocab(), Merges(), {{"<a>", n + 5, true}}).message(), HasSubstr("ids run"));
+  EXPECT_THAT(LoadError(Vocab(), Merges(), {{"<a>", 1 << 22, true}}).message(), HasSubstr("ids run"));
   EXPECT_THAT(LoadError(Vocab(), Merges(), {{"<a>", -1, true}}).message(), HasSubstr("id -1"));
   EXPECT_THAT(LoadError(Vocab(), Merges(), {{"<a>", n, true}, {"<a>", n + 1, true}}).message(),
               HasSubstr("appears twice"));

@@ -84,8 +84,10 @@ TEST(CosyVoiceEngine, AProfileFromFeaturesAlignsMelAndTokensTwoToOne) {
 
   features.seconds = 31;
   EXPECT_TRUE(absl::IsOutOfRange((*engine)->ProfileFromFeatures(features).status()));
+  // CloneVoice refuses what is no recording, before any graph runs.
   uint8_t audio[4] = {1, 2, 3, 4};
-  EXPECT_TRUE(absl::IsUnimplemented((*engine)->CloneVoice({audio, ""}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument((*engine)->CloneVoice({audio, ""}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument((*engine)->CloneVoice({{}, "hello"}).status()));
 }
 
 }  // namespace
