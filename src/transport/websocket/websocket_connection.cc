@@ -15,7 +15,6 @@ namespace ws = boost::beast::websocket;
 
 namespace {
 
-constexpr const char* kRoute = "/v1/audio/speech/stream";
 // A close frame holds 125 bytes of payload: the 2-byte code and a reason (RFC 6455 §5.5).
 constexpr size_t kMaxCloseReasonBytes = 123;
 
@@ -30,8 +29,10 @@ std::string CloseReason(std::string reason) {
 
 }  // namespace
 
-WebSocketConnection::WebSocketConnection(http::UpgradeRequest request, ConnectionEnv& env)
+WebSocketConnection::WebSocketConnection(http::UpgradeRequest request, ConnectionEnv& env,
+                                         const ProtocolRoute& protocol)
     : env_(env),
+      protocol_(protocol),
       upgrade_(std::move(request)),
       ws_(upgrade_.stream),
       executor_(ws_.socket().get_executor()),
@@ -47,10 +48,11 @@ WebSocketConnection::~WebSocketConnection() {
 }
 
 void WebSocketConnection::Start() {
-  StreamCaller caller{upgrade_.request_id, std::move(upgrade_.caller),
-                      std::move(upgrade_.admission), upgrade_.remote, upgrade_.received_at};
-  stream_ = std::make_unique<SpeechStream>(env_.service, env_.metrics, *this, weak_from_this(),
-                                           std::move(caller));
+  StreamCaller caller{upgrade_.request_id,     std::move(upgrade_.caller),
+                      std::move(upgrade_.admission), upgrade_.remote,
+                      upgrade_.received_at,    std::string(upgrade_.message.target().data(), upgrade_.message.target().size())};
+  stream_ = protocol_.make(
+      ProtocolEnv{env_.service, env_.metrics, *this, weak_from_this(), std::move(caller)});
   const std::string request_id = upgrade_.request_id;
   ws_.Visit([&](auto& stream) {
     stream.set_option(ws::stream_base::decorator([request_id](ws::response_type& response) {
@@ -69,7 +71,7 @@ void WebSocketConnection::Start() {
 }
 
 void WebSocketConnection::OnAccepted(boost::system::error_code ec) {
-  env_.http_metrics.requests.WithLabels({kRoute, ec ? "400" : "101"}).Increment();
+  env_.http_metrics.requests.WithLabels({protocol_.route, ec ? "400" : "101"}).Increment();
   if (ec) {
     // Beast has answered a malformed upgrade with 400 already.
     spdlog::debug("WebSocket handshake with {} failed: {}", upgrade_.remote, ec.message());
