@@ -92,7 +92,7 @@ def test_stream_input_incremental_text_alignment_and_is_final(server):
     assert all(m["isFinal"] is False for m in messages[:-1])
     assert len([m for m in messages if m.get("audio")]) == 2  # one per sentence
     text = check_alignment(messages, 1 / 32000)
-    assert text == "Hello from the telephone line.And a second sentence here."
+    assert text == "Hello from the telephone line. And a second sentence here."
     assert len(audio_of(messages)) / 32000 > 1.0
 
 
@@ -126,7 +126,7 @@ def test_flush_speaks_an_unfinished_sentence_before_the_end(server):
 
     messages = run(talk())
     assert "".join(messages[0]["alignment"]["chars"]) == "An unfinished thought"
-    assert "".join(messages[1]["alignment"]["chars"]) == "and another one"
+    assert "".join(messages[1]["alignment"]["chars"]) == " and another one"
     assert messages[-1] == {"isFinal": True}
 
 
@@ -186,7 +186,7 @@ def test_close_context_mid_utterance_stops_that_context_only(tone_server):
             while not any(m.get("contextId") == "long" and m.get("audio") for m in messages):
                 messages.append(await receive(ws))
             await ws.send(json.dumps({"context_id": "long", "close_context": True}))  # barge-in
-            await ws.send(json.dumps({"text": "And it ends.", "context_id": "next", "flush": True}))
+            await ws.send(json.dumps({"text": " And it ends.", "context_id": "next", "flush": True}))
             await ws.send(json.dumps({"context_id": "next", "close_context": True}))
             while sum(1 for m in messages if m.get("isFinal")) < 2:
                 messages.append(await receive(ws))
@@ -201,7 +201,7 @@ def test_close_context_mid_utterance_stops_that_context_only(tone_server):
     assert sorted(finals) == ["long", "next"]
     last_long = max(i for i, m in enumerate(messages) if m.get("contextId") == "long")
     assert messages[last_long].get("isFinal")  # nothing of "long" after its isFinal
-    assert check_alignment(messages, 1 / 32000, "next") == "The other context goes on.And it ends."
+    assert check_alignment(messages, 1 / 32000, "next") == "The other context goes on. And it ends."
 
 
 @pytest.mark.parametrize("first,code", [("not json", "invalid_json"),

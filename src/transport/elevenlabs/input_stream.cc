@@ -76,9 +76,13 @@ class InputStream::Context final : public service::SpeechSession::Listener {
       std::lock_guard lock(mutex_);
       audio = std::exchange(audio_, {});
     }
-    // Offsets in the context's audio time: this sentence starts where the last one ended.
+    // Offsets in the context's audio time: this sentence starts where the last one ended. The
+    // space between sentences is a character too (as in ElevenLabs' alignment), so a client
+    // that joins `chars` (LiveKit's timed words) gets the words apart.
+    const std::string text = sentences_ == 0 ? report.text : " " + report.text;
+    ++sentences_;
     service::CharacterAlignment alignment =
-        service::EstimateAlignment(report.text, audio_seconds, report.summary.audio_seconds);
+        service::EstimateAlignment(text, audio_seconds, report.summary.audio_seconds);
     audio_seconds += report.summary.audio_seconds;
     owner_.audio_seconds_ += report.summary.audio_seconds;
     owner_.chars_ += report.summary.input_chars;
@@ -107,6 +111,7 @@ class InputStream::Context final : public service::SpeechSession::Listener {
   double audio_seconds = 0;
 
  private:
+  int sentences_ = 0;  // spoken so far
   std::mutex mutex_;
   std::string audio_;
 };

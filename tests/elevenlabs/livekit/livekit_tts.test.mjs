@@ -59,4 +59,7 @@ test('the plugin streams text pieces through multi-stream-input into frames', as
   assert.equal(rate, 22050);
   const seconds = samples / rate;
   assert.ok(seconds > 2 && seconds < 12, `${seconds} s of audio`);
+  // The plugin builds its timed words from voxserve's per-sentence alignment.
+  assert.equal(transcript.replace(/\s+/g, ' ').trim(),
+               'Hello from LiveKit, streaming through voxserve. A second sentence.');
 });
