@@ -208,13 +208,12 @@ absl::StatusOr<InputStream::Context*> InputStream::ContextFor(const InputMessage
 
 absl::Status InputStream::Take(const InputMessage& message) {
   if (multi_ && message.close_socket) {
-    // Every context speaks what it was given, then the socket closes.
+    // "Any context that was previously set to flush will wait to flush before closing" (the
+    // SDK's CloseSocket): each open context is closed as by close_context, then the socket.
     closing_socket_ = true;
     for (auto& [key, context] : contexts_) {
       if (context->closed) continue;
-      context->closed = true;
-      context->pending.push_back({{}, false, true});
-      if (absl::Status status = Feed(*context); !status.ok()) return status;
+      if (absl::Status status = CloseContext(*context); !status.ok()) return status;
     }
     CloseWhenDone();
     return absl::OkStatus();
@@ -250,23 +249,38 @@ absl::Status InputStream::Take(const InputMessage& message) {
   // stream-input: "" (or close_socket) ends the input; multi-stream-input: "" only keeps alive.
   step.end = multi_ ? message.close_context
                     : (message.text && message.text->empty()) || message.close_socket;
+  if (step.end && multi_) {
+    if (!step.text.empty() || step.flush) {
+      step.end = false;
+      pending_bytes_ += step.text.size();
+      context.pending.push_back(std::move(step));
+    }
+    return CloseContext(context);
+  }
   if (step.end) {
     context.closed = true;
-    if (!multi_) closing_socket_ = true;
-    // close_context after a flush (LiveKit's end of an utterance) lets the flushed text be
-    // spoken; in the middle of one (barge-in) it stops the context's audio now, even while its
-    // text waits for room (Feed), so a client can always interrupt.
-    if (multi_ && !context.flushed) {
-      context.stopped = true;
-      pending_bytes_ -= context.PendingBytes();
-      context.pending.clear();
-      context.session->Abort(absl::CancelledError("the context was closed"));
-      return absl::OkStatus();
-    }
+    closing_socket_ = true;
   }
   pending_bytes_ += step.text.size();
   context.pending.push_back(std::move(step));
   return Feed(context);
+}
+
+// "If it has already been set to flush it will continue flushing" (the SDK's CloseContext, from
+// ElevenLabs' API definition): after a flush (LiveKit's end of an utterance) the flushed text is
+// spoken, then isFinal; in the middle of an utterance (barge-in) the context's audio stops now,
+// even while its text waits for room (Feed), so a client can always interrupt.
+absl::Status InputStream::CloseContext(Context& context) {
+  context.closed = true;
+  if (context.flushed) {
+    context.pending.push_back({{}, false, true});
+    return Feed(context);
+  }
+  context.stopped = true;
+  pending_bytes_ -= context.PendingBytes();
+  context.pending.clear();
+  context.session->Abort(absl::CancelledError("the context was closed"));
+  return absl::OkStatus();
 }
 
 // A context's steps go to its session while its waiting queue has room. The socket is still

@@ -53,6 +53,7 @@ class InputStream final : public websocket::StreamProtocol {
   absl::Status Take(const InputMessage& message);
   absl::StatusOr<Context*> ContextFor(const InputMessage& message);
   absl::Status Feed(Context& context);
+  absl::Status CloseContext(Context& context);
   void Advance();  // after each session event: feed the contexts, then UpdateReading
   void OnContextEnded(Context& context, const service::SessionEnd& end);
   void CloseWhenDone();
