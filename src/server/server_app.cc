@@ -101,7 +101,7 @@ int RunServer(const ServerConfig& config) {
                                                     metrics, http_metrics);
   transport::websocket::AddSpeechStreamRoute(router);
   // ElevenLabs' stream-input / multi-stream-input; their non-upgrade GETs meet AddRoutes' 404.
-  websocket.AddProtocol(transport::elevenlabs::InputStreamRoute());
+  websocket.AddProtocol(transport::elevenlabs::InputStreamRoute((*security)->authenticator()));
   std::unique_ptr<transport::http::FaultInjector> faults;  // TEST ONLY; off by default
   if (config.fault_injection) {
     faults = std::make_unique<transport::http::FaultInjector>();

@@ -255,23 +255,53 @@ def keyed_server(voxserve_bin, tmp_path_factory):
     assert instance.stop() == 0, instance.log()
 
 
-@pytest.mark.parametrize("headers", [{"xi-api-key": "sk-wrong-0123456789abcdef"}, {}])
-def test_wrong_or_missing_key_is_refused_at_the_handshake(keyed_server, headers):
+async def speak_with_keys(server, headers, first_message_keys):
+    """The first message may carry the key (xi_api_key, or "xi-api-key" as the SDK's serializer
+    writes it); it is needed only when the header has none that is valid."""
+    async with connect(server, headers=headers) as ws:
+        await ws.send(json.dumps({**INIT, **first_message_keys}))
+        await ws.send(json.dumps({"text": "Hi there."}))
+        await ws.send(json.dumps({"text": ""}))
+        messages = []
+        while True:
+            message = await receive(ws)
+            messages.append(message)
+            if message.get("isFinal") or message.get("error"):
+                break
+        await asyncio.wait_for(ws.wait_closed(), TIMEOUT)
+        return messages, ws.close_code
+
+
+@pytest.mark.parametrize("headers,first", [
+    ({"xi-api-key": KEY}, {}),
+    ({}, {"xi_api_key": KEY}),
+    ({}, {"xi-api-key": KEY}),
+    ({}, {"authorization": f"Bearer {KEY}"}),
+    ({"xi-api-key": "sk-wrong-0123456789abcdef"}, {"xi_api_key": KEY}),
+])
+def test_the_right_key_in_the_header_or_first_message_is_served(keyed_server, headers, first):
+    messages, code = run(speak_with_keys(keyed_server, headers, first))
+    assert code == 1000, messages
+    assert audio_of(messages) and messages[-1] == {"isFinal": True}
+
+
+@pytest.mark.parametrize("headers,first", [
+    ({}, {}),
+    ({"xi-api-key": "sk-wrong-0123456789abcdef"}, {}),
+    ({}, {"xi_api_key": "sk-wrong-0123456789abcdef"}),
+])
+def test_a_wrong_or_missing_key_gets_invalid_api_key_and_1008(keyed_server, headers, first):
+    messages, code = run(speak_with_keys(keyed_server, headers, first))
+    assert len(messages) == 1 and not audio_of(messages)
+    assert messages[0]["error"] == "invalid_api_key" and messages[0]["code"] == 1008 == code
+
+
+def test_voxserves_own_stream_still_refuses_a_keyless_upgrade(keyed_server):
     async def talk():
-        async with connect(keyed_server, headers=headers):
+        async with websockets.connect(f"ws://127.0.0.1:{keyed_server.port}/v1/audio/speech/stream",
+                                      open_timeout=TIMEOUT):
             pass
 
     with pytest.raises(InvalidStatusCode) as refused:
         run(talk())
     assert refused.value.status_code == 401
-
-
-def test_the_right_key_is_served(keyed_server):
-    async def talk():
-        async with connect(keyed_server, headers={"xi-api-key": KEY}) as ws:
-            await ws.send(json.dumps({**INIT, "xi_api_key": KEY}))
-            await ws.send(json.dumps({"text": "Hi there."}))
-            await ws.send(json.dumps({"text": ""}))
-            return await until_final(ws)
-
-    assert audio_of(run(talk()))

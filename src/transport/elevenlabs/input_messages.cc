@@ -5,6 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "core/error.h"
 #include "nlohmann/json.hpp"
+#include "transport/elevenlabs/error_body.h"
 
 namespace voxserve::transport::elevenlabs {
 namespace {
@@ -63,6 +64,13 @@ absl::StatusOr<InputMessage> ParseInputMessage(std::string_view text) {
       message.speed = speed->get<double>();  // the service checks the range
     }
   }
+  for (const char* name : {"xi_api_key", "xi-api-key", "authorization"}) {
+    auto it = body.find(name);
+    if (it == body.end() || it->is_null()) continue;
+    if (!it->is_string()) return WrongType(name, "a string");
+    (std::string_view(name) == "authorization" ? message.authorization : message.api_key) =
+        it->get<std::string>();
+  }
   if (auto it = body.find("generation_config"); it != body.end() && !it->is_null()) {
     if (!it->is_object()) return WrongType("generation_config", "an object");
   }
@@ -101,7 +109,7 @@ std::string ErrorMessage(const absl::Status& status, int close_code,
                          const std::optional<std::string>& context_id) {
   core::ErrorDetail detail = core::DetailOf(status);
   json message = {{"message", std::string(status.message())},
-                  {"error", detail.code.empty() ? "error" : detail.code},
+                  {"error", ErrorCode(status)},
                   {"code", close_code}};
   if (!detail.param.empty()) message["param"] = detail.param;
   AddContext(message, context_id);

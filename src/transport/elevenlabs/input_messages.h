@@ -16,8 +16,7 @@ namespace voxserve::transport::elevenlabs {
 // One client message. Honoured: text, flush, context_id, close_context, close_socket and
 // voice_settings.speed. Accepted and ignored (type-checked where voxserve reads them):
 // try_trigger_generation, generation_config (chunk_length_schedule: voxserve speaks whole
-// sentences), the rest of voice_settings, xi_api_key / authorization (see docs/elevenlabs.md),
-// pronunciation_dictionary_locators.
+// sentences), the rest of voice_settings, pronunciation_dictionary_locators.
 struct InputMessage {
   std::optional<std::string> text;  // "" ends the stream (stream-input) / keeps alive (multi)
   bool flush = false;
@@ -25,6 +24,10 @@ struct InputMessage {
   std::optional<std::string> context_id;
   bool close_context = false;
   bool close_socket = false;
+  // The first message's credentials: `xi_api_key` (the docs; the SDK's serializer writes
+  // `xi-api-key`) or `authorization` ("Bearer <key>"). Read when the upgrade had no valid key.
+  std::optional<std::string> api_key;
+  std::optional<std::string> authorization;
 };
 
 // InvalidArgument naming the field for anything that is not such an object.
@@ -37,7 +40,7 @@ std::string AudioMessage(std::string_view audio, const service::CharacterAlignme
                          const std::optional<std::string>& context_id);
 // {"isFinal": true[, "contextId"]}: nothing more comes for the stream or context.
 std::string FinalMessage(const std::optional<std::string>& context_id);
-// {"message", "error" (voxserve's error code), "code" (the close code)[, "contextId"]}: LiveKit's
+// {"message", "error" (ErrorCode: REST's code), "code" (the close code)[, "contextId"]}: LiveKit's
 // plugin looks for `error`.
 std::string ErrorMessage(const absl::Status& status, int close_code,
                          const std::optional<std::string>& context_id);

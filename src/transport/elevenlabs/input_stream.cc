@@ -51,10 +51,13 @@ bool Blank(std::string_view text) {
 
 bool ServesInputStream(std::string_view path) { return ParsePath(path).has_value(); }
 
-websocket::ProtocolRoute InputStreamRoute() {
-  return {kRoute, ServesInputStream, [](websocket::ProtocolEnv env) {
-            return std::unique_ptr<websocket::StreamProtocol>(new InputStream(std::move(env)));
-          }};
+websocket::ProtocolRoute InputStreamRoute(const auth::Authenticator* authenticator) {
+  return {kRoute, ServesInputStream,
+          [authenticator](websocket::ProtocolEnv env) {
+            return std::unique_ptr<websocket::StreamProtocol>(
+                new InputStream(std::move(env), authenticator));
+          },
+          /*authenticates_in_stream=*/true};
 }
 
 // One stream (stream-input) or context (multi-stream-input): its session, and its sentence's audio
@@ -116,7 +119,8 @@ class InputStream::Context final : public service::SpeechSession::Listener {
   std::string audio_;
 };
 
-InputStream::InputStream(websocket::ProtocolEnv env) : env_(std::move(env)) {}
+InputStream::InputStream(websocket::ProtocolEnv env, const auth::Authenticator* authenticator)
+    : env_(std::move(env)), authenticator_(authenticator) {}
 
 InputStream::~InputStream() {
   contexts_.clear();  // before the rest: their sessions cancel what still runs
@@ -149,8 +153,30 @@ absl::Status InputStream::Setup() {
   // Accepted and ignored: inactivity_timeout (websocket.idle_timeout_ms applies), sync_alignment
   // (audio and alignment always come together), auto_mode, enable_logging, enable_ssml_parsing,
   // language_code, apply_text_normalization, optimize_streaming_latency.
-  request_.allowed_models = env_.caller.auth.allowed_models;
   set_up_ = true;
+  return absl::OkStatus();
+}
+
+// "Your ElevenLabs API key. This can only be included in the first message and is not needed if
+// present in the header" (the SDK's InitializeConnection). Checked as the HTTP session checks
+// headers: the same keys, limits and 401 reasons.
+absl::Status InputStream::Authenticate(const InputMessage& first) {
+  if (env_.caller.authenticated || authenticator_ == nullptr) return absl::OkStatus();
+  const std::string key = first.api_key.value_or("");
+  const std::string authorization = first.authorization.value_or("");
+  auto caller = authenticator_->Authenticate(
+      [&](std::string_view name) -> std::string_view {
+        if (name == "xi-api-key") return key;
+        if (name == "authorization") return authorization;
+        return {};
+      },
+      env_.caller.auth.client_subject, auth::Resource::kApi);
+  if (!caller.ok()) return caller.status();
+  auto admitted = authenticator_->Admit(*caller);
+  if (!admitted.ok()) return admitted.status();
+  env_.caller.auth = *std::move(caller);
+  env_.caller.admission = *std::move(admitted);
+  env_.caller.authenticated = true;
   return absl::OkStatus();
 }
 
@@ -160,6 +186,7 @@ void InputStream::OnMessage(std::string_view text) {
   absl::StatusOr<InputMessage> message = ParseInputMessage(text);
   env_.metrics.CountMessage("in", message.ok() ? "text" : "invalid");
   if (status.ok()) status = message.status();
+  if (status.ok()) status = Authenticate(*message);
   if (status.ok()) status = Take(*message);
   if (!status.ok()) {
     return Fail(env_.service.RejectUnparsed(status),
@@ -188,6 +215,7 @@ absl::StatusOr<InputStream::Context*> InputStream::ContextFor(const InputMessage
       *this, multi_ ? message.context_id : std::optional<std::string>());
   service::SessionOptions options;
   options.request = request_;
+  options.request.allowed_models = env_.caller.auth.allowed_models;
   if (message.speed) options.request.speed = *message.speed;
   options.request.context.request_id =
       env_.caller.request_id + (multi_ ? "/" + key : std::string());

@@ -14,21 +14,23 @@
 #include <string_view>
 
 #include "service/speech_session.h"
+#include "transport/auth/authenticator.h"
 #include "transport/elevenlabs/input_messages.h"
 #include "transport/elevenlabs/output_format.h"
 #include "transport/websocket/stream_protocol.h"
 
 namespace voxserve::transport::elevenlabs {
 
-// The route's paths, for the endpoint.
+// The route's paths, for the endpoint. `authenticator` (null: auth is off) checks the first
+// message's key when the upgrade had none that is valid; it outlives the endpoint.
 bool ServesInputStream(std::string_view path);
-websocket::ProtocolRoute InputStreamRoute();
+websocket::ProtocolRoute InputStreamRoute(const auth::Authenticator* authenticator);
 
 // Everything runs on the connection's strand but each context's OnAudio (service threads).
 // Owned by the connection, which outlives each context's running sentence (keep_alive).
 class InputStream final : public websocket::StreamProtocol {
  public:
-  explicit InputStream(websocket::ProtocolEnv env);
+  InputStream(websocket::ProtocolEnv env, const auth::Authenticator* authenticator);
   ~InputStream() override;
 
   void OnMessage(std::string_view message) override;
@@ -50,6 +52,7 @@ class InputStream final : public websocket::StreamProtocol {
   };
 
   absl::Status Setup();
+  absl::Status Authenticate(const InputMessage& first);
   absl::Status Take(const InputMessage& message);
   absl::StatusOr<Context*> ContextFor(const InputMessage& message);
   absl::Status Feed(Context& context);
@@ -63,6 +66,7 @@ class InputStream final : public websocket::StreamProtocol {
   void WriteLog();
 
   websocket::ProtocolEnv env_;
+  const auth::Authenticator* authenticator_;
   bool multi_ = false;  // multi-stream-input
   std::string voice_id_;
   OutputFormat output_;

@@ -27,6 +27,9 @@ struct StreamCaller {
   std::string remote;
   core::Clock::time_point started_at;  // the upgrade request's arrival: `done` timings count from it
   std::string target;                  // the request target: path and query
+  // False: the upgrade had no valid key and the protocol must authenticate the caller itself
+  // (ProtocolRoute::authenticates_in_stream); `auth` and `admission` are empty until it has.
+  bool authenticated = true;
 };
 
 // How the connection ended, as the connection saw it.
@@ -71,6 +74,9 @@ struct ProtocolRoute {
   std::string route;  // the metrics' and log's route label, e.g. "/v1/audio/speech/stream"
   std::function<bool(std::string_view path)> serves;
   std::function<std::unique_ptr<StreamProtocol>(ProtocolEnv env)> make;
+  // An upgrade without a valid key is handed over all the same: the protocol takes the key in
+  // its first message (http::WebSocketUpgrader::AuthenticatesInStream).
+  bool authenticates_in_stream = false;
 };
 
 }  // namespace voxserve::transport::websocket

@@ -38,6 +38,10 @@ class WebSocketEndpoint final : public http::WebSocketUpgrader {
   void AddProtocol(ProtocolRoute protocol);
 
   bool Serves(std::string_view path) const override { return Find(path) != nullptr; }
+  bool AuthenticatesInStream(std::string_view path) const override {
+    const ProtocolRoute* protocol = Find(path);
+    return protocol != nullptr && protocol->authenticates_in_stream;
+  }
   void Upgrade(http::UpgradeRequest request) override;
   size_t open_connections() const override;
   void Drain() override;
