@@ -47,9 +47,9 @@ absl::StatusOr<InputMessage> ParseInputMessage(std::string_view text) {
     if (!it->is_string()) return WrongType("context_id", "a string");
     message.context_id = it->get<std::string>();
   }
-  for (auto [name, flag] : {std::pair{"flush", &message.flush},
-                            std::pair{"close_context", &message.close_context},
-                            std::pair{"close_socket", &message.close_socket}}) {
+  for (auto [name, flag] :
+       {std::pair{"flush", &message.flush}, std::pair{"close_context", &message.close_context},
+        std::pair{"close_socket", &message.close_socket}}) {
     absl::StatusOr<bool> value = Flag(body, name);
     if (!value.ok()) return value.status();
     *flag = *value;

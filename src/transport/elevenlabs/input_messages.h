@@ -1,6 +1,8 @@
 // The JSON messages of ElevenLabs' text-to-speech WebSockets, read and written; no socket here.
-// References: https://elevenlabs.io/docs/api-reference/text-to-speech/v-1-text-to-speech-voice-id-stream-input
-// and https://elevenlabs.io/docs/api-reference/text-to-speech/v-1-text-to-speech-voice-id-multi-stream-input;
+// References:
+// https://elevenlabs.io/docs/api-reference/text-to-speech/v-1-text-to-speech-voice-id-stream-input
+// and
+// https://elevenlabs.io/docs/api-reference/text-to-speech/v-1-text-to-speech-voice-id-multi-stream-input;
 // what LiveKit's plugin sends: @livekit/agents-plugin-elevenlabs 1.9.0 dist/tts.js (sendLoop).
 #pragma once
 

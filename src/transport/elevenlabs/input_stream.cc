@@ -33,7 +33,8 @@ std::optional<std::pair<std::string, bool>> ParsePath(std::string_view path) {
   const std::string prefix = std::string(kPathPrefix) + std::string(kTtsPrefix);
   if (!path.starts_with(prefix)) return std::nullopt;
   std::string_view rest = path.substr(prefix.size());
-  for (auto [suffix, multi] : {std::pair{kStreamInput, false}, std::pair{kMultiStreamInput, true}}) {
+  for (auto [suffix, multi] :
+       {std::pair{kStreamInput, false}, std::pair{kMultiStreamInput, true}}) {
     if (rest.size() > suffix.size() && rest.ends_with(suffix)) {
       std::string_view voice = rest.substr(0, rest.size() - suffix.size());
       if (voice.find('/') != std::string_view::npos) return std::nullopt;
@@ -99,11 +100,11 @@ class InputStream::Context final : public service::SpeechSession::Listener {
   InputStream& owner_;
   const std::optional<std::string> id;  // none on stream-input: replies carry no contextId
   std::unique_ptr<service::SpeechSession> session;
-  bool had_text = false;  // something not blank was added
-  bool flushed = true;    // no text since the last flush
-  bool closed = false;    // its input has ended (close_context, or stream-input's "")
-  bool stopped = false;   // close_context mid-utterance: its audio stops now
-  bool ended = false;     // OnEnd has come
+  bool had_text = false;     // something not blank was added
+  bool flushed = true;       // no text since the last flush
+  bool closed = false;       // its input has ended (close_context, or stream-input's "")
+  bool stopped = false;      // close_context mid-utterance: its audio stops now
+  bool ended = false;        // OnEnd has come
   std::deque<Step> pending;  // waits for room in the session's queue (Feed)
 
   size_t PendingBytes() const {
@@ -135,7 +136,7 @@ absl::Status InputStream::Setup() {
   voice_id_ = path->first;
   multi_ = path->second;
   auto query = http::ParseQuery(question == std::string_view::npos ? std::string_view()
-                                                                     : target.substr(question + 1));
+                                                                   : target.substr(question + 1));
   if (!query.ok()) return query.status();
   std::string format_name(kDefaultOutputFormat);
   if (auto it = query->find("output_format"); it != query->end()) format_name = it->second;
@@ -211,8 +212,8 @@ absl::StatusOr<InputStream::Context*> InputStream::ContextFor(const InputMessage
         "too many open contexts on this socket (at most " + std::to_string(kMaxOpenContexts) + ")",
         "context_id", "too_many_contexts");
   }
-  auto context = std::make_unique<Context>(
-      *this, multi_ ? message.context_id : std::optional<std::string>());
+  auto context =
+      std::make_unique<Context>(*this, multi_ ? message.context_id : std::optional<std::string>());
   service::SessionOptions options;
   options.request = request_;
   options.request.allowed_models = env_.caller.auth.allowed_models;
@@ -258,8 +259,8 @@ absl::Status InputStream::Take(const InputMessage& message) {
   Context& context = **found;
   if (context.closed) {
     if (!multi_) {
-      return core::InvalidArgument("no message may follow the end of input ({\"text\": \"\"})",
-                                   {}, "message_after_close");
+      return core::InvalidArgument("no message may follow the end of input ({\"text\": \"\"})", {},
+                                   "message_after_close");
     }
     return core::InvalidArgument("context " + *message.context_id + " is closed", "context_id",
                                  "context_closed");
@@ -389,9 +390,8 @@ void InputStream::OnBinaryMessage() {
 void InputStream::OnIdleTimeout() {
   if (ended_ || closing_ || Busy()) return;
   log_status_ = 408;
-  const absl::Status status =
-      core::InvalidArgument("no message for too long (websocket.idle_timeout_ms)", {},
-                            "input_timeout_exceeded");
+  const absl::Status status = core::InvalidArgument(
+      "no message for too long (websocket.idle_timeout_ms)", {}, "input_timeout_exceeded");
   env_.output.SendEvent(ErrorMessage(status, static_cast<int>(CloseCode::kPolicy), {}));
   CloseWith(CloseCode::kPolicy, "idle timeout: no message for too long");
 }

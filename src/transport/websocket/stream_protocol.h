@@ -25,8 +25,9 @@ struct StreamCaller {
   auth::AuthResult auth;      // allowed models; key name and subject for the log
   auth::Admission admission;  // the key's concurrency slot, released with the stream
   std::string remote;
-  core::Clock::time_point started_at;  // the upgrade request's arrival: `done` timings count from it
-  std::string target;                  // the request target: path and query
+  core::Clock::time_point
+      started_at;      // the upgrade request's arrival: `done` timings count from it
+  std::string target;  // the request target: path and query
   // False: the upgrade had no valid key and the protocol must authenticate the caller itself
   // (ProtocolRoute::authenticates_in_stream); `auth` and `admission` are empty until it has.
   bool authenticated = true;
@@ -34,9 +35,9 @@ struct StreamCaller {
 
 // How the connection ended, as the connection saw it.
 enum class ConnectionEnd {
-  kClosed,     // the close handshake the server started has completed (or failed)
-  kByClient,   // the client closed, or went away (reset, EOF, no pong)
-  kTooBig,     // the client sent a message over the limit; Beast closed with 1009
+  kClosed,           // the close handshake the server started has completed (or failed)
+  kByClient,         // the client closed, or went away (reset, EOF, no pong)
+  kTooBig,           // the client sent a message over the limit; Beast closed with 1009
   kHandshakeFailed,  // a malformed upgrade request (Beast answered 400)
 };
 

@@ -48,10 +48,10 @@ WebSocketConnection::~WebSocketConnection() {
 }
 
 void WebSocketConnection::Start() {
-  StreamCaller caller{upgrade_.request_id,     std::move(upgrade_.caller),
+  const auto target = upgrade_.message.target();
+  StreamCaller caller{upgrade_.request_id,           std::move(upgrade_.caller),
                       std::move(upgrade_.admission), upgrade_.remote,
-                      upgrade_.received_at,
-                      std::string(upgrade_.message.target().data(), upgrade_.message.target().size()),
+                      upgrade_.received_at,          std::string(target.data(), target.size()),
                       upgrade_.authenticated};
   stream_ = protocol_.make(
       ProtocolEnv{env_.service, env_.metrics, *this, weak_from_this(), std::move(caller)});

@@ -71,7 +71,8 @@ TEST(FinalAndErrorMessageTest, HaveContextIdOnlyOnMultiStream) {
   EXPECT_EQ(json::parse(FinalMessage({})), json({{"isFinal", true}}));
   EXPECT_EQ(json::parse(FinalMessage(std::string("a"))),
             json({{"isFinal", true}, {"contextId", "a"}}));
-  json error = json::parse(ErrorMessage(core::Unauthenticated("no key", "missing_api_key"), 1008, {}));
+  json error =
+      json::parse(ErrorMessage(core::Unauthenticated("no key", "missing_api_key"), 1008, {}));
   EXPECT_EQ(error["error"], "invalid_api_key");  // ElevenLabs' one code, as over REST
   EXPECT_EQ(error["code"], 1008);
   EXPECT_FALSE(error.contains("contextId"));
