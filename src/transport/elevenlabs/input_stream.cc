@@ -92,7 +92,7 @@ class InputStream::Context final : public service::SpeechSession::Listener {
     owner_.chars_ += report.summary.input_chars;
     if (stopped || owner_.closing_ || owner_.ended_) return;
     owner_.env_.metrics.CountMessage("out", "audio");
-    owner_.env_.output.SendEvent(AudioMessage(audio, alignment, id));
+    owner_.env_.output.SendAudioEvent(AudioMessage(audio, alignment, id));
   }
 
   void OnEnd(const service::SessionEnd& end) override { owner_.OnContextEnded(*this, end); }
@@ -372,6 +372,12 @@ void InputStream::CloseWhenDone() {
     if (!context->ended) return;
   }
   CloseWith(log_status_ == 503 ? CloseCode::kGoingAway : CloseCode::kNormal, "done");
+}
+
+// Audio messages count in the connection's QueuedAudioBytes until written: a sentence pauses
+// while a slow reader holds more than stream_buffer_bytes, and goes on from here.
+void InputStream::OnAudioWritten() {
+  for (auto& [key, context] : contexts_) context->session->ResumeAudio();
 }
 
 bool InputStream::Busy() const {

@@ -35,7 +35,7 @@ class InputStream final : public websocket::StreamProtocol {
 
   void OnMessage(std::string_view message) override;
   void OnBinaryMessage() override;
-  void OnAudioWritten() override {}  // audio goes out as JSON text: no binary flow control
+  void OnAudioWritten() override;
   bool Busy() const override;
   void OnIdleTimeout() override;
   void Drain() override;

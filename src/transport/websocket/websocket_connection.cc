@@ -175,6 +175,12 @@ void WebSocketConnection::DeliverHeld() {
 
 void WebSocketConnection::SendEvent(std::string json) { Enqueue({std::move(json), false}); }
 
+void WebSocketConnection::SendAudioEvent(std::string json) {
+  if (ended_ || close_) return;
+  queued_audio_bytes_.fetch_add(json.size());
+  Enqueue({std::move(json), false, true});
+}
+
 void WebSocketConnection::PostAudio(std::string bytes) {
   queued_audio_bytes_.fetch_add(bytes.size());
   net::post(executor_, [self = shared_from_this(), bytes = std::move(bytes)]() mutable {
@@ -188,7 +194,7 @@ void WebSocketConnection::QueueAudio(std::string bytes) {
     return;
   }
   env_.metrics.CountMessage("out", "audio");
-  Enqueue({std::move(bytes), true});
+  Enqueue({std::move(bytes), true, true});
 }
 
 void WebSocketConnection::Post(absl::AnyInvocable<void() &&> task) {
@@ -227,7 +233,7 @@ void WebSocketConnection::WriteNext() {
 void WebSocketConnection::OnWritten(boost::system::error_code ec) {
   write_timer_.cancel();
   writing_ = false;
-  const bool audio = !outgoing_.empty() && outgoing_.front().binary;
+  const bool audio = !outgoing_.empty() && outgoing_.front().audio;
   if (!outgoing_.empty()) {
     if (audio) queued_audio_bytes_.fetch_sub(outgoing_.front().bytes.size());
     outgoing_.pop_front();
@@ -304,7 +310,7 @@ void WebSocketConnection::End(ConnectionEnd end, std::optional<int> client_close
   ws_.socket().close(ignored);
   const size_t in_flight = writing_ ? 1 : 0;  // its buffer stays until its handler has run
   for (size_t i = in_flight; i < outgoing_.size(); ++i) {
-    if (outgoing_[i].binary) queued_audio_bytes_.fetch_sub(outgoing_[i].bytes.size());
+    if (outgoing_[i].audio) queued_audio_bytes_.fetch_sub(outgoing_[i].bytes.size());
   }
   outgoing_.erase(outgoing_.begin() + static_cast<std::ptrdiff_t>(in_flight), outgoing_.end());
   stream_->OnConnectionEnded(end, client_close_code);

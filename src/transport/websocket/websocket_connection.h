@@ -53,6 +53,7 @@ class WebSocketConnection final : public StreamOutput,
 
   // StreamOutput.
   void SendEvent(std::string json) override;
+  void SendAudioEvent(std::string json) override;
   void PostAudio(std::string bytes) override;
   void Post(absl::AnyInvocable<void() &&> task) override;
   size_t QueuedAudioBytes() const override { return queued_audio_bytes_.load(); }
@@ -62,7 +63,8 @@ class WebSocketConnection final : public StreamOutput,
  private:
   struct Frame {
     std::string bytes;
-    bool binary = false;  // audio; counted in queued_audio_bytes_
+    bool binary = false;
+    bool audio = false;  // binary audio, or JSON carrying it; counted in queued_audio_bytes_
   };
   struct Message {
     std::string bytes;
