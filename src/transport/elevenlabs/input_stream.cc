@@ -187,12 +187,11 @@ void InputStream::OnMessage(std::string_view text) {
   absl::StatusOr<InputMessage> message = ParseInputMessage(text);
   env_.metrics.CountMessage("in", message.ok() ? "text" : "invalid");
   if (status.ok()) status = message.status();
-  if (status.ok()) status = Authenticate(*message);
+  // What the service never saw is counted as its refusal; the service counts its own (Create).
+  if (!status.ok()) return Fail(env_.service.RejectUnparsed(status));
+  status = Authenticate(*message);
   if (status.ok()) status = Take(*message);
-  if (!status.ok()) {
-    return Fail(env_.service.RejectUnparsed(status),
-                message.ok() ? message->context_id : std::nullopt);
-  }
+  if (!status.ok()) return Fail(status, message->context_id);
   UpdateReading();
 }
 
