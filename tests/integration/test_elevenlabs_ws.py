@@ -7,6 +7,7 @@ import asyncio
 import audioop
 import base64
 import json
+import signal
 
 import pytest
 import websockets
@@ -305,3 +306,36 @@ def test_voxserves_own_stream_still_refuses_a_keyless_upgrade(keyed_server):
     with pytest.raises(InvalidStatusCode) as refused:
         run(talk())
     assert refused.value.status_code == 401
+
+
+def test_drain_lets_the_running_sentence_finish_then_closes_with_1001(voxserve_bin, tmp_path):
+    config = tmp_path / "tone.yaml"
+    config.write_text("default_model: tone\n"
+                      "models:\n"
+                      "  - id: tone\n"
+                      "    engine: tone\n"
+                      "    options: {step_ms: 50, chunk_ms: 200}\n")
+    server = VoxServer(voxserve_bin, ["--config", str(config)]).start()
+    try:
+        async def talk():
+            async with connect(server, route="multi-stream-input", voice="a4",
+                               query="model_id=tone&output_format=pcm_16000") as ws:
+                await ws.send(json.dumps({**INIT, "context_id": "c"}))
+                await ws.send(json.dumps({"text": LONG, "context_id": "c"}))
+                messages = [await receive(ws)]
+                server.process.send_signal(signal.SIGTERM)
+                try:
+                    while True:
+                        messages.append(await receive(ws))
+                except websockets.exceptions.ConnectionClosed:
+                    pass
+                return messages, ws.close_code
+
+        messages, code = run(talk())
+        assert code == 1001
+        chunks = [m for m in messages if m.get("audio")]
+        assert 1 <= len(chunks) <= 3  # of 30 sentences: the running one finished, none began
+        check_alignment(messages, 1 / 32000, "c")  # every chunk whole, none cut off
+        assert server.process.wait(TIMEOUT) == 0
+    finally:
+        server.kill()
