@@ -18,6 +18,7 @@
 #include "service/tts_service.h"
 #include "spdlog/spdlog.h"
 #include "transport/elevenlabs/elevenlabs_api.h"
+#include "transport/elevenlabs/input_stream.h"
 #include "transport/grpc/grpc_server.h"
 #include "transport/http/fault_injection.h"
 #include "transport/http/http_server.h"
@@ -99,6 +100,8 @@ int RunServer(const ServerConfig& config) {
   transport::websocket::WebSocketEndpoint websocket(config.websocket, http_config, **service,
                                                     metrics, http_metrics);
   transport::websocket::AddSpeechStreamRoute(router);
+  // ElevenLabs' stream-input / multi-stream-input; their non-upgrade GETs meet AddRoutes' 404.
+  websocket.AddProtocol(transport::elevenlabs::InputStreamRoute((*security)->authenticator()));
   std::unique_ptr<transport::http::FaultInjector> faults;  // TEST ONLY; off by default
   if (config.fault_injection) {
     faults = std::make_unique<transport::http::FaultInjector>();

@@ -108,3 +108,84 @@ test('a wrong xi-api-key gets 401 invalid_api_key; the right one is served', asy
   }));
   assert.ok(audio.length > 1000);
 });
+
+// The SDK has no WebSocket helper for text-to-speech (2.73.0), but it carries ElevenLabs' message
+// schemas for stream-input and multi-stream-input (serialization/types): client messages are
+// built with them (jsonOrThrow gives the wire form) and every server message must parse with
+// them. `ws` is the SDK's own WebSocket dependency.
+const wire = require('@elevenlabs/elevenlabs-js/serialization');
+const WebSocket = require('ws');
+
+function socket(server, route, query, headers = {}) {
+  const url = `${server.url.replace('http://', 'ws://')}/elevenlabs/v1/text-to-speech/${VOICE}/${route}?${query}`;
+  const ws = new WebSocket(url, { headers });
+  const messages = [];
+  const waiters = [];
+  ws.on('message', (data) => {
+    messages.push(JSON.parse(data.toString()));
+    for (const waiter of waiters.splice(0)) waiter();
+  });
+  const closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
+  const opened = new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+  const until = async (done) => {
+    while (!done(messages)) await new Promise((resolve) => waiters.push(resolve));
+  };
+  return { ws, messages, closed, opened, until };
+}
+
+function parse(schema, message) {
+  const parsed = schema.parse(message, { unrecognizedObjectKeys: 'passthrough' });
+  assert.ok(parsed.ok, `${JSON.stringify(message).slice(0, 200)}: ${JSON.stringify(parsed.errors)}`);
+  return parsed.value;
+}
+
+test('stream-input speaks the SDK schemas: InitializeConnection, SendText, CloseConnection', async () => {
+  const s = socket(open, 'stream-input', 'model_id=eleven_flash_v2_5&output_format=pcm_24000');
+  await s.opened;
+  s.ws.send(JSON.stringify(wire.InitializeConnection.jsonOrThrow({
+    text: ' ', voiceSettings: { stability: 0.5, speed: 1.0 },
+    generationConfig: { chunkLengthSchedule: [120, 160] }, xiApiKey: 'unused' })));
+  s.ws.send(JSON.stringify(wire.SendText.jsonOrThrow({ text: 'Hello from the SDK schemas. ', tryTriggerGeneration: true })));
+  s.ws.send(JSON.stringify(wire.SendText.jsonOrThrow({ text: 'A second one', flush: true })));
+  s.ws.send(JSON.stringify(wire.CloseConnection.jsonOrThrow({ text: '' })));
+  assert.equal(await s.closed, 1000);
+  const final = parse(wire.FinalOutput, s.messages.at(-1));
+  assert.equal(final.isFinal, true);
+  const chunks = s.messages.slice(0, -1).map((m) => parse(wire.AudioOutput, m));
+  assert.equal(chunks.length, 2);
+  let bytes = 0;
+  for (const chunk of chunks) {
+    bytes += Buffer.from(chunk.audio, 'base64').length;
+    const { chars, charStartTimesMs, charDurationsMs } = chunk.alignment;
+    assert.equal(chars.length, charStartTimesMs.length);
+    assert.equal(chars.length, charDurationsMs.length);
+  }
+  const last = chunks.at(-1).alignment;
+  const endMs = last.charStartTimesMs.at(-1) + last.charDurationsMs.at(-1);
+  assert.ok(Math.abs(endMs - bytes / 48) < 3, `${endMs} ms aligned, ${bytes / 48} ms of audio`);
+});
+
+test('multi-stream-input speaks the SDK schemas: contexts, FlushContext, CloseContext, CloseSocket', async () => {
+  const s = socket(keyed, 'multi-stream-input', 'output_format=ulaw_8000', { 'xi-api-key': KEY });
+  await s.opened;
+  for (const contextId of ['one', 'two']) {
+    s.ws.send(JSON.stringify(wire.InitializeConnectionMulti.jsonOrThrow({ text: ' ', contextId })));
+  }
+  s.ws.send(JSON.stringify(wire.SendTextMulti.jsonOrThrow({ text: 'Context one speaks. ', contextId: 'one' })));
+  s.ws.send(JSON.stringify(wire.SendTextMulti.jsonOrThrow({ text: 'Context two speaks. ', contextId: 'two' })));
+  for (const contextId of ['one', 'two']) {
+    s.ws.send(JSON.stringify(wire.FlushContext.jsonOrThrow({ contextId, flush: true })));
+    s.ws.send(JSON.stringify(wire.CloseContext.jsonOrThrow({ contextId, closeContext: true })));
+  }
+  await s.until((messages) => messages.filter((m) => m.isFinal).length === 2);
+  s.ws.send(JSON.stringify(wire.CloseSocket.jsonOrThrow({ closeSocket: true })));
+  assert.equal(await s.closed, 1000);
+  for (const contextId of ['one', 'two']) {
+    const mine = s.messages.filter((m) => m.contextId === contextId);
+    assert.equal(parse(wire.FinalOutputMulti, mine.at(-1)).isFinal, true);
+    const audio = mine.slice(0, -1).map((m) => parse(wire.AudioOutputMulti, m));
+    assert.equal(audio.length, 1);
+    assert.equal(audio[0].alignment.chars.join(''), `Context ${contextId} speaks.`);
+    assert.ok(Buffer.from(audio[0].audio, 'base64').length > 8000 / 2);  // mu-law: a byte a sample
+  }
+});

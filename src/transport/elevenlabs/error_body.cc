@@ -92,4 +92,8 @@ http::HttpResponse ErrorResponse(const absl::Status& status, std::string_view re
   return response;
 }
 
+std::string ErrorCode(const absl::Status& status) {
+  return CodeFor(status, core::DetailOf(status));
+}
+
 }  // namespace voxserve::transport::elevenlabs

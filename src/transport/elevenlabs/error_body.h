@@ -17,6 +17,8 @@ namespace voxserve::transport::elevenlabs {
 // malformed bodies are 422 and an unknown voice is 400 `voice_not_found`
 // (https://help.elevenlabs.io/hc/en-us/articles/19572237925521-API-Error-Code-400-or-401).
 http::HttpResponse ErrorResponse(const absl::Status& status, std::string_view request_id = {});
+// The `code` of the body (e.g. "invalid_api_key", "voice_not_found"), for the WebSockets' errors.
+std::string ErrorCode(const absl::Status& status);
 // The JSON alone, for errors inside a stream.
 std::string ErrorJson(const absl::Status& status, std::string_view request_id = {});
 

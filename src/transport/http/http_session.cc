@@ -233,9 +233,16 @@ void HttpSession::Dispatch() {
   }
   exchange_.log.key = caller.key_name;
   std::optional<HttpResponse> bad_handshake;
+  // A protocol that takes the key in its first message checks it there (the host was fine).
+  bool deferred = false;
+  if (websocket && absl::IsUnauthenticated(refused) &&
+      shared_->websocket->AuthenticatesInStream(request.path)) {
+    refused = absl::OkStatus();
+    deferred = true;
+  }
   if (websocket && refused.ok()) {
     bad_handshake = RefuseWebSocketHandshake(request);
-    if (!bad_handshake) refused = HandOverToWebSocket(caller);
+    if (!bad_handshake) refused = HandOverToWebSocket(caller, !deferred);
     if (!bad_handshake && refused.ok()) return;  // the connection is the WebSocket session's now
   }
   auto exchange =
@@ -261,7 +268,7 @@ bool HttpSession::WantsWebSocket(const HttpRequest& request) const {
 
 // A refusal is answered as any HTTP error (and logged as an exchange); success ends this
 // session's part: the WebSocket session writes the 101 and its own log line.
-absl::Status HttpSession::HandOverToWebSocket(auth::AuthResult caller) {
+absl::Status HttpSession::HandOverToWebSocket(auth::AuthResult caller, bool authenticated) {
   if (shared_->draining.load()) return core::Draining("server is shutting down");
   // RFC 6455 §4.1: the client waits for the 101 before sending frames. Bytes already here (or a
   // 100 Continue being written) would be lost in the hand-over.
@@ -270,14 +277,14 @@ absl::Status HttpSession::HandOverToWebSocket(auth::AuthResult caller) {
                                  "bad_request");
   }
   auth::Admission admission;
-  if (shared_->authenticator != nullptr) {
+  if (shared_->authenticator != nullptr && authenticated) {
     auto admitted = shared_->authenticator->Admit(caller);
     if (!admitted.ok()) return admitted.status();
     admission = std::move(*admitted);
   }
   UpgradeRequest upgrade{std::move(stream_),       parser_->release(), exchange_.request_id,
                          std::move(caller),        std::move(admission), remote_,
-                         exchange_.started};
+                         exchange_.started,        authenticated};
   // Nothing of this session touches the socket from now on (CloseSocket sees closed_).
   exchange_ = Exchange{};
   closed_ = true;

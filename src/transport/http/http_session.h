@@ -113,7 +113,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnBody(boost::system::error_code ec);
   void Dispatch();
   bool WantsWebSocket(const HttpRequest& request) const;
-  absl::Status HandOverToWebSocket(auth::AuthResult caller);
+  absl::Status HandOverToWebSocket(auth::AuthResult caller, bool authenticated);
   void RespondToBadRequest(int status, const std::string& message);
 
   void BeginExchange(std::string route, bool keep_alive, bool head_only);

@@ -27,6 +27,9 @@ struct UpgradeRequest {
   auth::Admission admission;   // the key's concurrency slot, held while the socket is open
   std::string remote;          // peer address, for logs
   core::Clock::time_point received_at;
+  // False: keys are configured and the upgrade carried none that is valid, on a path whose
+  // protocol takes the key in its first message (ElevenLabs' xi_api_key); it must check it.
+  bool authenticated = true;
 };
 
 // Outlives the HTTP server that calls it. Every method is safe cross thread.
@@ -35,6 +38,9 @@ class WebSocketUpgrader {
   virtual ~WebSocketUpgrader() = default;
 
   virtual bool Serves(std::string_view path) const = 0;
+  // Whether the protocol on `path` authenticates in its first message, so an upgrade without a
+  // valid key is handed over (with UpgradeRequest::authenticated false) instead of refused.
+  virtual bool AuthenticatesInStream(std::string_view /*path*/) const { return false; }
   // Called on the connection's strand; takes the connection over (handshake included).
   virtual void Upgrade(UpgradeRequest request) = 0;
   // Open WebSocket connections: they count against http.max_connections.

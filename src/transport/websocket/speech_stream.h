@@ -17,49 +17,33 @@
 #include "transport/auth/authenticator.h"
 #include "transport/auth/key_limiter.h"
 #include "transport/websocket/stream_output.h"
+#include "transport/websocket/stream_protocol.h"
 #include "transport/websocket/websocket_messages.h"
 #include "transport/websocket/websocket_metrics.h"
 
 namespace voxserve::transport::websocket {
 
-// Who is on the other end; from the upgrade request.
-struct StreamCaller {
-  std::string request_id;     // each sentence's request is "<request_id>/<index>"
-  auth::AuthResult auth;      // allowed models; key name and subject for the log
-  auth::Admission admission;  // the key's concurrency slot, released with the stream
-  std::string remote;
-  core::Clock::time_point started_at;  // the upgrade request's arrival: `done` timings count from it
-};
-
-// How the connection ended, as the connection saw it.
-enum class ConnectionEnd {
-  kClosed,     // the close handshake the server started has completed (or failed)
-  kByClient,   // the client closed, or went away (reset, EOF, no pong)
-  kTooBig,     // the client sent a message over the limit; Beast closed with 1009
-  kHandshakeFailed,  // a malformed upgrade request (Beast answered 400)
-};
-
 // Every method runs on the connection's strand, and so do the session's serialized events (its
 // completions are posted there); OnAudio and QueuedAudioBytes come from service threads. Owned by
 // the connection, which outlives every sentence's sink (a sink keeps the connection alive).
-class SpeechStream final : private service::SpeechSession::Listener {
+class SpeechStream final : public StreamProtocol, private service::SpeechSession::Listener {
  public:
   SpeechStream(service::TtsService& service, WebSocketMetrics& metrics, StreamOutput& output,
                std::weak_ptr<StreamOutput> keep_alive, StreamCaller caller);
   ~SpeechStream() override;
 
-  void OnMessage(std::string_view message);
-  void OnBinaryMessage();
+  void OnMessage(std::string_view message) override;
+  void OnBinaryMessage() override;
   // An audio message reached the socket: a request paused for this client may go on.
-  void OnAudioWritten();
+  void OnAudioWritten() override;
   // A sentence is being synthesized or waits for its turn.
-  bool Busy() const { return session_ != nullptr && session_->Busy(); }
+  bool Busy() const override { return session_ != nullptr && session_->Busy(); }
   // Nothing to do for websocket.idle_timeout_ms: closes with 1008.
-  void OnIdleTimeout();
+  void OnIdleTimeout() override;
   // Shutdown: the running sentence finishes, then the socket closes with 1001.
-  void Drain();
+  void Drain() override;
   // The socket is gone: work still queued is cancelled; the log line follows its end.
-  void OnConnectionEnded(ConnectionEnd end, std::optional<int> client_close_code);
+  void OnConnectionEnded(ConnectionEnd end, std::optional<int> client_close_code) override;
 
  private:
   absl::Status Configure(std::string_view message);

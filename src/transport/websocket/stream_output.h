@@ -16,6 +16,9 @@ class StreamOutput {
 
   // On the strand: a JSON text message, sent after everything queued before it.
   virtual void SendEvent(std::string json) = 0;
+  // On the strand: a JSON text message that carries audio (ElevenLabs' base64 "audio"): sent
+  // like SendEvent, counted in QueuedAudioBytes() like PostAudio until it is written.
+  virtual void SendAudioEvent(std::string json) = 0;
   // Safe cross thread (the service's threads): a binary audio message. Its bytes count in
   // QueuedAudioBytes() at once; it is queued on the strand in call order.
   virtual void PostAudio(std::string bytes) = 0;

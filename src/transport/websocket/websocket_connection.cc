@@ -15,7 +15,6 @@ namespace ws = boost::beast::websocket;
 
 namespace {
 
-constexpr const char* kRoute = "/v1/audio/speech/stream";
 // A close frame holds 125 bytes of payload: the 2-byte code and a reason (RFC 6455 §5.5).
 constexpr size_t kMaxCloseReasonBytes = 123;
 
@@ -30,8 +29,10 @@ std::string CloseReason(std::string reason) {
 
 }  // namespace
 
-WebSocketConnection::WebSocketConnection(http::UpgradeRequest request, ConnectionEnv& env)
+WebSocketConnection::WebSocketConnection(http::UpgradeRequest request, ConnectionEnv& env,
+                                         const ProtocolRoute& protocol)
     : env_(env),
+      protocol_(protocol),
       upgrade_(std::move(request)),
       ws_(upgrade_.stream),
       executor_(ws_.socket().get_executor()),
@@ -47,10 +48,13 @@ WebSocketConnection::~WebSocketConnection() {
 }
 
 void WebSocketConnection::Start() {
-  StreamCaller caller{upgrade_.request_id, std::move(upgrade_.caller),
-                      std::move(upgrade_.admission), upgrade_.remote, upgrade_.received_at};
-  stream_ = std::make_unique<SpeechStream>(env_.service, env_.metrics, *this, weak_from_this(),
-                                           std::move(caller));
+  const auto target = upgrade_.message.target();
+  StreamCaller caller{upgrade_.request_id,           std::move(upgrade_.caller),
+                      std::move(upgrade_.admission), upgrade_.remote,
+                      upgrade_.received_at,          std::string(target.data(), target.size()),
+                      upgrade_.authenticated};
+  stream_ = protocol_.make(
+      ProtocolEnv{env_.service, env_.metrics, *this, weak_from_this(), std::move(caller)});
   const std::string request_id = upgrade_.request_id;
   ws_.Visit([&](auto& stream) {
     stream.set_option(ws::stream_base::decorator([request_id](ws::response_type& response) {
@@ -69,7 +73,7 @@ void WebSocketConnection::Start() {
 }
 
 void WebSocketConnection::OnAccepted(boost::system::error_code ec) {
-  env_.http_metrics.requests.WithLabels({kRoute, ec ? "400" : "101"}).Increment();
+  env_.http_metrics.requests.WithLabels({protocol_.route, ec ? "400" : "101"}).Increment();
   if (ec) {
     // Beast has answered a malformed upgrade with 400 already.
     spdlog::debug("WebSocket handshake with {} failed: {}", upgrade_.remote, ec.message());
@@ -171,6 +175,12 @@ void WebSocketConnection::DeliverHeld() {
 
 void WebSocketConnection::SendEvent(std::string json) { Enqueue({std::move(json), false}); }
 
+void WebSocketConnection::SendAudioEvent(std::string json) {
+  if (ended_ || close_) return;
+  queued_audio_bytes_.fetch_add(json.size());
+  Enqueue({std::move(json), false, true});
+}
+
 void WebSocketConnection::PostAudio(std::string bytes) {
   queued_audio_bytes_.fetch_add(bytes.size());
   net::post(executor_, [self = shared_from_this(), bytes = std::move(bytes)]() mutable {
@@ -184,7 +194,7 @@ void WebSocketConnection::QueueAudio(std::string bytes) {
     return;
   }
   env_.metrics.CountMessage("out", "audio");
-  Enqueue({std::move(bytes), true});
+  Enqueue({std::move(bytes), true, true});
 }
 
 void WebSocketConnection::Post(absl::AnyInvocable<void() &&> task) {
@@ -223,7 +233,7 @@ void WebSocketConnection::WriteNext() {
 void WebSocketConnection::OnWritten(boost::system::error_code ec) {
   write_timer_.cancel();
   writing_ = false;
-  const bool audio = !outgoing_.empty() && outgoing_.front().binary;
+  const bool audio = !outgoing_.empty() && outgoing_.front().audio;
   if (!outgoing_.empty()) {
     if (audio) queued_audio_bytes_.fetch_sub(outgoing_.front().bytes.size());
     outgoing_.pop_front();
@@ -300,7 +310,7 @@ void WebSocketConnection::End(ConnectionEnd end, std::optional<int> client_close
   ws_.socket().close(ignored);
   const size_t in_flight = writing_ ? 1 : 0;  // its buffer stays until its handler has run
   for (size_t i = in_flight; i < outgoing_.size(); ++i) {
-    if (outgoing_[i].binary) queued_audio_bytes_.fetch_sub(outgoing_[i].bytes.size());
+    if (outgoing_[i].audio) queued_audio_bytes_.fetch_sub(outgoing_[i].bytes.size());
   }
   outgoing_.erase(outgoing_.begin() + static_cast<std::ptrdiff_t>(in_flight), outgoing_.end());
   stream_->OnConnectionEnded(end, client_close_code);

@@ -1,6 +1,6 @@
 // One upgraded connection: the WebSocket handshake, the read loop (paused while the client is
 // ahead of synthesis), one write at a time from an ordered queue, keep-alive pings, idle and
-// write timeouts, the close handshake. Its SpeechStream speaks the protocol.
+// write timeouts, the close handshake. Its StreamProtocol (chosen by path) speaks the protocol.
 #pragma once
 
 #include <atomic>
@@ -17,7 +17,7 @@
 #include "service/tts_service.h"
 #include "transport/http/http_metrics.h"
 #include "transport/http/websocket_upgrade.h"
-#include "transport/websocket/speech_stream.h"
+#include "transport/websocket/stream_protocol.h"
 #include "transport/websocket/stream_output.h"
 #include "transport/websocket/websocket_config.h"
 #include "transport/websocket/websocket_metrics.h"
@@ -42,7 +42,9 @@ struct ConnectionEnv {
 class WebSocketConnection final : public StreamOutput,
                                   public std::enable_shared_from_this<WebSocketConnection> {
  public:
-  WebSocketConnection(http::UpgradeRequest request, ConnectionEnv& env);
+  // `protocol` is one of the endpoint's, which outlive the connection.
+  WebSocketConnection(http::UpgradeRequest request, ConnectionEnv& env,
+                      const ProtocolRoute& protocol);
   ~WebSocketConnection() override;
 
   void Start();     // on the strand: the handshake, then the protocol
@@ -51,6 +53,7 @@ class WebSocketConnection final : public StreamOutput,
 
   // StreamOutput.
   void SendEvent(std::string json) override;
+  void SendAudioEvent(std::string json) override;
   void PostAudio(std::string bytes) override;
   void Post(absl::AnyInvocable<void() &&> task) override;
   size_t QueuedAudioBytes() const override { return queued_audio_bytes_.load(); }
@@ -60,7 +63,8 @@ class WebSocketConnection final : public StreamOutput,
  private:
   struct Frame {
     std::string bytes;
-    bool binary = false;  // audio; counted in queued_audio_bytes_
+    bool binary = false;
+    bool audio = false;  // binary audio, or JSON carrying it; counted in queued_audio_bytes_
   };
   struct Message {
     std::string bytes;
@@ -85,12 +89,13 @@ class WebSocketConnection final : public StreamOutput,
   void End(ConnectionEnd end, std::optional<int> client_close_code, bool aborted = false);
 
   ConnectionEnv& env_;
+  const ProtocolRoute& protocol_;
   http::UpgradeRequest upgrade_;  // its stream moves into ws_; the rest goes to stream_ in Start
   WebSocketStream ws_;
   boost::asio::any_io_executor executor_;  // the socket's strand
   boost::asio::steady_timer idle_timer_;
   boost::asio::steady_timer write_timer_;
-  std::unique_ptr<SpeechStream> stream_;   // made in Start (it needs weak_from_this)
+  std::unique_ptr<StreamProtocol> stream_;  // made in Start (it needs weak_from_this)
 
   boost::beast::flat_buffer read_buffer_;
   bool open_ = false;             // handshake done

@@ -1,6 +1,7 @@
 #include "transport/websocket/websocket_endpoint.h"
 
 #include "core/error.h"
+#include "transport/websocket/speech_stream.h"
 #include "transport/http/error_response.h"
 
 namespace voxserve::transport::websocket {
@@ -17,10 +18,33 @@ WebSocketEndpoint::WebSocketEndpoint(const WebSocketConfig& config,
            config,
            http_config.header_timeout_ms,
            http_config.write_timeout_ms,
-           [this] { OnConnectionDestroyed(); }} {}
+           [this] { OnConnectionDestroyed(); }} {
+  AddProtocol({std::string(kSpeechStreamPath),
+               [](std::string_view path) { return path == kSpeechStreamPath; },
+               [](ProtocolEnv env) -> std::unique_ptr<StreamProtocol> {
+                 return std::make_unique<SpeechStream>(env.service, env.metrics, env.output,
+                                                       std::move(env.keep_alive),
+                                                       std::move(env.caller));
+               }});
+}
+
+void WebSocketEndpoint::AddProtocol(ProtocolRoute protocol) {
+  protocols_.push_back(std::move(protocol));
+}
+
+const ProtocolRoute* WebSocketEndpoint::Find(std::string_view path) const {
+  for (const ProtocolRoute& protocol : protocols_) {
+    if (protocol.serves(path)) return &protocol;
+  }
+  return nullptr;
+}
 
 void WebSocketEndpoint::Upgrade(http::UpgradeRequest request) {
-  auto connection = std::make_shared<WebSocketConnection>(std::move(request), env_);
+  const auto beast_target = request.message.target();
+  std::string_view target(beast_target.data(), beast_target.size());
+  const ProtocolRoute* protocol = Find(target.substr(0, target.find('?')));
+  if (protocol == nullptr) protocol = &protocols_.front();  // Serves() said yes: not reached
+  auto connection = std::make_shared<WebSocketConnection>(std::move(request), env_, *protocol);
   bool drain = false;
   {
     std::lock_guard lock(mutex_);

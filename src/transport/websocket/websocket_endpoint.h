@@ -1,10 +1,12 @@
-// GET /v1/audio/speech/stream, the WebSocket speech stream: takes upgraded connections over from
-// the HTTP server, tracks them for the drain and the stop, and answers a GET on its path that
-// does not ask to upgrade with 426.
+// The WebSocket endpoint: takes upgraded connections over from the HTTP server, gives each the
+// protocol its path asks for (GET /v1/audio/speech/stream, voxserve's speech stream, always;
+// others added with AddProtocol), tracks them for the drain and the stop, and answers a GET on the
+// speech stream's path that does not ask to upgrade with 426.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -32,7 +34,14 @@ class WebSocketEndpoint final : public http::WebSocketUpgrader {
                     service::TtsService& service, core::MetricsRegistry& registry,
                     http::HttpMetrics& http_metrics);
 
-  bool Serves(std::string_view path) const override { return path == kSpeechStreamPath; }
+  // Before the HTTP server starts (the list is read cross thread without a lock afterwards).
+  void AddProtocol(ProtocolRoute protocol);
+
+  bool Serves(std::string_view path) const override { return Find(path) != nullptr; }
+  bool AuthenticatesInStream(std::string_view path) const override {
+    const ProtocolRoute* protocol = Find(path);
+    return protocol != nullptr && protocol->authenticates_in_stream;
+  }
   void Upgrade(http::UpgradeRequest request) override;
   size_t open_connections() const override;
   void Drain() override;
@@ -40,11 +49,13 @@ class WebSocketEndpoint final : public http::WebSocketUpgrader {
   void CloseAll() override;
 
  private:
+  const ProtocolRoute* Find(std::string_view path) const;
   void OnConnectionDestroyed();
   std::vector<std::shared_ptr<WebSocketConnection>> Live();
 
   WebSocketMetrics metrics_;
   ConnectionEnv env_;
+  std::deque<ProtocolRoute> protocols_;  // connections hold references: a deque keeps them valid
 
   mutable std::mutex mutex_;
   std::condition_variable all_closed_;
