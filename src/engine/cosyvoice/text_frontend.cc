@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_replace.h"
 #include "core/error.h"
 #include "text/utf8.h"
 
@@ -53,18 +54,6 @@ std::string_view PythonStrip(std::string_view utf8) {
   return utf8.substr(begin, end - begin);
 }
 
-std::string ReplaceAll(std::string text, std::string_view from, std::string_view to) {
-  std::string out;
-  std::size_t start = 0;
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, start)) {
-    out.append(text, start, at - start);
-    out.append(to);
-    start = at + from.size();
-  }
-  out.append(text, start);
-  return out;
-}
-
 // re.sub(r'[，,、]+$', '。', text) (frontend.py:147) on text without newlines.
 std::string FinalCommasToFullStop(std::string text) {
   std::size_t end = text.size();
@@ -96,11 +85,11 @@ Normalized NormalizeText(std::string_view utf8) {
     // Upstream would run wetext's zh TN here (digits, dates, units to Chinese words); without
     // it digits stay Arabic digits, exactly as upstream without wetext leaves them, and the
     // LLM reads them as it can.
-    std::string text = ReplaceAll(std::move(out.text), "\n", "");
+    std::string text = absl::StrReplaceAll(out.text, {{"\n", ""}});
     text = ReplaceBlank(text);
     text = ReplaceCornerMark(text);
-    text = ReplaceAll(std::move(text), ".", "。");
-    text = ReplaceAll(std::move(text), " - ", "，");
+    text = absl::StrReplaceAll(text, {{".", "。"}});
+    text = absl::StrReplaceAll(text, {{" - ", "，"}});
     text = RemoveBracket(text);
     out.text = FinalCommasToFullStop(std::move(text));
   } else {
