@@ -11,6 +11,7 @@
 #include "audio/time_stretch.h"
 #include "core/error.h"
 #include "engine/espeak/espeak_library.h"
+#include "engine/espeak/espeak_word_events.h"
 
 namespace voxserve::engine {
 namespace {
@@ -26,13 +27,27 @@ std::unordered_map<std::string, std::string> g_voice_files;
 constexpr double kNaturalRateWpm = 175.0;
 constexpr double kMinRateWpm = 80.0;
 
-// Receives audio from espeak_Synth (called on the synthesizing thread, under the library lock).
+// What one espeak_Synth call delivers to CollectSamples (its user_data).
+struct SynthOutput {
+  std::vector<float> samples;
+  std::vector<EspeakWordEvent> words;
+};
+
+// Receives audio and events from espeak_Synth (called on the synthesizing thread, under the
+// library lock). `events` is a list ended by espeakEVENT_LIST_TERMINATED, which also carries
+// user_data when the list is otherwise empty.
 int CollectSamples(short* samples, int count, espeak_EVENT* events) {
+  auto* out = static_cast<SynthOutput*>(events->user_data);
+  for (const espeak_EVENT* event = events; event->type != espeakEVENT_LIST_TERMINATED; ++event) {
+    if (event->type == espeakEVENT_WORD) {
+      out->words.push_back({event->text_position, event->length, event->audio_position});
+    }
+  }
   if (samples == nullptr || count <= 0) return 0;
-  auto* out = static_cast<std::vector<float>*>(events->user_data);
   // insert grows geometrically; an exact reserve per callback would make long texts quadratic.
-  out->insert(out->end(), samples, samples + count);
-  std::for_each(out->end() - count, out->end(), [](float& s) { s /= 32768.0f; });
+  out->samples.insert(out->samples.end(), samples, samples + count);
+  std::for_each(out->samples.end() - count, out->samples.end(),
+                [](float& s) { s /= 32768.0f; });
   return 0;  // 0 = continue synthesis
 }
 
@@ -149,12 +164,16 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
     }
     espeak_SetParameter(espeakRATE, static_cast<int>(std::lround(rate)), 0);
     std::string text(input.text);  // espeak wants a NUL-terminated buffer
+    SynthOutput output;
     espeak_ERROR error = espeak_Synth(text.c_str(), text.size() + 1, 0, POS_CHARACTER, 0,
-                                      espeakCHARS_UTF8, nullptr, &pcm.samples);
+                                      espeakCHARS_UTF8, nullptr, &output);
     if (error != EE_OK) {
       return core::Internal("espeak-ng synthesis failed with code " + std::to_string(error));
     }
     pcm.sample_rate = library_->sample_rate();
+    pcm.samples = std::move(output.samples);
+    pcm.words = WordTimingsFromEvents(input.text, output.words, pcm.samples, pcm.sample_rate);
+    pcm.timings = TimingsKind::kExact;  // espeak-ng's own clock (speak_lib.h audio_position)
   }
   if (remaining_speed < 1.0) return audio::TimeStretch(pcm, remaining_speed);
   return pcm;
