@@ -165,8 +165,11 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
     espeak_SetParameter(espeakRATE, static_cast<int>(std::lround(rate)), 0);
     std::string text(input.text);  // espeak wants a NUL-terminated buffer
     SynthOutput output;
+    // espeakENDPAUSE: the sentence pause at the end, as espeak-ng's own command line makes it
+    // (its -z turns it off). Without it a request's sentences run into each other with no
+    // breath between them, and a last word would have no silence after it.
     espeak_ERROR error = espeak_Synth(text.c_str(), text.size() + 1, 0, POS_CHARACTER, 0,
-                                      espeakCHARS_UTF8, nullptr, &output);
+                                      espeakCHARS_UTF8 | espeakENDPAUSE, nullptr, &output);
     if (error != EE_OK) {
       return core::Internal("espeak-ng synthesis failed with code " + std::to_string(error));
     }
