@@ -70,7 +70,7 @@ def test_later_sentences_are_shifted_by_the_audio_before_them(server):
     assert offset > 2.0  # the shift below is far larger than espeak's own jitter
     for shifted, alone in zip(whole["timestamps"][FIRST_WORDS:], second["timestamps"]):
         assert shifted["word"] == alone["word"]
-        assert shifted["start_time"] >= offset
+        assert shifted["start_time"] >= offset - 0.001  # times are rounded to the ms
         # espeak-ng's word times move by a few ms from one call to the next (measured: 5 ms).
         assert abs(shifted["start_time"] - (alone["start_time"] + offset)) < 0.02
     for early, alone in zip(whole["timestamps"][:FIRST_WORDS], first_alone["timestamps"]):

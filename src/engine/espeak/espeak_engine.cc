@@ -26,6 +26,11 @@ std::unordered_map<std::string, std::string> g_voice_files;
 // speeds up with its built-in sonic stage (checked: 700 wpm is 4.1x faster than 175).
 constexpr double kNaturalRateWpm = 175.0;
 constexpr double kMinRateWpm = 80.0;
+// Silence after each segment at speed 1: without it a request's sentences run into each other
+// with no breath between them. espeak-ng's own end pause (espeakENDPAUSE, 0.29 s measured) is not
+// used: with it the library's output length varies by a few samples from call to call, so the
+// same text would no longer give the same audio. 0.2 s is Piper's sentence_silence default.
+constexpr double kSentencePauseSeconds = 0.2;
 
 // What one espeak_Synth call delivers to CollectSamples (its user_data).
 struct SynthOutput {
@@ -165,11 +170,8 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
     espeak_SetParameter(espeakRATE, static_cast<int>(std::lround(rate)), 0);
     std::string text(input.text);  // espeak wants a NUL-terminated buffer
     SynthOutput output;
-    // espeakENDPAUSE: the sentence pause at the end, as espeak-ng's own command line makes it
-    // (its -z turns it off). Without it a request's sentences run into each other with no
-    // breath between them, and a last word would have no silence after it.
     espeak_ERROR error = espeak_Synth(text.c_str(), text.size() + 1, 0, POS_CHARACTER, 0,
-                                      espeakCHARS_UTF8 | espeakENDPAUSE, nullptr, &output);
+                                      espeakCHARS_UTF8, nullptr, &output);
     if (error != EE_OK) {
       return core::Internal("espeak-ng synthesis failed with code " + std::to_string(error));
     }
@@ -178,7 +180,14 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
     pcm.words = WordTimingsFromEvents(input.text, output.words, pcm.samples, pcm.sample_rate);
     pcm.timings = TimingsKind::kExact;  // espeak-ng's own clock (speak_lib.h audio_position)
   }
-  if (remaining_speed < 1.0) return audio::TimeStretch(pcm, remaining_speed);
+  if (remaining_speed < 1.0) {
+    auto stretched = audio::TimeStretch(pcm, remaining_speed);
+    if (!stretched.ok()) return stretched.status();
+    pcm = *std::move(stretched);
+  }
+  pcm.samples.resize(pcm.samples.size() + static_cast<size_t>(std::lround(
+                                               kSentencePauseSeconds / input.speed * pcm.sample_rate)),
+                     0.0f);
   return pcm;
 }
 
