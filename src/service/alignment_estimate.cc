@@ -79,8 +79,7 @@ CharacterAlignment EstimateAlignment(std::string_view text, double start_seconds
   return alignment;
 }
 
-std::vector<audio::WordTiming> EstimateWordTimings(std::string_view text,
-                                                   double duration_seconds) {
+std::vector<audio::WordTiming> EstimateWordTimings(std::string_view text, double duration_seconds) {
   std::vector<audio::WordTiming> words;
   size_t total = 0;
   for (size_t at = 0; at < text.size();) {

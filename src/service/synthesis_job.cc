@@ -1,7 +1,6 @@
 #include "service/synthesis_job.h"
 
 #include <algorithm>
-
 #include <boost/asio/post.hpp>
 
 #include "core/error.h"

@@ -51,8 +51,7 @@ int CollectSamples(short* samples, int count, espeak_EVENT* events) {
   if (samples == nullptr || count <= 0) return 0;
   // insert grows geometrically; an exact reserve per callback would make long texts quadratic.
   out->samples.insert(out->samples.end(), samples, samples + count);
-  std::for_each(out->samples.end() - count, out->samples.end(),
-                [](float& s) { s /= 32768.0f; });
+  std::for_each(out->samples.end() - count, out->samples.end(), [](float& s) { s /= 32768.0f; });
   return 0;  // 0 = continue synthesis
 }
 
@@ -185,9 +184,10 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
     if (!stretched.ok()) return stretched.status();
     pcm = *std::move(stretched);
   }
-  pcm.samples.resize(pcm.samples.size() + static_cast<size_t>(std::lround(
-                                               kSentencePauseSeconds / input.speed * pcm.sample_rate)),
-                     0.0f);
+  pcm.samples.resize(
+      pcm.samples.size() +
+          static_cast<size_t>(std::lround(kSentencePauseSeconds / input.speed * pcm.sample_rate)),
+      0.0f);
   return pcm;
 }
 

@@ -68,7 +68,8 @@ std::vector<audio::WordTiming> WordTimingsFromEvents(std::string_view text,
     size_t begin = static_cast<size_t>(std::llround(words[i].start_s * sample_rate));
     size_t end = std::min(static_cast<size_t>(std::llround(limit * sample_rate)), samples.size());
     while (end > begin && std::fabs(samples[end - 1]) < kSilenceLevel) --end;
-    words[i].end_s = std::max(words[i].start_s, std::min(limit, static_cast<double>(end) / sample_rate));
+    words[i].end_s =
+        std::max(words[i].start_s, std::min(limit, static_cast<double>(end) / sample_rate));
   }
   return words;
 }

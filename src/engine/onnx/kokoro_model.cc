@@ -58,8 +58,7 @@ absl::StatusOr<std::unique_ptr<KokoroModel>> KokoroModel::Create(const std::stri
 }
 
 absl::StatusOr<std::vector<float>> KokoroModel::Infer(std::span<const int64_t> tokens,
-                                                      std::span<const float> style,
-                                                      double speed,
+                                                      std::span<const float> style, double speed,
                                                       std::vector<float>* frames) const {
   if (frames != nullptr) frames->clear();
   std::vector<int64_t> ids = {0};  // the boundary pad at both ends

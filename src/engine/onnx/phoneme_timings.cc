@@ -11,9 +11,10 @@ bool IsSpace(char32_t c) { return c == U' ' || c == U'\t' || c == U'\n' || c == 
 // Punctuation as Piper and Kokoro keep it in their phoneme strings (rhasspy/piper-phonemize's
 // clause punctuation and Kokoro's vocabulary: ; : , . ! ? — … " ( ) “ ”), plus the ASCII rest.
 bool IsPunctuation(char32_t c) {
-  if (c < 0x80) return c != U'\'' && !((c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z') ||
-                                       (c >= U'0' && c <= U'9')) && !IsSpace(c);
-  return c == U'—' || c == U'…' || c == U'“' || c == U'”' || c == U'«' || c == U'»';
+  if (c >= 0x80) return c == U'—' || c == U'…' || c == U'“' || c == U'”' || c == U'«' || c == U'»';
+  const bool alphanumeric =
+      (c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z') || (c >= U'0' && c <= U'9');
+  return !alphanumeric && c != U'\'' && !IsSpace(c);
 }
 
 bool IsWordByte(unsigned char c) {
@@ -64,8 +65,8 @@ void ShareEvenly(std::span<TimedPhoneme> phonemes, double samples) {
 }
 
 PhonemeWordTimings WordTimingsFromPhonemes(std::string_view text,
-                                           std::span<const TimedPhoneme> phonemes,
-                                           int sample_rate, bool exact) {
+                                           std::span<const TimedPhoneme> phonemes, int sample_rate,
+                                           bool exact) {
   PhonemeWordTimings result;
   if (sample_rate <= 0) return result;
   std::vector<Span> spoken;
@@ -99,7 +100,8 @@ PhonemeWordTimings WordTimingsFromPhonemes(std::string_view text,
   const double from = spoken.front().start, to = spoken.back().end;
   double time = from;
   for (const TextWord& word : written) {
-    double length = (to - from) * static_cast<double>(word.code_points) / static_cast<double>(total);
+    double length =
+        (to - from) * static_cast<double>(word.code_points) / static_cast<double>(total);
     result.words.push_back({word.begin, word.end, time / rate, (time + length) / rate});
     time += length;
   }

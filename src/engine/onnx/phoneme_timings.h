@@ -30,8 +30,8 @@ struct PhonemeWordTimings {
   audio::TimingsKind kind = audio::TimingsKind::kNone;
 };
 PhonemeWordTimings WordTimingsFromPhonemes(std::string_view text,
-                                           std::span<const TimedPhoneme> phonemes,
-                                           int sample_rate, bool exact);
+                                           std::span<const TimedPhoneme> phonemes, int sample_rate,
+                                           bool exact);
 
 // Shares `samples` evenly among `phonemes` (in place): the estimate for a graph that reports no
 // durations, in proportion to phoneme counts.

@@ -314,8 +314,8 @@ std::vector<absl::StatusOr<audio::PcmAudio>> PiperVoice::SynthesizeGroup(
   // per frame), else estimated by phoneme counts. Length scale (speed) is in the frames already.
   for (size_t i = 0; i < group.size(); ++i) {
     if (!results[i].ok()) continue;
-    PhonemeWordTimings timings = WordTimingsFromPhonemes(group[i]->text, spoken[i],
-                                                         voice_.sample_rate, timed_exactly[i]);
+    PhonemeWordTimings timings =
+        WordTimingsFromPhonemes(group[i]->text, spoken[i], voice_.sample_rate, timed_exactly[i]);
     results[i]->words = std::move(timings.words);
     results[i]->timings = timings.kind;
   }

@@ -116,8 +116,7 @@ void StreamSynthesis::Start(const v1::SynthesizeRequest& request) {
   synthesis->text = request.text();
   synthesis->streaming = true;
   call_.Prepare(*synthesis);
-  auto sink =
-      std::make_shared<StreamSink>(this, synthesis->format, request.options().timestamps());
+  auto sink = std::make_shared<StreamSink>(this, synthesis->format, request.options().timestamps());
   absl::StatusOr<std::shared_ptr<service::SynthesisJob>> job =
       env_.service.Synthesize(*std::move(synthesis), std::move(sink));
   if (!job.ok()) return FinishWith(job.status());

@@ -85,17 +85,17 @@ void UnarySynthesis::Start(const v1::SynthesizeRequest& request) {
   if (!synthesis.ok()) return FinishWith(env_.service.RejectUnparsed(synthesis.status()));
   synthesis->text = request.text();
   call_.Prepare(*synthesis);
-  auto sink =
-      std::make_shared<UnarySink>(this, synthesis->format, request.options().timestamps());
+  auto sink = std::make_shared<UnarySink>(this, synthesis->format, request.options().timestamps());
   absl::StatusOr<std::shared_ptr<service::SynthesisJob>> job =
       env_.service.Synthesize(*std::move(synthesis), std::move(sink));
   if (!job.ok()) return FinishWith(job.status());
   job_ = *std::move(job);
 }
 
-void UnarySynthesis::Complete(const absl::Status& status, const service::SynthesisSummary& summary,
-                              audio::AudioFormat format, int sample_rate, std::string audio,
-                              ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps) {
+void UnarySynthesis::Complete(
+    const absl::Status& status, const service::SynthesisSummary& summary, audio::AudioFormat format,
+    int sample_rate, std::string audio,
+    ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps) {
   if (status.ok()) {
     *response_->mutable_timestamps() = std::move(timestamps);
     response_->set_audio(std::move(audio));

@@ -107,13 +107,13 @@ void HttpSynthesisSink::OnComplete(const absl::Status& status,
       } else {
         // Kokoro-FastAPI's captioned speech: the file in base64 beside its timings.
         response.SetHeader("Content-Type", "application/json");
-        response.body = nlohmann::json{
-            {"audio", absl::Base64Escape(body_)},
-            {"audio_format", std::string(audio::FormatName(format_))},
-            {"sample_rate", output_sample_rate_},
-            {"audio_seconds", summary.audio_seconds},
-            {"timings", CombinedTimingsKind(timings_)},
-            {"timestamps", TimestampEntries(timings_, timestamps_)}}.dump();
+        response.body = nlohmann::json{{"audio", absl::Base64Escape(body_)},
+                                       {"audio_format", std::string(audio::FormatName(format_))},
+                                       {"sample_rate", output_sample_rate_},
+                                       {"audio_seconds", summary.audio_seconds},
+                                       {"timings", CombinedTimingsKind(timings_)},
+                                       {"timestamps", TimestampEntries(timings_, timestamps_)}}
+                            .dump();
       }
       exchange_->Respond(std::move(response));
       return;

@@ -16,7 +16,8 @@ absl::StatusOr<TimestampsMode> ParseTimestampsMode(const nlohmann::json* value,
                                                    std::string_view field) {
   const std::string name(field);
   if (value == nullptr || value->is_null()) return TimestampsMode::kNone;
-  if (value->is_boolean()) return value->get<bool>() ? TimestampsMode::kWord : TimestampsMode::kNone;
+  if (value->is_boolean())
+    return value->get<bool>() ? TimestampsMode::kWord : TimestampsMode::kNone;
   if (value->is_string()) {
     const std::string& mode = value->get_ref<const std::string&>();
     if (mode == "word") return TimestampsMode::kWord;
@@ -55,7 +56,8 @@ nlohmann::json TimestampEntries(std::span<const service::SegmentTimings> segment
                                 TimestampsMode mode) {
   nlohmann::json entries = nlohmann::json::array();
   for (const service::SegmentTimings& segment : segments) {
-    for (nlohmann::json& entry : TimestampEntries(segment, mode)) entries.push_back(std::move(entry));
+    for (nlohmann::json& entry : TimestampEntries(segment, mode))
+      entries.push_back(std::move(entry));
   }
   return entries;
 }

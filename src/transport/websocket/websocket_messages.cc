@@ -102,8 +102,7 @@ bool HasTextFields(const json& message) {
 // "voice" (a config of {"speed": 2} alone is as much a repeat as one with a voice).
 bool HasConfigFields(const json& message) {
   for (const char* name :
-       {"model", "voice", "response_format", "speed", "instructions", "timeout_ms",
-        "timestamps"}) {
+       {"model", "voice", "response_format", "speed", "instructions", "timeout_ms", "timestamps"}) {
     if (message.contains(name)) return true;
   }
   return false;

@@ -39,7 +39,7 @@ TEST(WordTimingsFromEventsTest, MapsCodePointPositionsToByteOffsets) {
 
 TEST(WordTimingsFromEventsTest, TrailingSilenceBelongsToNoWord) {
   std::vector<float> samples(1000, 0.0f);
-  std::fill(samples.begin(), samples.begin() + 300, 0.3f);   // "one", then a pause
+  std::fill(samples.begin(), samples.begin() + 300, 0.3f);        // "one", then a pause
   std::fill(samples.begin() + 500, samples.begin() + 800, 0.3f);  // "two", then silence
   std::vector<EspeakWordEvent> events = {{1, 3, 0}, {5, 3, 500}};
   auto words = WordTimingsFromEvents("one two", events, samples, 1000);

@@ -56,7 +56,10 @@ class RecordingSink : public SynthesisSink {
   int completions() const { std::lock_guard lock(mutex_); return completions_; }
   int start_rate() const { std::lock_guard lock(mutex_); return start_rate_; }
   std::vector<std::string> chunks() const { std::lock_guard lock(mutex_); return chunks_; }
-  std::vector<SegmentTimings> timings() const { std::lock_guard lock(mutex_); return timings_; }
+  std::vector<SegmentTimings> timings() const {
+    std::lock_guard lock(mutex_);
+    return timings_;
+  }
   // How many OnAudio calls had come before each OnTimings.
   std::vector<size_t> timings_after_chunks() const {
     std::lock_guard lock(mutex_);
