@@ -195,3 +195,13 @@ def test_grpc_returns_segment_timestamps_on_unary_and_stream_calls(server):
         assert kinds.count("timestamps") == 2
         assert kinds.index("audio") < kinds.index("timestamps")
         assert kinds[-1] == "done"
+
+
+def test_worker_processes_carry_the_timings(make_server, tmp_path):
+    config = tmp_path / "workers.yaml"
+    config.write_text("models:\n  - id: espeak\n    engine: espeak\n"
+                      "    scheduling:\n      isolation: process\n      instances: 1\n")
+    workers = make_server("--config", str(config))
+    body, _ = captioned(workers)
+    assert body["timings"] == "exact"
+    assert [w["word"] for w in body["timestamps"]] == TWO_SENTENCES.replace(".", "").split()
