@@ -54,8 +54,8 @@ TEST(TimestampsRequestTest, SynthesizeRouteStreamsSseWhenTimestampsAreAsked) {
 }
 
 TEST(TimestampEntriesTest, WordsAndCharactersInKokoroFastApisShape) {
-  service::SegmentTimings segment{1, "Hi yo", audio::TimingsKind::kExact, 1.0, 2.0,
-                                  {{0, 2, 1.0, 1.4}, {3, 5, 1.5, 1.9}}};
+  service::SegmentTimings segment{1,   "Hi yo", audio::TimingsKind::kExact,
+                                  1.0, 2.0,     {{0, 2, 1.0, 1.4}, {3, 5, 1.5, 1.9}}};
   nlohmann::json words = TimestampEntries(segment, TimestampsMode::kWord);
   ASSERT_EQ(words.size(), 2u);
   EXPECT_EQ(words[1]["word"], "yo");
