@@ -66,6 +66,12 @@ absl::StatusOr<PcmAudio> TimeStretch(const PcmAudio& audio, double speed) {
     return core::Internal("libsonic: out of memory while flushing");
   }
   Drain(stream.get(), &stretched.samples);
+  // The words keep their place in the speech: their times stretch with it. The measured ratio
+  // (not 1/speed) keeps them inside the audio whatever sonic's flush added.
+  stretched.timings = audio.timings;
+  stretched.words = audio.words;
+  ScaleWordTimes(stretched.words, static_cast<double>(stretched.samples.size()) /
+                                      static_cast<double>(audio.samples.size()));
   return stretched;
 }
 

@@ -7,7 +7,8 @@
 
 namespace voxserve::audio {
 
-// speed > 1 shortens, < 1 lengthens; the duration changes by 1/speed.
+// speed > 1 shortens, < 1 lengthens; the duration changes by 1/speed, and so do the times of
+// audio.words (which are copied).
 absl::StatusOr<PcmAudio> TimeStretch(const PcmAudio& audio, double speed);
 
 }  // namespace voxserve::audio

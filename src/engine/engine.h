@@ -17,6 +17,12 @@ namespace voxserve::engine {
 
 class StreamingEngine;
 
+// Word timings (audio/pcm.h): an engine may set PcmAudio::words and ::timings on its result,
+// offsets in SegmentInput::text and seconds in that result's audio, with speed already applied
+// (the times are those of the audio returned). docs/timings.md says what each engine reports.
+using WordTiming = audio::WordTiming;
+using TimingsKind = audio::TimingsKind;
+
 struct VoiceInfo {
   std::string id;           // what clients put in "voice"; unique within the model
   std::string language;     // e.g. "en-us", "cmn"; picks sentence rules and is listed to clients

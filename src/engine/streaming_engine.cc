@@ -25,10 +25,8 @@ std::vector<absl::StatusOr<audio::PcmAudio>> SynthesizeByStepping(
       auto it = running.find(step.id);
       if (it == running.end()) continue;  // a contract breach; ignore rather than corrupt
       absl::StatusOr<audio::PcmAudio>& result = results[it->second];
-      if (result.ok() && !step.chunk.samples.empty()) {
-        result->sample_rate = step.chunk.sample_rate;
-        result->samples.insert(result->samples.end(), step.chunk.samples.begin(),
-                               step.chunk.samples.end());
+      if (result.ok() && (!step.chunk.samples.empty() || !step.chunk.words.empty())) {
+        audio::AppendChunk(*result, std::move(step.chunk));
       }
       if (step.end) {
         if (!step.end->ok()) result = *step.end;

@@ -138,16 +138,14 @@ void Scheduler::StepLoop(int index) {
           active.erase(it);
           continue;
         }
-        if (!step.chunk.samples.empty()) {
+        if (!step.chunk.samples.empty() || !step.chunk.words.empty()) {
           if (segment.queued.task.on_chunk) {
             if (segment.collected.sample_rate == 0) {
               segment.collected.sample_rate = step.chunk.sample_rate;
             }
             segment.queued.task.on_chunk(std::move(step.chunk));
           } else {
-            segment.collected.sample_rate = step.chunk.sample_rate;
-            segment.collected.samples.insert(segment.collected.samples.end(),
-                                             step.chunk.samples.begin(), step.chunk.samples.end());
+            audio::AppendChunk(segment.collected, std::move(step.chunk));
           }
         }
         if (step.end) {

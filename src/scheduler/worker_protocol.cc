@@ -176,6 +176,44 @@ absl::StatusOr<std::vector<WireSegment>> DecodeSegments(std::string_view payload
   return segments;
 }
 
+namespace {
+
+// A PCM result's word timings as they travel after its samples: u32 kind, u32 count, then per
+// word u64 text_begin, u64 text_end, f64 start_s, f64 end_s.
+void WriteTimings(Writer& writer, const audio::PcmAudio& pcm) {
+  writer.U32(static_cast<uint32_t>(pcm.timings));
+  writer.U32(static_cast<uint32_t>(pcm.words.size()));
+  for (const audio::WordTiming& word : pcm.words) {
+    writer.U64(word.text_begin);
+    writer.U64(word.text_end);
+    writer.F64(word.start_s);
+    writer.F64(word.end_s);
+  }
+}
+
+bool ReadTimings(Reader& reader, audio::PcmAudio* pcm) {
+  uint32_t kind = 0, count = 0;
+  constexpr uint64_t kWordBytes = 2 * sizeof(uint64_t) + 2 * sizeof(double);
+  if (!reader.U32(&kind) || kind > static_cast<uint32_t>(audio::TimingsKind::kExact) ||
+      !reader.U32(&count) || count * kWordBytes > reader.left()) {
+    return false;
+  }
+  pcm->timings = static_cast<audio::TimingsKind>(kind);
+  pcm->words.resize(count);
+  for (audio::WordTiming& word : pcm->words) {
+    uint64_t begin = 0, end = 0;
+    reader.U64(&begin);
+    reader.U64(&end);
+    reader.F64(&word.start_s);
+    reader.F64(&word.end_s);
+    word.text_begin = static_cast<size_t>(begin);
+    word.text_end = static_cast<size_t>(end);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& results) {
   Writer writer;
   writer.U32(static_cast<uint32_t>(results.size()));
@@ -185,6 +223,7 @@ std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& re
       writer.U32(static_cast<uint32_t>(result->sample_rate));
       writer.U32(static_cast<uint32_t>(result->samples.size()));
       writer.Raw(result->samples.data(), result->samples.size() * sizeof(float));
+      WriteTimings(writer, *result);
     } else {
       writer.U32(static_cast<uint32_t>(result.status().code()));
       writer.String(std::string(result.status().message()));
@@ -220,6 +259,9 @@ absl::StatusOr<std::vector<absl::StatusOr<audio::PcmAudio>>> DecodeResults(
       pcm.sample_rate = static_cast<int>(rate);
       pcm.samples.resize(samples);
       reader.Raw(pcm.samples.data(), samples * sizeof(float));
+      if (!ReadTimings(reader, &pcm)) {
+        return Malformed("timings of result " + std::to_string(i) + " are invalid");
+      }
       results.emplace_back(std::move(pcm));
     } else {
       std::string message;
@@ -298,6 +340,7 @@ std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps) {
     writer.U32(static_cast<uint32_t>(step.chunk.sample_rate));
     writer.U32(static_cast<uint32_t>(step.chunk.samples.size()));
     writer.Raw(step.chunk.samples.data(), step.chunk.samples.size() * sizeof(float));
+    WriteTimings(writer, step.chunk);
     writer.U32(step.end ? 1 : 0);
     if (step.end) WriteStatus(writer, *step.end);
   }
@@ -327,6 +370,9 @@ absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view p
     step.chunk.sample_rate = static_cast<int>(rate);
     step.chunk.samples.resize(samples);
     reader.Raw(step.chunk.samples.data(), samples * sizeof(float));
+    if (!ReadTimings(reader, &step.chunk)) {
+      return Malformed("timings of step entry " + std::to_string(i) + " are invalid");
+    }
     if (!reader.U32(&has_end) || has_end > 1) {
       return Malformed("end of step entry " + std::to_string(i) + " is invalid");
     }

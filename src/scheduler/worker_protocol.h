@@ -22,7 +22,8 @@
 namespace voxserve::scheduler::worker_protocol {
 
 inline constexpr uint32_t kMagic = 0x4B575856;  // "VXWK" in little-endian memory order
-inline constexpr uint16_t kVersion = 1;
+// 2: PCM results and step chunks carry their word timings (audio::PcmAudio::words).
+inline constexpr uint16_t kVersion = 2;
 inline constexpr size_t kHeaderBytes = 16;
 // The largest frame either side accepts: a batch's PCM. 400 characters (the default longest
 // segment) speak for under a minute, 5.8 MB of float samples at 24 kHz; 256 MiB leaves room for

@@ -23,6 +23,7 @@ struct SpeechSession::SentenceResult {
   size_t audio_bytes = 0;
   int sample_rate = 0;
   std::optional<core::Clock::time_point> first_audio_at;
+  std::vector<SegmentTimings> timings;  // in the sentence's own audio
 };
 
 // Owned by one sentence's job until OnComplete; its calls arrive serialized on a service thread.
@@ -38,6 +39,7 @@ class SpeechSession::SentenceSink final : public SynthesisSink {
     result_.audio_bytes += bytes.size();
     channel_->listener->OnAudio(std::move(bytes), result_.sample_rate);
   }
+  void OnTimings(const SegmentTimings& timings) override { result_.timings.push_back(timings); }
   void OnComplete(const absl::Status& status, const SynthesisSummary& summary) override {
     result_.status = status;
     result_.summary = summary;
@@ -235,10 +237,21 @@ void SpeechSession::OnSentenceComplete(SentenceResult result) {
     waiting_.clear();
   }
   if (!ending_) {
+    // Each sentence is a request of its own: its words move behind the stream's earlier audio.
+    const double start = totals_.audio_seconds;
+    for (SegmentTimings& segment : result.timings) {
+      segment.start_s += start;
+      segment.end_s += start;
+      for (audio::WordTiming& word : segment.words) {
+        word.start_s += start;
+        word.end_s += start;
+      }
+    }
     totals_.AddSentence(result.summary);
     if (!first_audio_at_) first_audio_at_ = result.first_audio_at;
     listener_.OnSentenceDone({sentences_started_ - 1, std::move(current_.text), result.audio_bytes,
-                              result.sample_rate, result.summary});
+                              result.sample_rate, result.summary, start,
+                              std::move(result.timings)});
   }
   Advance();
 }

@@ -1,8 +1,10 @@
 #include "service/synthesis_job.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "core/error.h"
+#include "service/alignment_estimate.h"
 
 namespace voxserve::service {
 namespace {
@@ -134,6 +136,8 @@ absl::Status SynthesisJob::EncodeReadyAudio() {
                               std::to_string(plan_.voice.sample_rate) + " Hz");
       }
       summary_.audio_seconds += pcm.DurationSeconds();
+      it->second.words.insert(it->second.words.end(), pcm.words.begin(), pcm.words.end());
+      if (it->second.timings == audio::TimingsKind::kNone) it->second.timings = pcm.timings;
       std::string bytes;
       if (absl::Status status = encoder_->Encode(pcm.samples, &bytes); !status.ok()) {
         return status;
@@ -146,11 +150,38 @@ absl::Status SynthesisJob::EncodeReadyAudio() {
     }
     it->second.chunks.clear();
     if (!it->second.done) break;  // its next chunks are encoded as they come
+    ReportTimings(it->first, it->second);
     pending_.erase(it);
     --done_waiting_;
     ++next_to_deliver_;
   }
   return absl::OkStatus();
+}
+
+void SynthesisJob::ReportTimings(size_t index, PendingSegment& segment) {
+  SegmentTimings timings;
+  timings.segment = index;
+  timings.text = plan_.segments[index];
+  timings.start_s = segment_start_seconds_;
+  timings.end_s = summary_.audio_seconds;
+  segment_start_seconds_ = summary_.audio_seconds;
+  const double duration = timings.end_s - timings.start_s;
+  timings.kind = segment.timings;
+  timings.words = std::move(segment.words);
+  if (timings.kind == audio::TimingsKind::kNone || timings.words.empty()) {
+    timings.kind = audio::TimingsKind::kEstimated;
+    timings.words = EstimateWordTimings(timings.text, duration);
+  }
+  // Timings are seconds, so the encoder's resampling leaves them be; engines have applied the
+  // request's speed to them already (engine.h). Shift into the request's audio, and keep every
+  // word inside its segment whatever an engine reported.
+  for (audio::WordTiming& word : timings.words) {
+    word.start_s = timings.start_s + std::clamp(word.start_s, 0.0, duration);
+    word.end_s = timings.start_s + std::clamp(word.end_s, word.start_s - timings.start_s, duration);
+    word.text_end = std::min(word.text_end, timings.text.size());
+    word.text_begin = std::min(word.text_begin, word.text_end);
+  }
+  sink_->OnTimings(timings);
 }
 
 void SynthesisJob::Deliver(std::string bytes) {

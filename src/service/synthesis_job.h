@@ -83,8 +83,13 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   struct PendingSegment {
     std::vector<audio::PcmAudio> chunks;
     bool done = false;  // its last chunk has come
+    std::vector<audio::WordTiming> words;  // of the chunks encoded so far, in segment time
+    audio::TimingsKind timings = audio::TimingsKind::kNone;
   };
+  // Reports the timings of the segment just delivered, which began at segment_start_seconds_.
+  void ReportTimings(size_t index, PendingSegment& segment);
   std::map<size_t, PendingSegment> pending_;
+  double segment_start_seconds_ = 0;  // audio delivered before the segment due next
   size_t done_waiting_ = 0;  // entries of pending_ that are done: count against pipeline_depth
   std::string body_;                         // non-streaming: the whole file, delivered at the end
   bool paused_ = false;

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "audio/audio_format.h"
+#include "audio/pcm.h"
 #include "core/request_context.h"
 #include "engine/voice_cloning.h"
 
@@ -39,6 +40,19 @@ struct SynthesisRequest {
   // the stored profile, for engines that synthesize with profiles (CosyVoice, issue 12 part 2).
   std::string cloned_voice_id;
   std::shared_ptr<const engine::VoiceProfile> voice_profile;
+};
+
+// The word timings of one segment (sentence) of a request, in the request's audio: the service
+// shifts each segment's words by the audio of the segments before it (docs/timings.md).
+struct SegmentTimings {
+  size_t segment = 0;  // index among the request's segments
+  std::string text;    // the segment's text as the engine spoke it; words' offsets index it
+  // kExact or kEstimated from the engine; kEstimated by the service (characters spread over the
+  // segment's audio) for an engine that reports none.
+  audio::TimingsKind kind = audio::TimingsKind::kNone;
+  double start_s = 0;  // the segment's audio within the request's
+  double end_s = 0;
+  std::vector<audio::WordTiming> words;  // times in the request's audio, inside [start_s, end_s]
 };
 
 // Figures about a finished request, for logs, metrics and protocol trailers (SSE usage).
@@ -74,6 +88,8 @@ struct SentenceReport {
   size_t audio_bytes = 0;
   int sample_rate = 0;
   SynthesisSummary summary;  // timings from when the sentence was complete
+  double start_seconds = 0;  // where this sentence's audio begins in the stream's
+  std::vector<SegmentTimings> timings;  // its segments' words, in the stream's audio
 };
 
 // Receives one request's output; implemented by the transport. The service holds it until
@@ -87,6 +103,10 @@ class SynthesisSink {
   virtual void OnStart(int output_sample_rate) = 0;
   // Encoded bytes, in order. Non-streaming requests get the whole file in one call.
   virtual void OnAudio(std::string bytes) = 0;
+  // The words of one segment, once per segment in order, after the OnAudio that carried the
+  // segment's last audio when streaming; all of them before OnStart for a whole file. Sinks
+  // that do not report timings ignore it.
+  virtual void OnTimings(const SegmentTimings& timings) { (void)timings; }
   // Exactly once, last. An error after audio was delivered means the stream broke off.
   virtual void OnComplete(const absl::Status& status, const SynthesisSummary& summary) = 0;
   // Bytes delivered but not yet written to the client (safe cross thread). Above the service's

@@ -232,3 +232,54 @@ def test_missing_models_folder_stops_the_server_at_once(voxserve_bin, tmp_path):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert str(tmp_path / "absent") in result.stderr
+
+
+# --- word timings (docs/timings.md) ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def timings_server(models_root, tmp_path_factory, voxserve_bin):
+    """Piper and Kokoro graphs with and without duration outputs, side by side."""
+    from conftest import VoxServer
+    config = tmp_path_factory.mktemp("timings") / "timings.yaml"
+    config.write_text(json.dumps({"models": [
+        {"id": "espeak", "engine": "espeak"},
+        {"id": "piper-plain", "engine": "piper",
+         "options": {"model": str(models_root / "models" / "en_US-test-medium.onnx")}},
+        {"id": "piper-durations", "engine": "piper",
+         "options": {"model": str(models_root / "batch" / "en_US-batch-medium.onnx")}},
+        {"id": "kokoro-durations", "engine": "kokoro",
+         "options": {"model": str(models_root / "models" / "kokoro-v1.0.onnx"),
+                     "voices": str(models_root / "models" / "voices-v1.0.bin")}},
+        {"id": "kokoro-plain", "engine": "kokoro",
+         "options": {"model": str(models_root / "kokoro_alt" / "model.onnx"),
+                     "voices": str(models_root / "kokoro_alt" / "voices")}}]}))
+    instance = VoxServer(voxserve_bin, ["--config", str(config)]).start()
+    yield instance
+    assert instance.stop() == 0, instance.log()
+
+
+TIMED_TEXT = "Hello brave world. Another sentence here."
+
+
+@pytest.mark.parametrize("model,voice,kind", [
+    ("piper-durations", "piper-durations", "exact"),
+    ("piper-plain", "piper-plain", "estimated"),
+    ("kokoro-durations", "af_test", "exact"),
+    ("kokoro-plain", "af_test", "estimated"),
+])
+def test_onnx_word_timings_are_exact_with_duration_outputs_and_estimated_without(
+        timings_server, model, voice, kind):
+    response = speak(timings_server, voice, TIMED_TEXT, model=model, timestamps="word")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["timings"] == kind
+    words = body["timestamps"]
+    assert [w["word"] for w in words] == TIMED_TEXT.replace(".", "").split()
+    starts = [w["start_time"] for w in words]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+    for word in words:
+        assert 0 <= word["start_time"] < word["end_time"] <= body["audio_seconds"] + 0.001, word
+    # The second sentence is shifted by the first one's audio.
+    first = speak(timings_server, voice, "Hello brave world.", model=model, timestamps="word")
+    first_seconds = first.json()["audio_seconds"]
+    assert words[3]["start_time"] >= first_seconds - 0.001

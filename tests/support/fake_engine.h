@@ -48,6 +48,9 @@ struct FakeEngineOptions {
   // When true, every sample of a segment is its text's first byte / 256 (instead of silence),
   // so tests can tell segments apart in the encoded output.
   bool fill_from_first_byte = false;
+  // When true, each result reports exact word timings: a word (a run of non-spaces) at bytes
+  // [b, e) of its text sounds over samples [b, e), i.e. [b, e) / sample_rate seconds.
+  bool report_words = false;
 };
 
 // One Synthesize call as the engine saw it.
@@ -121,12 +124,28 @@ class FakeEngine : public engine::Engine {
         float level = options_.fill_from_first_byte && !text.empty()
                           ? static_cast<unsigned char>(text[0]) / 256.0f
                           : 0.0f;
-        results.push_back(
-            audio::PcmAudio{std::vector<float>(text.size(), level), options_.sample_rate});
+        audio::PcmAudio pcm{std::vector<float>(text.size(), level), options_.sample_rate};
+        if (options_.report_words) ReportWords(text, pcm);
+        results.push_back(std::move(pcm));
       }
     }
     if (Contains(call.texts, options_.short_result_marker)) results.pop_back();
     return results;
+  }
+
+  static void ReportWords(std::string_view text, audio::PcmAudio& pcm) {
+    pcm.timings = audio::TimingsKind::kExact;
+    const double rate = pcm.sample_rate;
+    for (size_t at = 0; at < text.size();) {
+      if (text[at] == ' ') {
+        ++at;
+        continue;
+      }
+      size_t end = text.find(' ', at);
+      if (end == std::string_view::npos) end = text.size();
+      pcm.words.push_back({at, end, at / rate, end / rate});
+      at = end;
+    }
   }
 
   // The gate. While closed, each call records itself and then blocks until a permit is

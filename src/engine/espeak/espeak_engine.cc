@@ -11,6 +11,7 @@
 #include "audio/time_stretch.h"
 #include "core/error.h"
 #include "engine/espeak/espeak_library.h"
+#include "engine/espeak/espeak_word_events.h"
 
 namespace voxserve::engine {
 namespace {
@@ -25,14 +26,32 @@ std::unordered_map<std::string, std::string> g_voice_files;
 // speeds up with its built-in sonic stage (checked: 700 wpm is 4.1x faster than 175).
 constexpr double kNaturalRateWpm = 175.0;
 constexpr double kMinRateWpm = 80.0;
+// Silence after each segment at speed 1: without it a request's sentences run into each other
+// with no breath between them. espeak-ng's own end pause (espeakENDPAUSE, 0.29 s measured) is not
+// used: with it the library's output length varies by a few samples from call to call, so the
+// same text would no longer give the same audio. 0.2 s is Piper's sentence_silence default.
+constexpr double kSentencePauseSeconds = 0.2;
 
-// Receives audio from espeak_Synth (called on the synthesizing thread, under the library lock).
+// What one espeak_Synth call delivers to CollectSamples (its user_data).
+struct SynthOutput {
+  std::vector<float> samples;
+  std::vector<EspeakWordEvent> words;
+};
+
+// Receives audio and events from espeak_Synth (called on the synthesizing thread, under the
+// library lock). `events` is a list ended by espeakEVENT_LIST_TERMINATED, which also carries
+// user_data when the list is otherwise empty.
 int CollectSamples(short* samples, int count, espeak_EVENT* events) {
+  auto* out = static_cast<SynthOutput*>(events->user_data);
+  for (const espeak_EVENT* event = events; event->type != espeakEVENT_LIST_TERMINATED; ++event) {
+    if (event->type == espeakEVENT_WORD) {
+      out->words.push_back({event->text_position, event->length, event->audio_position});
+    }
+  }
   if (samples == nullptr || count <= 0) return 0;
-  auto* out = static_cast<std::vector<float>*>(events->user_data);
   // insert grows geometrically; an exact reserve per callback would make long texts quadratic.
-  out->insert(out->end(), samples, samples + count);
-  std::for_each(out->end() - count, out->end(), [](float& s) { s /= 32768.0f; });
+  out->samples.insert(out->samples.end(), samples, samples + count);
+  std::for_each(out->samples.end() - count, out->samples.end(), [](float& s) { s /= 32768.0f; });
   return 0;  // 0 = continue synthesis
 }
 
@@ -149,14 +168,26 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
     }
     espeak_SetParameter(espeakRATE, static_cast<int>(std::lround(rate)), 0);
     std::string text(input.text);  // espeak wants a NUL-terminated buffer
+    SynthOutput output;
     espeak_ERROR error = espeak_Synth(text.c_str(), text.size() + 1, 0, POS_CHARACTER, 0,
-                                      espeakCHARS_UTF8, nullptr, &pcm.samples);
+                                      espeakCHARS_UTF8, nullptr, &output);
     if (error != EE_OK) {
       return core::Internal("espeak-ng synthesis failed with code " + std::to_string(error));
     }
     pcm.sample_rate = library_->sample_rate();
+    pcm.samples = std::move(output.samples);
+    pcm.words = WordTimingsFromEvents(input.text, output.words, pcm.samples, pcm.sample_rate);
+    pcm.timings = TimingsKind::kExact;  // espeak-ng's own clock (speak_lib.h audio_position)
   }
-  if (remaining_speed < 1.0) return audio::TimeStretch(pcm, remaining_speed);
+  if (remaining_speed < 1.0) {
+    auto stretched = audio::TimeStretch(pcm, remaining_speed);
+    if (!stretched.ok()) return stretched.status();
+    pcm = *std::move(stretched);
+  }
+  pcm.samples.resize(
+      pcm.samples.size() +
+          static_cast<size_t>(std::lround(kSentencePauseSeconds / input.speed * pcm.sample_rate)),
+      0.0f);
   return pcm;
 }
 

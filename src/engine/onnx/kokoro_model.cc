@@ -51,12 +51,16 @@ absl::StatusOr<std::unique_ptr<KokoroModel>> KokoroModel::Create(const std::stri
   model->speed_input_ = speed->name;
   model->speed_type_ = speed->type;
   model->audio_output_ = s.outputs()[0].name;
+  for (const TensorSpec& output : s.outputs()) {
+    if (output.name == "duration") model->duration_output_ = output.name;
+  }
   return model;
 }
 
 absl::StatusOr<std::vector<float>> KokoroModel::Infer(std::span<const int64_t> tokens,
-                                                      std::span<const float> style,
-                                                      double speed) const {
+                                                      std::span<const float> style, double speed,
+                                                      std::vector<float>* frames) const {
+  if (frames != nullptr) frames->clear();
   std::vector<int64_t> ids = {0};  // the boundary pad at both ends
   ids.insert(ids.end(), tokens.begin(), tokens.end());
   ids.push_back(0);
@@ -71,8 +75,20 @@ absl::StatusOr<std::vector<float>> KokoroModel::Infer(std::span<const int64_t> t
   } else {
     inputs.emplace_back(speed_input_, Tensor::Floats({1}, {static_cast<float>(speed)}));
   }
-  auto outputs = session_->Run(inputs, {audio_output_});
+  std::vector<std::string> wanted = {audio_output_};
+  if (frames != nullptr && duration_output_) wanted.push_back(*duration_output_);
+  auto outputs = session_->Run(inputs, wanted);
   if (!outputs.ok()) return outputs.status();
+  if (wanted.size() > 1) {
+    // Frames per input position: hexgrad's export gives one per id, pads included; some graphs
+    // leave the pads out. Either way `frames` gets one per token.
+    std::vector<float> all = (*outputs)[1].ToFloats();
+    if (all.size() == tokens.size() + 2) {
+      frames->assign(all.begin() + 1, all.end() - 1);
+    } else if (all.size() == tokens.size()) {
+      *frames = std::move(all);
+    }
+  }
   // The waveform may be [N], [1, N] or [1, 1, N]; every element is a sample (as sherpa-onnx reads
   // it).
   return std::move(std::get<std::vector<float>>((*outputs)[0].data));

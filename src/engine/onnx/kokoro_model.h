@@ -18,6 +18,8 @@
 namespace voxserve::engine::onnx {
 
 inline constexpr int kKokoroSampleRate = 24000;
+// One duration frame: 600 samples at 24 kHz (hexgrad/kokoro pipeline.py join_timestamps).
+inline constexpr int kKokoroFrameSamples = 600;
 
 // Immutable after Create; Infer is safe cross thread (the session is shared).
 class KokoroModel {
@@ -28,8 +30,12 @@ class KokoroModel {
   // One Run: `tokens` without pads (≤ 510), the voice's style row for that length, speed > 0.
   // Kokoro exports have a fixed batch of 1 (style and speed are per utterance), so there is no
   // batched variant.
+  // With `frames` and a graph that has the `duration` output (kokoro-onnx ≥ 1.1, hexgrad's
+  // export), each token's frames come back too (one frame = kKokoroFrameSamples); otherwise it
+  // is left empty.
   absl::StatusOr<std::vector<float>> Infer(std::span<const int64_t> tokens,
-                                           std::span<const float> style, double speed) const;
+                                           std::span<const float> style, double speed,
+                                           std::vector<float>* frames = nullptr) const;
 
   bool integer_speed() const { return speed_type_ == ElementType::kInt32; }
   const OnnxSession& session() const { return *session_; }
@@ -43,6 +49,7 @@ class KokoroModel {
   std::string speed_input_;
   ElementType speed_type_ = ElementType::kFloat;
   std::string audio_output_;
+  std::optional<std::string> duration_output_;
 };
 
 }  // namespace voxserve::engine::onnx

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "engine/onnx/phoneme_timings.h"
 
 namespace voxserve::engine::onnx {
 namespace {
@@ -103,6 +104,7 @@ absl::StatusOr<std::unique_ptr<KokoroVoice>> KokoroVoice::Create(const KokoroEng
   auto vocab = LoadVocab(*voice->model_, config);
   if (!vocab.ok()) return vocab.status();
   voice->vocab_ = std::move(*vocab);
+  for (const auto& [symbol, token] : voice->vocab_) voice->symbols_[token] = symbol;
   auto phonemizer = EspeakPhonemizer::Create(config.espeak_data_path);
   if (!phonemizer.ok()) return phonemizer.status();
   voice->phonemizer_ = std::move(*phonemizer);
@@ -174,11 +176,31 @@ absl::StatusOr<audio::PcmAudio> KokoroVoice::SynthesizeOne(const SegmentInput& i
   auto chunks = TextToTokens(input.text, input.voice_id);
   if (!chunks.ok()) return chunks.status();
   audio::PcmAudio pcm{{}, kKokoroSampleRate};
+  std::vector<TimedPhoneme> spoken;  // for word timings
+  bool exact = true;
   for (const std::vector<int64_t>& tokens : *chunks) {
-    auto samples = model_->Infer(tokens, voices_.Style(input.voice_id, tokens.size()), input.speed);
+    std::vector<float> frames;
+    auto samples =
+        model_->Infer(tokens, voices_.Style(input.voice_id, tokens.size()), input.speed, &frames);
     if (!samples.ok()) return samples.status();
     pcm.samples.insert(pcm.samples.end(), samples->begin(), samples->end());
+    // Chunks join with no pause between them: a word boundary all the same.
+    spoken.push_back({U' ', 0});
+    const size_t first = spoken.size();
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      auto symbol = symbols_.find(tokens[i]);
+      double length = i < frames.size() ? frames[i] * kKokoroFrameSamples : 0;
+      spoken.push_back({symbol == symbols_.end() ? U' ' : symbol->second, length});
+    }
+    if (frames.size() != tokens.size()) {
+      exact = false;  // no duration output: phoneme counts share the chunk's audio
+      ShareEvenly(std::span(spoken).subspan(first), static_cast<double>(samples->size()));
+    }
   }
+  PhonemeWordTimings timings =
+      WordTimingsFromPhonemes(input.text, spoken, kKokoroSampleRate, exact);
+  pcm.words = std::move(timings.words);
+  pcm.timings = timings.kind;
   return pcm;
 }
 

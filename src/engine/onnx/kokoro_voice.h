@@ -3,6 +3,7 @@
 // file is one of its voices (af_heart, bm_george, ...).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -59,6 +60,7 @@ class KokoroVoice final : public Engine {
   std::unique_ptr<KokoroModel> model_;
   KokoroVoices voices_;
   KokoroVocab vocab_;
+  std::map<int64_t, char32_t> symbols_;  // vocab_ inverted: token → phoneme, for word timings
   std::unique_ptr<EspeakPhonemizer> phonemizer_;
   ModelInfo info_;
 };

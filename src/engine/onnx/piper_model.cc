@@ -51,7 +51,9 @@ absl::StatusOr<std::unique_ptr<PiperModel>> PiperModel::Create(const std::string
 
 absl::StatusOr<std::vector<std::vector<float>>> PiperModel::Infer(
     std::span<const std::vector<int64_t>> batch, const PiperScales& scales,
-    std::optional<int64_t> speaker_id, int hop_length) const {
+    std::optional<int64_t> speaker_id, int hop_length,
+    std::vector<std::vector<float>>* frames_out) const {
+  if (frames_out != nullptr) frames_out->clear();
   if (batch.empty()) return std::vector<std::vector<float>>{};
   if (batch.size() > 1 && !can_batch()) {
     return core::Internal("model file " + session_->path() + " cannot run batches");
@@ -99,6 +101,10 @@ absl::StatusOr<std::vector<std::vector<float>>> PiperModel::Infer(
       double total = std::accumulate(first, first + static_cast<long>(batch[i].size()), 0.0);
       count = std::min(count,
                        static_cast<size_t>(std::llround(total)) * static_cast<size_t>(hop_length));
+      if (frames_out != nullptr) {
+        frames_out->resize(i);  // items before without durations get empty entries
+        frames_out->emplace_back(first, first + static_cast<long>(batch[i].size()));
+      }
     }
     auto begin = samples.begin() + static_cast<long>(i * static_cast<size_t>(per_item));
     result.emplace_back(begin, begin + static_cast<long>(count));

@@ -39,10 +39,14 @@ class PiperModel {
   // One Run over `batch` (each a full id sequence; padded with id 0 = PAD to the longest).
   // Returns each item's samples: cut to sum(durations) × hop_length when the graph reports
   // durations, else the whole output (a batch of more than one then fails: see can_batch).
-  absl::StatusOr<std::vector<std::vector<float>>> Infer(std::span<const std::vector<int64_t>> batch,
-                                                        const PiperScales& scales,
-                                                        std::optional<int64_t> speaker_id,
-                                                        int hop_length) const;
+  // With `frames` (and a graph that reports durations) each item's frames per id come back too;
+  // otherwise it is left empty.
+  absl::StatusOr<std::vector<std::vector<float>>> Infer(
+      std::span<const std::vector<int64_t>> batch, const PiperScales& scales,
+      std::optional<int64_t> speaker_id, int hop_length,
+      std::vector<std::vector<float>>* frames = nullptr) const;
+
+  bool has_durations() const { return durations_output_.has_value(); }
 
   const OnnxSession& session() const { return *session_; }
 

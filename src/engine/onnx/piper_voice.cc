@@ -6,10 +6,40 @@
 
 #include "core/error.h"
 #include "core/options.h"
+#include "engine/onnx/phoneme_timings.h"
 #include "engine/onnx/piper_phonemes.h"
 
 namespace voxserve::engine::onnx {
 namespace {
+
+// The phonemes of one sentence as the graph spoke them, for word timings: ids are laid out as
+// PiperPhonemeIds lays them out (^ _ (p _)* $), so with the graph's frames per id each phoneme
+// gets its own ids' frames and the pad after it; without them, an even share of `samples`.
+void AppendSpokenPhonemes(std::u32string_view phonemes, const PhonemeIdMap& id_map,
+                          const std::vector<float>* frames, size_t samples, int hop_length,
+                          std::vector<TimedPhoneme>& out) {
+  const size_t first = out.size();
+  const size_t pad = id_map.at(kPiperPad).size();
+  size_t at = 0;
+  auto take = [&](size_t ids) {
+    double sum = 0;
+    for (size_t end = at + ids; frames != nullptr && at < end && at < frames->size(); ++at) {
+      sum += (*frames)[at];
+    }
+    if (frames == nullptr) at += ids;
+    return sum * hop_length;
+  };
+  out.push_back({U' ', take(id_map.at(kPiperBos).size() + pad)});
+  for (char32_t phoneme : phonemes) {
+    auto it = id_map.find(phoneme);
+    if (it == id_map.end()) continue;  // skipped by PiperPhonemeIds too
+    out.push_back({phoneme, take(it->second.size() + pad)});
+  }
+  out.push_back({U' ', take(id_map.at(kPiperEos).size())});
+  if (frames == nullptr) {
+    ShareEvenly(std::span(out).subspan(first), static_cast<double>(samples));
+  }
+}
 
 constexpr const char* kPiperKeys =
     "model, config, espeak_data_path, sentence_silence, normalize_audio, noise_scale, "
@@ -153,6 +183,17 @@ bool PiperVoice::AcceptsVoice(std::string_view voice_id) const {
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> PiperVoice::TextToIds(
     std::string_view text) const {
+  auto sentences = TextToPhonemes(text);
+  if (!sentences.ok()) return sentences.status();
+  std::vector<std::vector<int64_t>> ids;
+  for (const std::u32string& sentence : *sentences) {
+    ids.push_back(PiperPhonemeIds(sentence, voice_.phoneme_id_map).ids);
+  }
+  return ids;
+}
+
+absl::StatusOr<std::vector<std::u32string>> PiperVoice::TextToPhonemes(
+    std::string_view text) const {
   std::vector<std::u32string> sentences;
   if (phonemizer_) {
     auto clauses = phonemizer_->Phonemize(text, voice_.espeak_voice);
@@ -161,11 +202,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> PiperVoice::TextToIds(
   } else {
     sentences.push_back(PiperTextPhonemes(text, voice_.phoneme_map));
   }
-  std::vector<std::vector<int64_t>> ids;
-  for (const std::u32string& sentence : sentences) {
-    ids.push_back(PiperPhonemeIds(sentence, voice_.phoneme_id_map).ids);
-  }
-  return ids;
+  return sentences;
 }
 
 absl::Status PiperVoice::Warmup(std::span<const std::string> texts) {
@@ -216,18 +253,25 @@ std::vector<absl::StatusOr<audio::PcmAudio>> PiperVoice::SynthesizeGroup(
   // Every sentence of every segment, in order; segments usually hold one sentence.
   struct Sentence {
     size_t segment;
+    std::u32string phonemes;
     std::vector<int64_t> ids;
   };
   std::vector<Sentence> sentences;
   for (size_t i = 0; i < group.size(); ++i) {
-    auto ids = TextToIds(group[i]->text);
+    auto phonemes = TextToPhonemes(group[i]->text);
     results.push_back(audio::PcmAudio{{}, voice_.sample_rate});
-    if (!ids.ok()) {
-      results.back() = ids.status();
+    if (!phonemes.ok()) {
+      results.back() = phonemes.status();
       continue;
     }
-    for (auto& sentence : *ids) sentences.push_back({i, std::move(sentence)});
+    for (auto& sentence : *phonemes) {
+      std::vector<int64_t> ids = PiperPhonemeIds(sentence, voice_.phoneme_id_map).ids;
+      sentences.push_back({i, std::move(sentence), std::move(ids)});
+    }
   }
+  // What each segment spoke, for its word timings.
+  std::vector<std::vector<TimedPhoneme>> spoken(group.size());
+  std::vector<bool> timed_exactly(group.size(), true);  // every sentence had its frames
 
   PiperScales scales;
   scales.noise = config_.noise_scale.value_or(voice_.noise_scale);
@@ -242,7 +286,8 @@ std::vector<absl::StatusOr<audio::PcmAudio>> PiperVoice::SynthesizeGroup(
     size_t end = std::min(sentences.size(), start + per_run);
     std::vector<std::vector<int64_t>> run;
     for (size_t k = start; k < end; ++k) run.push_back(sentences[k].ids);
-    auto audio = model_->Infer(run, scales, sid->second, voice_.hop_length);
+    std::vector<std::vector<float>> frames;
+    auto audio = model_->Infer(run, scales, sid->second, voice_.hop_length, &frames);
     for (size_t k = start; k < end; ++k) {
       absl::StatusOr<audio::PcmAudio>& result = results[sentences[k].segment];
       if (!result.ok()) continue;
@@ -251,12 +296,28 @@ std::vector<absl::StatusOr<audio::PcmAudio>> PiperVoice::SynthesizeGroup(
         continue;
       }
       std::vector<float>& samples = (*audio)[k - start];
+      const size_t item = k - start;
+      const bool timed = item < frames.size() && !frames[item].empty();
+      if (!timed) timed_exactly[sentences[k].segment] = false;
+      AppendSpokenPhonemes(sentences[k].phonemes, voice_.phoneme_id_map,
+                           timed ? &frames[item] : nullptr, samples.size(), voice_.hop_length,
+                           spoken[sentences[k].segment]);
+      spoken[sentences[k].segment].push_back({U' ', static_cast<double>(silence)});
       if (config_.normalize_audio) NormalizePeak(samples);
       // Silence after every sentence, the segment's last too: the engine cannot tell whether
       // another segment of the request follows, and a pause there is what a reader makes.
       samples.resize(samples.size() + silence, 0.0f);
       result->samples.insert(result->samples.end(), samples.begin(), samples.end());
     }
+  }
+  // Exact when the graph reports durations (piper1-gpl's alignment output; hop_length samples
+  // per frame), else estimated by phoneme counts. Length scale (speed) is in the frames already.
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (!results[i].ok()) continue;
+    PhonemeWordTimings timings =
+        WordTimingsFromPhonemes(group[i]->text, spoken[i], voice_.sample_rate, timed_exactly[i]);
+    results[i]->words = std::move(timings.words);
+    results[i]->timings = timings.kind;
   }
   return results;
 }

@@ -54,6 +54,8 @@ class PiperVoice final : public Engine {
 
  private:
   PiperVoice() = default;
+  // The sentences of `text` as phoneme strings (what TextToIds turns into ids).
+  absl::StatusOr<std::vector<std::u32string>> TextToPhonemes(std::string_view text) const;
   // Synthesizes segments that share one voice and speed.
   std::vector<absl::StatusOr<audio::PcmAudio>> SynthesizeGroup(
       std::span<const SegmentInput* const> group);

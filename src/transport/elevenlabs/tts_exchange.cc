@@ -117,9 +117,11 @@ void TtsExchange::OnSentenceDone(const service::SentenceReport& report) {
     std::lock_guard lock(mutex_);
     audio = std::exchange(sentence_audio_, {});
   }
-  // Offsets are in the request's audio time: this sentence starts where the last one ended.
-  service::CharacterAlignment alignment =
-      service::EstimateAlignment(report.text, audio_seconds_, report.summary.audio_seconds);
+  // Offsets are in the request's audio time: this sentence starts where the last one ended
+  // (report.start_seconds, where its word timings are placed). Built from the engine's word
+  // timings where it reports them.
+  service::CharacterAlignment alignment = service::EstimateAlignment(
+      report.text, audio_seconds_, report.summary.audio_seconds, report.timings);
   audio_seconds_ += report.summary.audio_seconds;
   switch (route_) {
     case TtsRoute::kStream:

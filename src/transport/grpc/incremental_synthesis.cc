@@ -77,6 +77,7 @@ class IncrementalSynthesis final : public BidiReactor, private service::SpeechSe
   bool read_paused_ = false;  // no read in flight: the session's queue was full
   CallStart call_;
   v1::AudioFormat format_ = v1::AUDIO_FORMAT_PCM;
+  v1::TimestampsMode timestamps_ = v1::TIMESTAMPS_MODE_NONE;  // set with the config
   std::unique_ptr<service::SpeechSession> session_;  // from the config message on
 };
 
@@ -150,6 +151,7 @@ absl::Status IncrementalSynthesis::Configure(const v1::SynthesisOptions& options
   if (!request.ok()) return env_.service.RejectUnparsed(request.status());
   call_.Prepare(*request);  // the request id and the caller's allowed models
   const v1::AudioFormat format = ToProtoFormat(request->format);
+  timestamps_ = options.timestamps();
   service::SessionOptions session_options;
   session_options.request = *std::move(request);
   session_options.started_at = started_at_;
@@ -208,6 +210,11 @@ void IncrementalSynthesis::OnSentenceDone(const service::SentenceReport& report)
   done->set_text(report.text);
   FillUsage(report.summary, done->mutable_usage());
   FillTimings(report.summary, done->mutable_timings());
+  if (timestamps_ != v1::TIMESTAMPS_MODE_NONE) {
+    for (const service::SegmentTimings& segment : report.timings) {
+      FillTimestamps(segment, timestamps_, done->add_timestamps());
+    }
+  }
   Push(std::move(message), 0);  // before the next sentence can deliver audio
 }
 

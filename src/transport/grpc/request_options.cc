@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "service/alignment_estimate.h"
 
 namespace voxserve::transport::grpc {
 namespace {
@@ -49,6 +50,12 @@ absl::StatusOr<service::SynthesisRequest> ToSynthesisRequest(
 
   // Out-of-range values (and over-long instructions) go on to the service, which names the
   // allowed range (service::CheckRequestOptions).
+  if (options.timestamps() != v1::TIMESTAMPS_MODE_NONE &&
+      options.timestamps() != v1::TIMESTAMPS_MODE_WORD &&
+      options.timestamps() != v1::TIMESTAMPS_MODE_CHAR) {
+    return core::InvalidArgument("timestamps must be NONE, WORD or CHAR", "timestamps",
+                                 "invalid_timestamps");
+  }
   if (options.timeout_ms() != 0) request.timeout = std::chrono::milliseconds(options.timeout_ms());
   if (call_deadline != std::chrono::system_clock::time_point::max()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -94,6 +101,33 @@ void FillTimings(const service::SynthesisSummary& summary, v1::Timings* timings)
   timings->set_queue_wait_seconds(summary.queue_wait_seconds);
   timings->set_time_to_first_audio_seconds(summary.time_to_first_audio_seconds.value_or(0));
   timings->set_total_seconds(summary.total_seconds);
+}
+
+void FillTimestamps(const service::SegmentTimings& segment, v1::TimestampsMode mode,
+                    v1::SegmentTimestamps* out) {
+  out->set_segment(static_cast<int32_t>(segment.segment));
+  out->set_text(segment.text);
+  switch (segment.kind) {
+    case audio::TimingsKind::kExact:
+      out->set_kind(v1::TIMINGS_KIND_EXACT);
+      break;
+    case audio::TimingsKind::kEstimated:
+      out->set_kind(v1::TIMINGS_KIND_ESTIMATED);
+      break;
+    case audio::TimingsKind::kNone:
+      out->set_kind(v1::TIMINGS_KIND_UNSPECIFIED);
+      break;
+  }
+  out->set_start_seconds(segment.start_s);
+  out->set_end_seconds(segment.end_s);
+  for (const service::TimedText& entry : mode == v1::TIMESTAMPS_MODE_CHAR
+                                             ? service::CharacterEntries(segment)
+                                             : service::WordEntries(segment)) {
+    v1::TimedText* timed = out->add_entries();
+    timed->set_text(entry.text);
+    timed->set_start_seconds(entry.start_s);
+    timed->set_end_seconds(entry.end_s);
+  }
 }
 
 }  // namespace voxserve::transport::grpc

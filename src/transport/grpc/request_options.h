@@ -22,5 +22,8 @@ absl::StatusOr<service::SynthesisRequest> ToSynthesisRequest(
 v1::AudioFormat ToProtoFormat(audio::AudioFormat format);
 void FillUsage(const service::SynthesisSummary& summary, v1::Usage* usage);
 void FillTimings(const service::SynthesisSummary& summary, v1::Timings* timings);
+// One segment's word timings as `mode` asks (docs/timings.md); mode must not be NONE.
+void FillTimestamps(const service::SegmentTimings& segment, v1::TimestampsMode mode,
+                    v1::SegmentTimestamps* out);
 
 }  // namespace voxserve::transport::grpc

@@ -35,6 +35,12 @@ class StreamSynthesis final : public WriteReactor {
     chunk->set_sample_rate(sample_rate);
     PushAndPump(std::move(message), size);
   }
+  // With timestamps: after the segment's last chunk (Push keeps the order).
+  void SendTimestamps(const service::SegmentTimings& timings, v1::TimestampsMode mode) {
+    Response message;
+    FillTimestamps(timings, mode, message.mutable_timestamps());
+    PushAndPump(std::move(message), 0);
+  }
   // Last call from the sink; Pump (which may Finish) is the last touch of `this`.
   void Complete(const absl::Status& status, const service::SynthesisSummary& summary) {
     if (status.ok()) {
@@ -77,12 +83,15 @@ class StreamSynthesis final : public WriteReactor {
 // Owned by the job until OnComplete; calls arrive serialized on a service thread.
 class StreamSink final : public service::SynthesisSink {
  public:
-  StreamSink(StreamSynthesis* reactor, audio::AudioFormat format)
-      : reactor_(reactor), format_(format) {}
+  StreamSink(StreamSynthesis* reactor, audio::AudioFormat format, v1::TimestampsMode timestamps)
+      : reactor_(reactor), format_(format), timestamps_(timestamps) {}
 
   void OnStart(int output_sample_rate) override { sample_rate_ = output_sample_rate; }
   void OnAudio(std::string bytes) override {
     reactor_->SendAudio(std::move(bytes), format_, sample_rate_);
+  }
+  void OnTimings(const service::SegmentTimings& timings) override {
+    if (timestamps_ != v1::TIMESTAMPS_MODE_NONE) reactor_->SendTimestamps(timings, timestamps_);
   }
   void OnComplete(const absl::Status& status, const service::SynthesisSummary& summary) override {
     reactor_->Complete(status, summary);
@@ -92,6 +101,7 @@ class StreamSink final : public service::SynthesisSink {
  private:
   StreamSynthesis* const reactor_;  // valid until Complete finishes the call
   const audio::AudioFormat format_;
+  const v1::TimestampsMode timestamps_;
   int sample_rate_ = 0;
 };
 
@@ -106,7 +116,7 @@ void StreamSynthesis::Start(const v1::SynthesizeRequest& request) {
   synthesis->text = request.text();
   synthesis->streaming = true;
   call_.Prepare(*synthesis);
-  auto sink = std::make_shared<StreamSink>(this, synthesis->format);
+  auto sink = std::make_shared<StreamSink>(this, synthesis->format, request.options().timestamps());
   absl::StatusOr<std::shared_ptr<service::SynthesisJob>> job =
       env_.service.Synthesize(*std::move(synthesis), std::move(sink));
   if (!job.ok()) return FinishWith(job.status());

@@ -24,7 +24,8 @@ class UnarySynthesis final : public ::grpc::ServerUnaryReactor {
 
   // From the sink, on a service thread, exactly once. Finish is the last touch of `this`.
   void Complete(const absl::Status& status, const service::SynthesisSummary& summary,
-                audio::AudioFormat format, int sample_rate, std::string audio);
+                audio::AudioFormat format, int sample_rate, std::string audio,
+                ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps);
 
  private:
   void OnCancel() override {
@@ -48,22 +49,30 @@ class UnarySynthesis final : public ::grpc::ServerUnaryReactor {
 // non-streaming request delivers the whole file in one OnAudio.
 class UnarySink final : public service::SynthesisSink {
  public:
-  UnarySink(UnarySynthesis* reactor, audio::AudioFormat format)
-      : reactor_(reactor), format_(format) {}
+  UnarySink(UnarySynthesis* reactor, audio::AudioFormat format, v1::TimestampsMode timestamps)
+      : reactor_(reactor), format_(format), timestamps_(timestamps) {}
 
   void OnStart(int output_sample_rate) override { sample_rate_ = output_sample_rate; }
   void OnAudio(std::string bytes) override { audio_ += bytes; }
+  void OnTimings(const service::SegmentTimings& timings) override {
+    if (timestamps_ != v1::TIMESTAMPS_MODE_NONE) {
+      FillTimestamps(timings, timestamps_, timestamps_out_.Add());
+    }
+  }
   void OnComplete(const absl::Status& status, const service::SynthesisSummary& summary) override {
     int rate = sample_rate_ > 0 ? sample_rate_ : summary.output_sample_rate;
-    reactor_->Complete(status, summary, format_, rate, std::move(audio_));
+    reactor_->Complete(status, summary, format_, rate, std::move(audio_),
+                       std::move(timestamps_out_));
   }
   size_t BufferedBytes() const override { return 0; }  // asked of streaming requests only
 
  private:
   UnarySynthesis* const reactor_;  // valid until Complete finishes the call
   const audio::AudioFormat format_;
+  const v1::TimestampsMode timestamps_;
   int sample_rate_ = 0;
   std::string audio_;
+  ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps_out_;
 };
 
 void UnarySynthesis::Start(const v1::SynthesizeRequest& request) {
@@ -76,16 +85,19 @@ void UnarySynthesis::Start(const v1::SynthesizeRequest& request) {
   if (!synthesis.ok()) return FinishWith(env_.service.RejectUnparsed(synthesis.status()));
   synthesis->text = request.text();
   call_.Prepare(*synthesis);
-  auto sink = std::make_shared<UnarySink>(this, synthesis->format);
+  auto sink = std::make_shared<UnarySink>(this, synthesis->format, request.options().timestamps());
   absl::StatusOr<std::shared_ptr<service::SynthesisJob>> job =
       env_.service.Synthesize(*std::move(synthesis), std::move(sink));
   if (!job.ok()) return FinishWith(job.status());
   job_ = *std::move(job);
 }
 
-void UnarySynthesis::Complete(const absl::Status& status, const service::SynthesisSummary& summary,
-                              audio::AudioFormat format, int sample_rate, std::string audio) {
+void UnarySynthesis::Complete(
+    const absl::Status& status, const service::SynthesisSummary& summary, audio::AudioFormat format,
+    int sample_rate, std::string audio,
+    ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps) {
   if (status.ok()) {
+    *response_->mutable_timestamps() = std::move(timestamps);
     response_->set_audio(std::move(audio));
     response_->set_format(ToProtoFormat(format));
     response_->set_sample_rate(sample_rate);

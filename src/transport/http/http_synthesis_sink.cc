@@ -12,11 +12,31 @@ std::string SseEvent(const nlohmann::json& data) { return "data: " + data.dump()
 }  // namespace
 
 HttpSynthesisSink::HttpSynthesisSink(std::shared_ptr<HttpExchange> exchange, StreamMode mode,
-                                     audio::AudioFormat format, auth::Admission admission)
+                                     audio::AudioFormat format, auth::Admission admission,
+                                     TimestampsMode timestamps)
     : exchange_(std::move(exchange)),
       mode_(mode),
       format_(format),
-      admission_(std::move(admission)) {}
+      admission_(std::move(admission)),
+      timestamps_(timestamps) {}
+
+void HttpSynthesisSink::OnTimings(const service::SegmentTimings& timings) {
+  if (timestamps_ == TimestampsMode::kNone) return;
+  switch (mode_) {
+    case StreamMode::kNone:
+      timings_.push_back(timings);
+      return;
+    case StreamMode::kAudio:
+      return;  // refused by the parser: raw audio has no room for them
+    case StreamMode::kSse:
+      StartIfNeeded();
+      exchange_->WriteStream(SseEvent({{"type", "speech.audio.timestamps"},
+                                       {"segment", timings.segment},
+                                       {"timings", TimingsKindName(timings.kind)},
+                                       {"timestamps", TimestampEntries(timings, timestamps_)}}));
+      return;
+  }
+}
 
 HttpResponse HttpSynthesisSink::Head() const {
   HttpResponse head;
@@ -82,7 +102,19 @@ void HttpSynthesisSink::OnComplete(const absl::Status& status,
   switch (mode_) {
     case StreamMode::kNone: {
       HttpResponse response = Head();
-      response.body = std::move(body_);
+      if (timestamps_ == TimestampsMode::kNone) {
+        response.body = std::move(body_);
+      } else {
+        // Kokoro-FastAPI's captioned speech: the file in base64 beside its timings.
+        response.SetHeader("Content-Type", "application/json");
+        response.body = nlohmann::json{{"audio", absl::Base64Escape(body_)},
+                                       {"audio_format", std::string(audio::FormatName(format_))},
+                                       {"sample_rate", output_sample_rate_},
+                                       {"audio_seconds", summary.audio_seconds},
+                                       {"timings", CombinedTimingsKind(timings_)},
+                                       {"timestamps", TimestampEntries(timings_, timestamps_)}}
+                            .dump();
+      }
       exchange_->Respond(std::move(response));
       return;
     }

@@ -26,7 +26,7 @@ void HandleSpeech(service::TtsService& service, const auth::Authenticator* authe
     admission = std::move(*admitted);
   }
   auto sink = std::make_shared<HttpSynthesisSink>(exchange, parsed->stream, request.format,
-                                                  std::move(admission));
+                                                  std::move(admission), parsed->timestamps);
   auto job = service.Synthesize(std::move(request), sink);
   if (!job.ok()) return exchange->Respond(ErrorResponse(job.status()));
 

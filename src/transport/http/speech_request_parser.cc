@@ -138,6 +138,14 @@ absl::Status ReadOpenAiVoice(const json& body, std::string* voice) {
   return absl::OkStatus();
 }
 
+absl::Status ReadTimestamps(const json& body, ParsedSpeechRequest* parsed) {
+  auto found = body.find("timestamps");
+  auto mode = ParseTimestampsMode(found == body.end() ? nullptr : &*found);
+  if (!mode.ok()) return mode.status();
+  parsed->timestamps = *mode;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& request) {
@@ -152,7 +160,7 @@ absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& 
         ReadOpenAiVoice(*body, &synthesis.voice), ReadFormat(*body, "mp3", &synthesis),
         ReadNumber(*body, "speed", &synthesis.speed),
         ReadString(*body, "instructions", &synthesis.instructions), ReadTimeout(*body, &synthesis),
-        ReadSampleRate(*body, &synthesis)}) {
+        ReadSampleRate(*body, &synthesis), ReadTimestamps(*body, &parsed)}) {
     if (!status.ok()) return status;
   }
   if (text::CountCodePoints(synthesis.instructions) > kMaxInstructionsChars) {
@@ -170,6 +178,12 @@ absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& 
     return core::InvalidArgument("stream_format must be \"audio\" or \"sse\"", "stream_format",
                                  "invalid_stream_format");
   }
+  if (parsed.stream == StreamMode::kAudio && parsed.timestamps != TimestampsMode::kNone) {
+    return core::InvalidArgument(
+        "timestamps cannot travel in a raw audio stream: use stream_format \"sse\" or no "
+        "stream_format (a JSON body with the audio and its timestamps)",
+        "timestamps", "invalid_timestamps");
+  }
   synthesis.streaming = parsed.stream != StreamMode::kNone;
   return parsed;
 }
@@ -184,13 +198,18 @@ absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& re
        {ReadRequiredString(*body, "text", &synthesis.text),
         ReadString(*body, "voice", &synthesis.voice), ReadString(*body, "model", &synthesis.model),
         ReadFormat(*body, "wav", &synthesis), ReadNumber(*body, "speed", &synthesis.speed),
-        ReadTimeout(*body, &synthesis), ReadSampleRate(*body, &synthesis)}) {
+        ReadTimeout(*body, &synthesis), ReadSampleRate(*body, &synthesis),
+        ReadTimestamps(*body, &parsed)}) {
     if (!status.ok()) return status;
   }
   auto stream = body->find("stream");
   if (stream != body->end() && !stream->is_null()) {
     if (!stream->is_boolean()) return WrongType("stream", "a boolean");
-    if (stream->get<bool>()) parsed.stream = StreamMode::kAudio;
+    // A raw audio stream has no room for timings: with timestamps the stream is SSE.
+    if (stream->get<bool>()) {
+      parsed.stream =
+          parsed.timestamps == TimestampsMode::kNone ? StreamMode::kAudio : StreamMode::kSse;
+    }
   }
   synthesis.streaming = parsed.stream != StreamMode::kNone;
   return parsed;

@@ -5,6 +5,7 @@
 #include "absl/status/statusor.h"
 #include "service/synthesis_request.h"
 #include "transport/http/http_message.h"
+#include "transport/http/timestamps_json.h"
 
 namespace voxserve::transport::http {
 
@@ -13,15 +14,18 @@ enum class StreamMode { kNone, kAudio, kSse };
 struct ParsedSpeechRequest {
   service::SynthesisRequest synthesis;
   StreamMode stream = StreamMode::kNone;
+  // "timestamps" (docs/timings.md): a whole file becomes a JSON body {audio, timestamps}; SSE
+  // gets a speech.audio.timestamps event after each sentence's audio.
+  TimestampsMode timestamps = TimestampsMode::kNone;
 };
 
 // POST /v1/audio/speech: {model, input, voice (string or {"id"}), response_format="mp3",
 // speed=1.0, instructions, stream_format ("audio" | "sse"), timeout_ms and sample_rate
-// (voxserve extensions)}.
+// and timestamps (voxserve extensions)}.
 absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& request);
 
 // POST /v1/synthesize and /tts: {text, voice, speed, model, response_format="wav", stream,
-// timeout_ms, sample_rate}.
+// timeout_ms, sample_rate, timestamps}; stream + timestamps streams SSE.
 absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& request);
 
 }  // namespace voxserve::transport::http

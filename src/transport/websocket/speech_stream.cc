@@ -55,6 +55,7 @@ absl::Status SpeechStream::Configure(std::string_view message) {
   options.request.speed = config->speed;
   options.request.instructions = std::move(config->instructions);
   options.request.timeout = config->timeout;
+  timestamps_ = config->timestamps;
   options.request.allowed_models = caller_.auth.allowed_models;
   options.request.context.request_id = caller_.request_id;
   options.started_at = caller_.started_at;
@@ -102,7 +103,7 @@ size_t SpeechStream::QueuedAudioBytes() const { return output_.QueuedAudioBytes(
 
 void SpeechStream::OnSentenceDone(const service::SentenceReport& report) {
   if (ended_ || closing_) return;
-  SendEvent(SegmentDoneEvent(report), "segment_done");
+  SendEvent(SegmentDoneEvent(report, timestamps_), "segment_done");
 }
 
 void SpeechStream::OnEnd(const service::SessionEnd& end) {

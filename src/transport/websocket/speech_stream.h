@@ -67,6 +67,7 @@ class SpeechStream final : public StreamProtocol, private service::SpeechSession
   StreamCaller caller_;
 
   std::unique_ptr<service::SpeechSession> session_;  // from the config message on
+  http::TimestampsMode timestamps_ = http::TimestampsMode::kNone;  // from the config message
   bool input_closed_ = false;  // {"close": true} was taken
   bool draining_ = false;
   bool closing_ = false;  // the server has started the close

@@ -102,7 +102,7 @@ bool HasTextFields(const json& message) {
 // "voice" (a config of {"speed": 2} alone is as much a repeat as one with a voice).
 bool HasConfigFields(const json& message) {
   for (const char* name :
-       {"model", "voice", "response_format", "speed", "instructions", "timeout_ms"}) {
+       {"model", "voice", "response_format", "speed", "instructions", "timeout_ms", "timestamps"}) {
     if (message.contains(name)) return true;
   }
   return false;
@@ -142,6 +142,10 @@ absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
         ReadTimeout(*message, &config.timeout)}) {
     if (!status.ok()) return status;
   }
+  absl::StatusOr<http::TimestampsMode> timestamps =
+      http::ParseTimestampsMode(Field(*message, "timestamps"));
+  if (!timestamps.ok()) return timestamps.status();
+  config.timestamps = *timestamps;
   return config;
 }
 
@@ -191,14 +195,20 @@ std::string ReadyEvent(std::string_view request_id, audio::AudioFormat format) {
                {"response_format", std::string(audio::FormatName(format))}});
 }
 
-std::string SegmentDoneEvent(const service::SentenceReport& report) {
-  return Dump({{"type", "segment_done"},
-               {"index", report.index},
-               {"text", report.text},
-               {"audio_bytes", report.audio_bytes},
-               {"sample_rate", report.sample_rate},
-               {"usage", UsageJson(report.summary)},
-               {"timings", TimingsJson(report.summary)}});
+std::string SegmentDoneEvent(const service::SentenceReport& report,
+                             http::TimestampsMode timestamps) {
+  Event event = {{"type", "segment_done"},
+                 {"index", report.index},
+                 {"text", report.text},
+                 {"audio_bytes", report.audio_bytes},
+                 {"sample_rate", report.sample_rate},
+                 {"usage", UsageJson(report.summary)},
+                 {"timings", TimingsJson(report.summary)}};
+  if (timestamps != http::TimestampsMode::kNone) {
+    event["timestamps"] = http::TimestampEntries(report.timings, timestamps);
+    event["timestamps_kind"] = http::CombinedTimingsKind(report.timings);
+  }
+  return Dump(event);
 }
 
 std::string DoneEvent(const service::SynthesisSummary& totals) {

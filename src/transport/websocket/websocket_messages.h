@@ -13,11 +13,13 @@
 #include "absl/status/statusor.h"
 #include "audio/audio_format.h"
 #include "service/synthesis_request.h"
+#include "transport/http/timestamps_json.h"
 
 namespace voxserve::transport::websocket {
 
 // The first message: {"model", "voice" (a name or {"id"}), "response_format" (default "pcm"),
-// "speed", "instructions", "timeout_ms"}; every field is optional. Types are checked here,
+// "speed", "instructions", "timeout_ms", "timestamps" ("word" | "char", docs/timings.md)}; every
+// field is optional. Types are checked here,
 // ranges by the service (service::CheckRequestOptions), as for every transport.
 struct StreamConfig {
   std::string model;  // empty: the default model
@@ -26,6 +28,7 @@ struct StreamConfig {
   double speed = 1.0;
   std::string instructions;
   std::optional<std::chrono::milliseconds> timeout;  // per sentence, from when it is complete
+  http::TimestampsMode timestamps = http::TimestampsMode::kNone;  // on each segment_done
 };
 
 // Every later message: {"text": "..."}, {"flush": true}, {"close": true}, or several at once
@@ -59,8 +62,11 @@ CloseCode CloseCodeFor(const absl::Status& status);
 std::string ReadyEvent(std::string_view request_id, audio::AudioFormat format);
 
 // One sentence's audio has been sent: {"type": "segment_done", "index", "text", "audio_bytes",
-// "sample_rate", "usage": {...}, "timings": {...}}.
-std::string SegmentDoneEvent(const service::SentenceReport& report);
+// "sample_rate", "usage": {...}, "timings": {...}}; with `timestamps` also "timestamps": [...]
+// (its words or characters, in the stream's audio) and "timestamps_kind" ("exact" |
+// "estimated"). ("timings" is the latency figures, older than word timings.)
+std::string SegmentDoneEvent(const service::SentenceReport& report,
+                             http::TimestampsMode timestamps = http::TimestampsMode::kNone);
 
 // After `close`: {"type": "done", "model", "voice", "usage": {...}, "timings": {...}} with the
 // totals of every sentence; timings count from the upgrade.

@@ -25,6 +25,19 @@ TEST(TimeStretchTest, HalfSpeedDoublesTheDuration) {
   EXPECT_NEAR(slow->DurationSeconds(), 2.0, 2.0 * 0.05);
 }
 
+TEST(TimeStretchTest, WordTimesStretchWithTheAudio) {
+  PcmAudio tone = Tone(1.0);
+  tone.timings = TimingsKind::kExact;
+  tone.words = {{0, 3, 0.0, 0.4}, {4, 7, 0.5, 1.0}};
+  absl::StatusOr<PcmAudio> slow = TimeStretch(tone, 0.5);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_EQ(slow->timings, TimingsKind::kExact);
+  ASSERT_EQ(slow->words.size(), 2u);
+  EXPECT_EQ(slow->words[1].text_begin, 4u);
+  EXPECT_NEAR(slow->words[1].start_s, 1.0, 0.05);
+  EXPECT_DOUBLE_EQ(slow->words[1].end_s, slow->DurationSeconds());  // still the audio's end
+}
+
 TEST(TimeStretchTest, DoubleSpeedHalvesTheDuration) {
   absl::StatusOr<PcmAudio> fast = TimeStretch(Tone(1.0), 2.0);
   ASSERT_TRUE(fast.ok()) << fast.status();

@@ -65,8 +65,9 @@ TEST(WorkerProtocolTest, BadMagicIsRejected) {
 
 TEST(WorkerProtocolTest, OtherVersionIsRejected) {
   std::string header = Header(FrameType::kPing, 0);
-  Poke<uint16_t>(header, 4, 2);
-  EXPECT_THAT(DecodeHeader(header).status().message(), HasSubstr("protocol version 2"));
+  Poke<uint16_t>(header, 4, kVersion + 1);
+  EXPECT_THAT(DecodeHeader(header).status().message(),
+              HasSubstr("protocol version " + std::to_string(kVersion + 1)));
 }
 
 TEST(WorkerProtocolTest, UnknownTypeIsRejected) {
@@ -139,10 +140,54 @@ TEST(WorkerProtocolTest, ResultsRoundTripSamplesExactly) {
   EXPECT_EQ((*decoded)[1].status().message(), "no such voice");
 }
 
+TEST(WorkerProtocolTest, ResultsCarryTheirWordTimings) {
+  audio::PcmAudio pcm;
+  pcm.sample_rate = 22050;
+  pcm.samples.assign(10, 0.1f);
+  pcm.timings = audio::TimingsKind::kExact;
+  pcm.words = {{0, 5, 0.0, 0.25}, {6, 11, 0.3, 0.5}};
+  auto decoded = DecodeResults(EncodeResults({pcm}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_TRUE((*decoded)[0].ok());
+  EXPECT_EQ((*decoded)[0]->timings, audio::TimingsKind::kExact);
+  ASSERT_EQ((*decoded)[0]->words.size(), 2u);
+  EXPECT_EQ((*decoded)[0]->words[1].text_begin, 6u);
+  EXPECT_EQ((*decoded)[0]->words[1].text_end, 11u);
+  EXPECT_DOUBLE_EQ((*decoded)[0]->words[1].start_s, 0.3);
+  EXPECT_DOUBLE_EQ((*decoded)[0]->words[1].end_s, 0.5);
+}
+
+TEST(WorkerProtocolTest, StepChunksCarryTheirWordTimings) {
+  engine::SequenceStep step;
+  step.id = 7;
+  step.chunk.sample_rate = 24000;
+  step.chunk.samples.assign(3, 0.2f);
+  step.chunk.timings = audio::TimingsKind::kEstimated;
+  step.chunk.words = {{2, 4, 0.1, 0.2}};
+  step.end = absl::OkStatus();
+  auto decoded = DecodeSteps(EncodeSteps({step}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_EQ(decoded->size(), 1u);
+  EXPECT_EQ((*decoded)[0].chunk.timings, audio::TimingsKind::kEstimated);
+  ASSERT_EQ((*decoded)[0].chunk.words.size(), 1u);
+  EXPECT_EQ((*decoded)[0].chunk.words[0].text_end, 4u);
+}
+
+TEST(WorkerProtocolTest, UnknownTimingsKindIsRejected) {
+  audio::PcmAudio pcm;
+  pcm.sample_rate = 24000;
+  pcm.samples.assign(1, 0.1f);
+  std::string payload = EncodeResults({pcm});
+  Poke<uint32_t>(payload, 16 + sizeof(float), 9);  // the timings kind, after the one sample
+  EXPECT_THAT(DecodeResults(payload).status().message(), HasSubstr("timings"));
+}
+
 TEST(WorkerProtocolTest, EveryTruncationOfResultsIsAnError) {
   audio::PcmAudio pcm;
   pcm.sample_rate = 24000;
   pcm.samples.assign(5, 0.1f);
+  pcm.timings = audio::TimingsKind::kExact;
+  pcm.words = {{0, 2, 0.0, 0.1}};
   std::string payload = EncodeResults({pcm, absl::InternalError("x")});
   for (size_t size = 0; size < payload.size(); ++size) {
     auto decoded = DecodeResults(std::string_view(payload).substr(0, size));

@@ -29,6 +29,11 @@ class RecordingSink : public SynthesisSink {
     chunks_.push_back(std::move(bytes));
     changed_.notify_all();
   }
+  void OnTimings(const SegmentTimings& timings) override {
+    std::lock_guard lock(mutex_);
+    timings_.push_back(timings);
+    timings_after_chunks_.push_back(chunks_.size());
+  }
   void OnComplete(const absl::Status& status, const SynthesisSummary& summary) override {
     std::lock_guard lock(mutex_);
     status_ = status;
@@ -51,6 +56,15 @@ class RecordingSink : public SynthesisSink {
   int completions() const { std::lock_guard lock(mutex_); return completions_; }
   int start_rate() const { std::lock_guard lock(mutex_); return start_rate_; }
   std::vector<std::string> chunks() const { std::lock_guard lock(mutex_); return chunks_; }
+  std::vector<SegmentTimings> timings() const {
+    std::lock_guard lock(mutex_);
+    return timings_;
+  }
+  // How many OnAudio calls had come before each OnTimings.
+  std::vector<size_t> timings_after_chunks() const {
+    std::lock_guard lock(mutex_);
+    return timings_after_chunks_;
+  }
   std::string bytes() const {
     std::lock_guard lock(mutex_);
     std::string all;
@@ -64,6 +78,8 @@ class RecordingSink : public SynthesisSink {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::string> chunks_;
+  std::vector<SegmentTimings> timings_;
+  std::vector<size_t> timings_after_chunks_;
   absl::Status status_;
   SynthesisSummary summary_;
   int completions_ = 0;

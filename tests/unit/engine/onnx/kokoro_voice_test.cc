@@ -147,3 +147,33 @@ TEST(KokoroVoiceTest, FactoryNeedsModelAndVoices) {
 
 }  // namespace
 }  // namespace voxserve::engine::onnx
+
+namespace voxserve::engine::onnx {
+namespace {
+
+TEST(KokoroVoiceTimingsTest, TheDurationOutputGivesExactWordTimingsInFrames) {
+  auto voice = Load("models/kokoro-v1.0.onnx", "models/voices-v1.0.bin");
+  ASSERT_TRUE(voice);
+  const std::string text = "Hello brave world.";
+  audio::PcmAudio pcm = SynthesizeOk(*voice, text, "af_test");
+  EXPECT_EQ(pcm.timings, TimingsKind::kExact);
+  ASSERT_EQ(pcm.words.size(), 3u);
+  for (const WordTiming& word : pcm.words) {
+    double start_frames = word.start_s * kKokoroSampleRate / testing::kKokoroFrame;
+    EXPECT_NEAR(start_frames, std::round(start_frames), 1e-6);
+  }
+  EXPECT_LE(pcm.words[2].end_s, pcm.DurationSeconds() + 1e-9);
+  EXPECT_GT(pcm.words[1].start_s, pcm.words[0].end_s);  // the space token between them
+}
+
+TEST(KokoroVoiceTimingsTest, WithoutADurationOutputWordsAreEstimated) {
+  auto voice = Load("kokoro_alt/model.onnx", "kokoro_alt/voices");
+  ASSERT_TRUE(voice);
+  audio::PcmAudio pcm = SynthesizeOk(*voice, "Hello brave world.", "af_test");
+  EXPECT_EQ(pcm.timings, TimingsKind::kEstimated);
+  ASSERT_EQ(pcm.words.size(), 3u);
+  EXPECT_LE(pcm.words[2].end_s, pcm.DurationSeconds() + 1e-9);
+}
+
+}  // namespace
+}  // namespace voxserve::engine::onnx

@@ -234,3 +234,46 @@ TEST(PiperVoiceTest, FactoryBuildsPiperFromOptionsAndRejectsUnknownOnes) {
 
 }  // namespace
 }  // namespace voxserve::engine::onnx
+
+namespace voxserve::engine::onnx {
+namespace {
+
+// Word timings: exact from the alignment output's frames (the "batch" graph has it), estimated
+// by phoneme counts without it.
+TEST(PiperVoiceTimingsTest, TheDurationsOutputGivesExactWordTimingsFromItsFrames) {
+  auto voice = Load("batch/en_US-batch-medium.onnx", "voice");
+  ASSERT_TRUE(voice);
+  const std::string text = "Hello brave world.";
+  audio::PcmAudio pcm = SynthesizeOk(*voice, text, "voice");
+  EXPECT_EQ(pcm.timings, TimingsKind::kExact);
+  ASSERT_EQ(pcm.words.size(), 3u);
+  EXPECT_EQ(text.substr(pcm.words[2].text_begin, pcm.words[2].text_end - pcm.words[2].text_begin),
+            "world");
+  // The graph's frames are whole numbers of hops: every boundary falls on one.
+  for (const WordTiming& word : pcm.words) {
+    double start_hops = word.start_s * testing::kPiperRate / testing::kPiperHop;
+    EXPECT_NEAR(start_hops, std::round(start_hops), 1e-6);
+    EXPECT_LT(word.start_s, word.end_s);
+  }
+  EXPECT_LE(pcm.words[2].end_s, pcm.DurationSeconds() - 0.2 + 1e-9);  // before the silence
+  audio::PcmAudio slow = SynthesizeOk(*voice, text, "voice", 0.5);
+  ASSERT_EQ(slow.words.size(), 3u);
+  EXPECT_NEAR(slow.words[2].start_s, 2 * pcm.words[2].start_s, 0.05);
+}
+
+TEST(PiperVoiceTimingsTest, WithoutDurationsWordsAreEstimatedFromPhonemeCounts) {
+  auto voice = Load("models/en_US-test-medium.onnx", "voice");
+  ASSERT_TRUE(voice);
+  audio::PcmAudio pcm = SynthesizeOk(*voice, "Hello brave world. Second sentence.", "voice");
+  EXPECT_EQ(pcm.timings, TimingsKind::kEstimated);
+  ASSERT_EQ(pcm.words.size(), 5u);
+  for (size_t i = 1; i < pcm.words.size(); ++i) {
+    EXPECT_GE(pcm.words[i].start_s, pcm.words[i - 1].end_s);
+  }
+  // The second sentence starts after the first one's 0.2 s of silence.
+  EXPECT_GE(pcm.words[3].start_s - pcm.words[2].end_s, 0.2);
+  EXPECT_LE(pcm.words[4].end_s, pcm.DurationSeconds());
+}
+
+}  // namespace
+}  // namespace voxserve::engine::onnx
