@@ -272,7 +272,7 @@ def test_onnx_word_timings_are_exact_with_duration_outputs_and_estimated_without
     response = speak(timings_server, voice, TIMED_TEXT, model=model, timestamps="word")
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["timings"] == kind
+    assert body["timestamps_kind"] == kind
     words = body["timestamps"]
     assert [w["word"] for w in words] == TIMED_TEXT.replace(".", "").split()
     starts = [w["start_time"] for w in words]

@@ -39,7 +39,7 @@ def captioned(server, **fields):
 
 def test_espeak_words_are_exact_increasing_inside_the_audio_and_one_per_word(server):
     body, audio = captioned(server)
-    assert body["timings"] == "exact"
+    assert body["timestamps_kind"] == "exact"
     words = body["timestamps"]
     assert [w["word"] for w in words] == TWO_SENTENCES.replace(".", "").split()
     assert len(words) == ALL_WORDS
@@ -133,7 +133,7 @@ def test_sse_sends_each_sentences_words_after_its_audio(server):
                             if e["type"] == "speech.audio.delta")
     first_seconds = len(audio_before) / 2 / 24000
     assert [e["segment"] for e in stamps] == [0, 1]
-    assert all(e["timings"] == "exact" for e in stamps)
+    assert all(e["timestamps_kind"] == "exact" for e in stamps)
     assert len(stamps[0]["timestamps"]) == FIRST_WORDS
     assert stamps[0]["timestamps"][-1]["end_time"] <= first_seconds + 0.002
     assert stamps[1]["timestamps"][0]["start_time"] >= first_seconds - 0.002
@@ -203,5 +203,5 @@ def test_worker_processes_carry_the_timings(make_server, tmp_path):
                       "    scheduling:\n      isolation: process\n      instances: 1\n")
     workers = make_server("--config", str(config))
     body, _ = captioned(workers)
-    assert body["timings"] == "exact"
+    assert body["timestamps_kind"] == "exact"
     assert [w["word"] for w in body["timestamps"]] == TWO_SENTENCES.replace(".", "").split()

@@ -32,7 +32,7 @@ void HttpSynthesisSink::OnTimings(const service::SegmentTimings& timings) {
       StartIfNeeded();
       exchange_->WriteStream(SseEvent({{"type", "speech.audio.timestamps"},
                                        {"segment", timings.segment},
-                                       {"timings", TimingsKindName(timings.kind)},
+                                       {"timestamps_kind", TimingsKindName(timings.kind)},
                                        {"timestamps", TimestampEntries(timings, timestamps_)}}));
       return;
   }
@@ -111,7 +111,7 @@ void HttpSynthesisSink::OnComplete(const absl::Status& status,
                                        {"audio_format", std::string(audio::FormatName(format_))},
                                        {"sample_rate", output_sample_rate_},
                                        {"audio_seconds", summary.audio_seconds},
-                                       {"timings", CombinedTimingsKind(timings_)},
+                                       {"timestamps_kind", CombinedTimingsKind(timings_)},
                                        {"timestamps", TimestampEntries(timings_, timestamps_)}}
                             .dump();
       }
