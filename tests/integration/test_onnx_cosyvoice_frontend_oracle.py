@@ -231,3 +231,32 @@ def test_the_onnxruntime_standin_reproduces_the_graphs_torch_modules(ref, bundle
     np.testing.assert_array_equal(tokens.reshape(-1), golden("speech_tokenizer", "tokens.npy"))
     with pytest.raises(NotImplementedError, match="operators"):
         onnxruntime.InferenceSession(os.path.join(bundle, "hift_decoder.onnx"))
+
+
+def test_the_bundles_frontend_graphs_are_those_of_the_real_size_bundle(ref, bundle):
+    """Why the tiny bundle stands for the real-dimension one here: export.py builds the CAM++ and
+    speech-tokenizer stand-ins from the seed alone (export.py: torch.manual_seed(seed + 1), then
+    prompt_standins' fixed-size modules), never from --size, so `--size real` writes the same
+    two graphs. Checked by running the bundle's files against freshly seeded modules."""
+    import json
+    import sys
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools",
+                                    "cosyvoice_export"))
+    import prompt_standins
+    upstream_frontend.make_frontend(ref, bundle)
+    import onnxruntime
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        seed = json.load(f)["source"]["seed"]
+    torch.manual_seed(seed + 1)
+    campplus, tokenizer = prompt_standins.CampplusStandin(), prompt_standins.SpeechTokenizerStandin()
+    fbank, logmel = torch.randn(1, 150, 80), torch.randn(1, 128, 300)
+    with torch.no_grad():
+        want_embedding = campplus(fbank).numpy()
+        want_tokens = tokenizer(logmel, torch.tensor([300], dtype=torch.int32)).numpy()
+    got = onnxruntime.InferenceSession(os.path.join(bundle, "campplus.onnx")).run(
+        None, {"input": fbank.numpy()})[0]
+    np.testing.assert_allclose(got, want_embedding, atol=1e-5)
+    got = onnxruntime.InferenceSession(os.path.join(bundle, "speech_tokenizer_v2.onnx")).run(
+        None, {"feats": logmel.numpy(), "feats_length": np.array([300], np.int32)})[0]
+    np.testing.assert_array_equal(got, want_tokens)
