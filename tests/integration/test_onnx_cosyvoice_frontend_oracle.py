@@ -21,7 +21,6 @@ neither resamples audio already at the target rate (file_utils.py:47, audio::Res
   22k: both branches resampled on both sides -> the bounds a user's upload gets;
   16k-stereo: as 16k, with two different channels (both sides average them).
 """
-import io
 import os
 import subprocess
 
