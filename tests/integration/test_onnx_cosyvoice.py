@@ -15,6 +15,8 @@ import sys
 import pytest
 import requests
 
+from voice_file import stored_tensors
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXPORT = os.path.join(ROOT, "tools", "cosyvoice_export", "export.py")
 
@@ -137,22 +139,6 @@ def test_export_from_a_model_directory_copies_upstream_graphs_and_verifies(voxse
     assert "llm.decode/1" in verified.stdout and " 0 failed" in verified.stdout
 
 
-def stored_tensors(voices_dir, voice_id):
-    """The tensors of a stored voice file (docs/voice-cloning.md: header, JSON, data)."""
-    import numpy as np
-    import struct
-    raw = (voices_dir / (voice_id + ".voice")).read_bytes()
-    _, _, meta_len, _, _ = struct.unpack("<8sIIQI", raw[:28])
-    meta = json.loads(raw[28:28 + meta_len])
-    data = raw[28 + meta_len:]
-    out = {}
-    for t in meta["tensors"]:
-        chunk = data[t["offset"]:t["offset"] + t["bytes"]]
-        out[t["name"]] = np.frombuffer(chunk, dtype="<f4" if t["dtype"] == "f32" else "<i4"
-                                       ).reshape(t["shape"])
-    return meta, out
-
-
 def test_voice_cloning_runs_the_cosyvoice_frontend_through_rest_and_grpc(make_server, bundle,
                                                                        tmp_path):
     """The real cloner: the prompt decoded, resampled, its features and both ONNX graphs run,
@@ -181,8 +167,11 @@ def test_voice_cloning_runs_the_cosyvoice_frontend_through_rest_and_grpc(make_se
     assert ((tokens >= 0) & (tokens < 6561)).all()
     golden_ids = np.load(os.path.join(bundle, "goldens", "text.tokens", "prompt", "ids.npy"))
     assert list(tensors["transcript_tokens"]) == list(golden_ids)
-    # The speaker embedding of the same recording as upstream's path computes it (the goldens):
-    # not bit-equal, as soxr and torchaudio resample differently, but the same direction.
+    # The speaker embedding of the same recording as the export tool's goldens compute it
+    # (tools/cosyvoice_export/features.py, our torch re-implementation of upstream's feature
+    # steps, then the CAM++ stand-in in torch): not bit-equal, as soxr and torchaudio resample
+    # differently, but the same direction. Upstream's frontend.py itself is the oracle of
+    # test_onnx_cosyvoice_frontend_oracle.py.
     golden = np.load(os.path.join(bundle, "goldens", "campplus", "embedding.npy")).reshape(-1)
     found = tensors["speaker_embedding"]
     cosine = float(found @ golden / (np.linalg.norm(found) * np.linalg.norm(golden)))

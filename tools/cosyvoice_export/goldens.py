@@ -1,6 +1,8 @@
 """Per-stage golden tensors: the inputs and outputs of each pipeline stage for one prompt recording
-and two short texts, computed with upstream's own modules (frontend features as upstream computes
-them, LLM through upstream's Qwen2LM/Qwen2Encoder on the Qwen2 stand-in, flow and HiFT as is).
+and two short texts. The frontend features come from features.py (our torch re-implementation of
+upstream's feature steps, not upstream's frontend.py: that one is the oracle of
+tests/integration/test_onnx_cosyvoice_frontend_oracle.py); the LLM runs through upstream's
+Qwen2LM/Qwen2Encoder on the Qwen2 stand-in, flow and HiFT are upstream's modules as is.
 Written as goldens/<stage>/<tensor>.npy plus goldens/index.json (docs/cosyvoice-bundle.md)."""
 import json
 import os

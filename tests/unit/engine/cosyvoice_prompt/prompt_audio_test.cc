@@ -162,9 +162,11 @@ TEST(PromptAudioTest, RefusesUndecodableUploadsSayingItIsThePrompt) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// The three features with CosyVoice's parameters against upstream's calls (frontend.py:98, 110,
-// 122 with cosyvoice2.yaml's feat_extractor) on the same 16 and 24 kHz samples; the bounds are
-// those features_test.cc justifies.
+// The three features with the parameters of upstream's calls (frontend.py:98, 110, 122 with
+// cosyvoice2.yaml's feat_extractor) against the feature oracles on the same 16 and 24 kHz samples
+// (make_feature_oracles.py: torchaudio's kaldi.fbank as upstream calls it, Whisper's and Matcha's
+// steps replayed in torch); the bounds are those features_test.cc justifies. Upstream's
+// frontend.py itself is compared in tests/integration/test_onnx_cosyvoice_frontend_oracle.py.
 TEST(PromptFeaturesTest, MatchUpstreamsFeaturesOnTheSameSamples) {
   if (auto reason = audio::testing::OraclesUnavailable()) GTEST_SKIP() << *reason;
   auto x16 = audio::testing::ReadOracle("signal_speechlike_16k");
