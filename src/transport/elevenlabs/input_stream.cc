@@ -80,13 +80,14 @@ class InputStream::Context final : public service::SpeechSession::Listener {
       std::lock_guard lock(mutex_);
       audio = std::exchange(audio_, {});
     }
-    // Offsets in the context's audio time: this sentence starts where the last one ended. The
-    // space between sentences is a character too (as in ElevenLabs' alignment), so a client
-    // that joins `chars` (LiveKit's timed words) gets the words apart.
+    // Offsets in the context's audio time: this sentence starts where the last one ended (the
+    // session places its word timings there too). The space between sentences is a character
+    // too (as in ElevenLabs' alignment), so a client that joins `chars` (LiveKit's timed words)
+    // gets the words apart. Built from the engine's word timings where it reports them.
     const std::string text = sentences_ == 0 ? report.text : " " + report.text;
     ++sentences_;
-    service::CharacterAlignment alignment =
-        service::EstimateAlignment(text, audio_seconds, report.summary.audio_seconds);
+    service::CharacterAlignment alignment = service::EstimateAlignment(
+        text, audio_seconds, report.summary.audio_seconds, report.timings);
     audio_seconds += report.summary.audio_seconds;
     owner_.audio_seconds_ += report.summary.audio_seconds;
     owner_.chars_ += report.summary.input_chars;
