@@ -4,13 +4,13 @@
 # (bench/onnx/quantize_dynamic.py), served by a real voxserve:
 #   latency per sentence, real-time factor, throughput at concurrency 1/4/16,
 #   dynamic batching off (max_batch_size 1) and on (8, 10 ms queue delay), fp32 and int8.
-# Usage: bench/onnx_bench.sh [build-dir] [seconds-per-point] [quality: medium|high] [cpu arena: false|true]
+# Usage: bench/onnx_bench.sh [build-dir] [seconds-per-point] [quality: medium|high] [cpu arena: off|on|shrink]
 # Needs: apt-get install python3-torch python3-onnx (the graphs are built once into $work).
 set -euo pipefail
 build=${1:-build}
 seconds=${2:-15}
 quality=${3:-medium}
-arena=${4:-false}  # ORT's CPU memory arena (option cpu_memory_arena; voxserve's default: false)
+arena=${4:-shrink}  # ORT's CPU memory arena (option cpu_memory_arena; voxserve's default: shrink)
 here=$(cd "$(dirname "$0")" && pwd)
 bin="$build/bin/voxserve"
 py=/usr/bin/python3

@@ -123,11 +123,27 @@ absl::StatusOr<Tensor> Copy(const Ort::Value& value, const std::string& name) {
   }
 }
 
+// What every Run of a session is given: with cpu_memory_arena shrink, the arenas are shrunk at
+// the end of each Run ("device:id" pairs; the CUDA arena too when that provider is in use).
+Ort::RunOptions MakeRunOptions(const OnnxSessionConfig& config) {
+  Ort::RunOptions options;
+  if (config.cpu_memory_arena == "shrink") {
+    std::string arenas = "cpu:0";
+    if (config.execution_provider == "cuda") {
+      arenas += ";gpu:" + std::to_string(config.cuda_device_id);
+    }
+    options.AddConfigEntry("memory.enable_memory_arena_shrinkage", arenas.c_str());
+  }
+  return options;
+}
+
 }  // namespace
 
 struct OnnxSession::Impl {
-  explicit Impl(Ort::Session s) : session(std::move(s)) {}
+  Impl(Ort::Session s, Ort::RunOptions options)
+      : session(std::move(s)), run_options(std::move(options)) {}
   mutable Ort::Session session;  // Run is thread-safe (see the class comment)
+  const Ort::RunOptions run_options;  // the same for every Run; only read by ORT
 };
 
 std::string_view ElementTypeName(ElementType type) {
@@ -196,7 +212,7 @@ absl::StatusOr<std::unique_ptr<OnnxSession>> OnnxSession::Create(const std::stri
     const char* spin = config.allow_spinning ? "1" : "0";
     options.AddConfigEntry("session.intra_op.allow_spinning", spin);
     options.AddConfigEntry("session.inter_op.allow_spinning", spin);
-    if (!config.cpu_memory_arena) options.DisableCpuMemArena();
+    if (config.cpu_memory_arena == "off") options.DisableCpuMemArena();
     if (config.execution_provider == "cuda") {
       if (absl::Status status = AppendCuda(config, options); !status.ok()) {
         return absl::Status(status.code(),
@@ -204,7 +220,7 @@ absl::StatusOr<std::unique_ptr<OnnxSession>> OnnxSession::Create(const std::stri
       }
     }
     Ort::Session session(OrtEnvironment(), model_path.c_str(), options);
-    auto impl = std::make_unique<Impl>(std::move(session));
+    auto impl = std::make_unique<Impl>(std::move(session), MakeRunOptions(config));
     std::unique_ptr<OnnxSession> loaded(new OnnxSession(model_path, std::move(impl)));
     loaded->inputs_ = Describe(loaded->impl_->session, true);
     loaded->outputs_ = Describe(loaded->impl_->session, false);
@@ -254,7 +270,7 @@ absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
       for (const std::string& name : output_names) out_names.push_back(name.c_str());
     }
     std::vector<Ort::Value> values =
-        impl_->session.Run(Ort::RunOptions{nullptr}, in_names.data(), in_values.data(),
+        impl_->session.Run(impl_->run_options, in_names.data(), in_values.data(),
                            in_values.size(), out_names.data(), out_names.size());
     std::vector<Tensor> outputs;
     for (size_t i = 0; i < values.size(); ++i) {

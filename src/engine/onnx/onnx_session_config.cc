@@ -44,7 +44,11 @@ absl::Status OnnxSessionConfig::Set(const std::string& key, const std::string& v
     return absl::OkStatus();
   }
   if (key == "allow_spinning") return WithKey(key, core::ParseBool(value, &allow_spinning));
-  if (key == "cpu_memory_arena") return WithKey(key, core::ParseBool(value, &cpu_memory_arena));
+  if (key == "cpu_memory_arena") {
+    // true/false as before the shrink mode existed.
+    cpu_memory_arena = value == "true" ? "on" : value == "false" ? "off" : value;
+    return absl::OkStatus();  // checked by Validate
+  }
   if (key == "execution_provider") {
     execution_provider = value;
     return absl::OkStatus();
@@ -72,6 +76,7 @@ absl::Status OnnxSessionConfig::Validate() const {
     return s;
   }
   if (auto s = OneOf("execution_provider", execution_provider, "cpu cuda"); !s.ok()) return s;
+  if (auto s = OneOf("cpu_memory_arena", cpu_memory_arena, "off on shrink"); !s.ok()) return s;
   if (auto s =
           OneOf("cudnn_conv_algo_search", cudnn_conv_algo_search, "heuristic exhaustive default");
       !s.ok()) {

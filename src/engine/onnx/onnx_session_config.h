@@ -21,9 +21,13 @@ struct OnnxSessionConfig {
   // Busy-waiting of ORT's worker threads between ops. Off by default on a server: spinning burns
   // cores that other requests (and other models) need.
   bool allow_spinning = false;
-  // ORT's CPU arena keeps the largest tensors it ever allocated; with variable-length TTS
-  // inputs that is the longest sentence ever seen. Off by default, like Piper's own C++.
-  bool cpu_memory_arena = false;
+  // ORT's CPU arena: off | on | shrink. On, it keeps the largest tensors it ever allocated; with
+  // variable-length TTS inputs that is the longest sentence ever seen (Piper's own C++ turns it
+  // off for that reason). Off, every tensor of every Run is a malloc and free. shrink (default):
+  // on, with ORT's per-Run arena shrinkage (run option memory.enable_memory_arena_shrinkage), so
+  // a Run reuses its blocks and gives them back at its end; bench/RESULTS.md has the figures.
+  // With execution_provider cuda, shrink also shrinks the device arena.
+  std::string cpu_memory_arena = "shrink";
 
   std::string execution_provider = "cpu";  // cpu | cuda
   int cuda_device_id = 0;

@@ -88,6 +88,37 @@ TEST(PiperVoiceTest, EverySentenceIsFollowedBySilence) {
                                     2 * testing::kPiperRate / 2);
 }
 
+// The arena mode changes where ORT's tensors live, never what a Run computes; each mode (and the
+// true/false spellings of before) loads, and a long sentence between two short ones leaves the
+// short ones' audio as it was.
+TEST(PiperVoiceTest, EveryArenaModeGivesTheSameAudio) {
+  auto reference = Load("models/en_US-test-medium.onnx", "voice", {{"cpu_memory_arena", "off"}});
+  ASSERT_NE(reference, nullptr);
+  const std::string long_text(400, 'a');
+  const audio::PcmAudio expected = SynthesizeOk(*reference, "Hello there.", "voice");
+  for (const char* mode : {"on", "shrink", "true", "false"}) {
+    auto voice = Load("models/en_US-test-medium.onnx", "voice", {{"cpu_memory_arena", mode}});
+    ASSERT_NE(voice, nullptr) << mode;
+    EXPECT_EQ(SynthesizeOk(*voice, "Hello there.", "voice").samples, expected.samples) << mode;
+    SynthesizeOk(*voice, long_text, "voice");
+    EXPECT_EQ(SynthesizeOk(*voice, "Hello there.", "voice").samples, expected.samples) << mode;
+  }
+}
+
+TEST(PiperVoiceTest, AnUnknownArenaModeIsRefusedByName) {
+  PiperEngineConfig config;
+  config.model_id = "voice";
+  config.model_path = ModelPath("models/en_US-test-medium.onnx");
+  ASSERT_TRUE(config.Set("cpu_memory_arena", "sometimes").ok());
+  auto voice = PiperVoice::Create(config);
+  ASSERT_FALSE(voice.ok());
+  EXPECT_EQ(voice.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(voice.status().message().find("cpu_memory_arena: 'sometimes' is not one of: off on "
+                                          "shrink"),
+            std::string::npos)
+      << voice.status();
+}
+
 TEST(PiperVoiceTest, SpeakersAreVoicesAndSelectTheSid) {
   auto voice = Load("models/en_US-multi-medium.onnx", "multi");
   ASSERT_TRUE(voice);

@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""ONNX Runtime's CPU memory arena for variable-length TTS (issue 13, item 8): the same Piper
+graph served by three voxserve processes that differ only in `cpu_memory_arena` (off | on |
+shrink), driven one request at a time, interleaved (each round sends every text to every server
+in turn), over texts from a few words to a long sentence. Prints per mode: the median latency
+and server CPU per sentence (and their ratio to `off`), and the server's peak and final resident
+memory (VmHWM, VmRSS), after the warm-up and after the run.
+
+Usage: bench/onnx_arena_bench.py [--build build] [--rounds 8] [--model PATH]
+The model defaults to bench/onnx/make_vits_graph.py's Piper-medium graph (random weights, real
+size), built into $VOXSERVE_BENCH_DIR (default /tmp/voxserve-onnx-bench) when missing.
+"""
+import argparse
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import requests
+
+HERE = pathlib.Path(__file__).resolve().parent
+MODES = ("off", "on", "shrink")
+# Short to long (3 to ~60 words): what a chat reply's sentences look like, and the one long
+# sentence that makes an arena keep its biggest blocks.
+TEXTS = [
+    "Yes, of course.",
+    "The quick brown fox jumps over the lazy dog.",
+    "Streaming speech synthesis sends each sentence as soon as it is ready, so the listener hears "
+    "the first words while the rest are still being made.",
+    "In the middle of the long afternoon, when the light had turned the colour of honey and the "
+    "wind had dropped to nothing at all, the old ferryman pushed his boat away from the landing, "
+    "looked once at the far bank, and began, slowly and without a word to anyone, to row across "
+    "the wide and quiet river towards the town.",
+    "Short again.",
+]
+
+
+def memory_kib(pid):
+    status = pathlib.Path(f"/proc/{pid}/status").read_text()
+    fields = dict(re.findall(r"^(VmHWM|VmRSS):\s+(\d+) kB", status, re.M))
+    return int(fields["VmHWM"]), int(fields["VmRSS"])
+
+
+def cpu_seconds(pid):
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    def __init__(self, binary, model, mode, workdir):
+        config = pathlib.Path(workdir) / f"arena-{mode}.yaml"
+        config.write_text(
+            "models:\n"
+            "  - id: vits\n"
+            "    engine: piper\n"
+            f"    options: {{model: {model}, cpu_memory_arena: {mode}, intra_op_threads: 1}}\n"
+            "    scheduling: {instances: 1, max_batch_size: 1}\n")
+        self.mode = mode
+        self.log = open(pathlib.Path(workdir) / f"arena-{mode}.log", "w+")
+        self.process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", "0",
+                                         "--grpc-enabled", "false", "--config", str(config)],
+                                        stdout=subprocess.DEVNULL, stderr=self.log)
+        self.url = None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and self.process.poll() is None:
+            self.log.seek(0)
+            match = re.search(r"listening on (http://[0-9.]+:\d+)", self.log.read())
+            if match:
+                try:
+                    if requests.get(match.group(1) + "/health/ready", timeout=2).ok:
+                        self.url = match.group(1)
+                        return
+                except requests.RequestException:
+                    pass
+            time.sleep(0.1)
+        self.log.seek(0)
+        self.process.kill()
+        sys.exit(f"voxserve ({mode}) did not become ready:\n{self.log.read()}")
+
+    def speak(self, text):
+        started = time.perf_counter()
+        cpu = cpu_seconds(self.process.pid)
+        response = requests.post(self.url + "/v1/audio/speech", timeout=120, json={
+            "model": "vits", "voice": "vits", "input": text, "response_format": "pcm"})
+        response.raise_for_status()
+        return time.perf_counter() - started, cpu_seconds(self.process.pid) - cpu
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--model")
+    args = parser.parse_args()
+    binary = str(pathlib.Path(args.build) / "bin" / "voxserve")
+    model = args.model
+    if not model:
+        work = pathlib.Path(os.environ.get("VOXSERVE_BENCH_DIR", "/tmp/voxserve-onnx-bench"))
+        model = str(work / "vits-medium.onnx")
+        if not os.path.exists(model):
+            work.mkdir(parents=True, exist_ok=True)
+            subprocess.run([sys.executable, str(HERE / "onnx" / "make_vits_graph.py"), "--out",
+                            str(work), "--quality", "medium"], check=True)
+    with tempfile.TemporaryDirectory() as workdir:
+        servers = []
+        try:
+            for mode in MODES:
+                servers.append(Server(binary, model, mode, workdir))
+            for server in servers:  # one pass of every text: the arenas see every length once
+                for text in TEXTS:
+                    server.speak(text)
+            warm = {s.mode: memory_kib(s.process.pid) for s in servers}
+            latency = {mode: {i: [] for i in range(len(TEXTS))} for mode in MODES}
+            cpu = {mode: [] for mode in MODES}
+            for _ in range(args.rounds):
+                for i, text in enumerate(TEXTS):
+                    for server in servers:
+                        wall, used = server.speak(text)
+                        latency[server.mode][i].append(wall)
+                        cpu[server.mode].append(used)
+            final = {s.mode: memory_kib(s.process.pid) for s in servers}
+        finally:
+            for server in servers:
+                server.stop()
+
+    print(f"machine: {os.cpu_count()} cores; date: {time.strftime('%Y-%m-%d')}; load average: "
+          f"{open('/proc/loadavg').read().split()[:3]}; model: {os.path.basename(model)}; "
+          f"{args.rounds} rounds x {len(TEXTS)} texts per mode, one request at a time, interleaved")
+    words = [len(t.split()) for t in TEXTS]
+    print("| cpu_memory_arena | " + " | ".join(f"P50 ms ({w} words)" for w in words)
+          + " | sum of P50 vs off | CPU ms/sentence | vs off | VmHWM MiB | VmRSS MiB warm -> end |")
+    print("|---" * (len(TEXTS) + 6) + "|")
+    base_sum = sum(statistics.median(latency["off"][i]) for i in range(len(TEXTS)))
+    base_cpu = statistics.mean(cpu["off"])
+    for mode in MODES:
+        p50 = [statistics.median(latency[mode][i]) for i in range(len(TEXTS))]
+        mean_cpu = statistics.mean(cpu[mode])
+        print(f"| {mode} | " + " | ".join(f"{v * 1000:.1f}" for v in p50)
+              + f" | {sum(p50) / base_sum:.3f} | {mean_cpu * 1000:.1f} | {mean_cpu / base_cpu:.3f}"
+              f" | {final[mode][0] / 1024:.0f} | {warm[mode][1] / 1024:.0f} -> "
+              f"{final[mode][1] / 1024:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
