@@ -130,7 +130,7 @@ absl::Status ServeStreamFrame(int fd, const wire::Frame& frame, StreamState& str
   } catch (const std::exception& error) {
     return absl::InternalError(std::string("engine failed: ") + error.what());
   }
-  return wire::WriteFrame(fd, wire::FrameType::kStepped, wire::EncodeSteps(steps));
+  return wire::WriteFramePieces(fd, wire::FrameType::kStepped, wire::StepsPayload(steps));
 }
 
 int Serve(int fd, engine::Engine& engine, bool test_faults) {
@@ -172,7 +172,7 @@ int Serve(int fd, engine::Engine& engine, bool test_faults) {
         results.assign(inputs.size(), absl::InternalError(std::string("engine failed: ") +
                                                           error.what()));
       }
-      sent = wire::WriteFrame(fd, wire::FrameType::kResults, wire::EncodeResults(results));
+      sent = wire::WriteFramePieces(fd, wire::FrameType::kResults, wire::ResultsPayload(results));
     } else if (stream.runner &&
                (frame->type == wire::FrameType::kBegin || frame->type == wire::FrameType::kStep ||
                 frame->type == wire::FrameType::kRelease)) {
