@@ -351,7 +351,9 @@ absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view p
 
 void PayloadPieces::Append(const void* data, size_t size) {
   if (size == 0) return;
-  if (pieces_.empty() || pieces_.back().borrowed != nullptr) pieces_.push_back({nullptr, fields_.size(), 0});
+  if (pieces_.empty() || pieces_.back().borrowed != nullptr) {
+    pieces_.push_back({nullptr, fields_.size(), 0});
+  }
   fields_.append(static_cast<const char*>(data), size);
   pieces_.back().size += size;
   size_ += size;

@@ -59,7 +59,8 @@ TEST(AppendPcm16LeTest, MatchesScaleClipAndRoundHalfToEvenForEverySample) {
   samples.push_back(-1.0f);
   samples.push_back(std::numeric_limits<float>::denorm_min());
   ASSERT_EQ(samples.size(), 3000u);
-  for (size_t length : {size_t{0}, size_t{1}, size_t{255}, size_t{256}, size_t{257}, size_t{3000}}) {
+  for (size_t length :
+       {size_t{0}, size_t{1}, size_t{255}, size_t{256}, size_t{257}, size_t{3000}}) {
     std::string out = "ab";
     AppendPcm16Le(std::span<const float>(samples).last(length), &out);
     ASSERT_EQ(out.size(), 2 + 2 * length);

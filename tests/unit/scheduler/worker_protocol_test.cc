@@ -300,8 +300,8 @@ TEST_F(SocketPair, GatheredResultsArriveAsTheirEncoding) {
 TEST_F(SocketPair, ReusedFrameBufferHoldsEachFrameExactly) {
   // Growing, shrinking after a frame over the kept size (9 MiB), and empty.
   FrameBuffer buffer;
-  for (const std::string& payload : {std::string(5000, 'a'), std::string(9 << 20, 'b'),
-                                     std::string("bc"), std::string()}) {
+  for (const std::string& payload :
+       {std::string(5000, 'a'), std::string(9 << 20, 'b'), std::string("bc"), std::string()}) {
     std::thread writer(
         [&] { ASSERT_TRUE(WriteFrame(fds_[1], FrameType::kResults, payload).ok()); });
     auto type = ReadFrameInto(fds_[0], &buffer);
