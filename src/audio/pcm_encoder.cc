@@ -12,6 +12,7 @@ constexpr std::uint32_t kUnknownSize = 0xFFFFFFFF;
 // What the RIFF size counts besides the samples: "WAVE", the fmt chunk (24), the data header (8).
 constexpr std::uint32_t kHeaderBytesAfterRiffSize = 36;
 constexpr int kBytesPerSample = 2;
+constexpr std::size_t kWavHeaderBytes = 44;
 
 void AppendLe(std::uint32_t value, int bytes, std::string* out) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
@@ -38,7 +39,11 @@ std::string WavHeader(int sample_rate, std::optional<std::uint32_t> data_bytes) 
 }
 
 PcmEncoder::PcmEncoder(Container container, int sample_rate, bool streaming)
-    : container_(container), sample_rate_(sample_rate), streaming_(streaming) {}
+    : container_(container), sample_rate_(sample_rate), streaming_(streaming) {
+  // A whole WAV file is built in place: the header's room comes first and is filled in by
+  // Finish, so the file is handed over without copying its samples behind a header.
+  if (!streaming_ && container_ == Container::kWav) data_.assign(kWavHeaderBytes, '\0');
+}
 
 absl::Status PcmEncoder::Encode(std::span<const float> samples, std::string* out) {
   if (finished_) return absl::FailedPreconditionError("Encode called after Finish");
@@ -65,13 +70,19 @@ absl::Status PcmEncoder::Finish(std::string* out) {
     return absl::OkStatus();
   }
   if (container_ == Container::kWav) {
-    if (data_.size() > std::numeric_limits<std::uint32_t>::max() - kHeaderBytesAfterRiffSize) {
+    const std::size_t samples_bytes = data_.size() - kWavHeaderBytes;
+    if (samples_bytes > std::numeric_limits<std::uint32_t>::max() - kHeaderBytesAfterRiffSize) {
       return absl::OutOfRangeError(absl::StrCat(
-          "WAV holds at most 4 GiB of samples; this audio has ", data_.size(), " bytes"));
+          "WAV holds at most 4 GiB of samples; this audio has ", samples_bytes, " bytes"));
     }
-    *out += WavHeader(sample_rate_, static_cast<std::uint32_t>(data_.size()));
+    const std::string header = WavHeader(sample_rate_, static_cast<std::uint32_t>(samples_bytes));
+    data_.replace(0, kWavHeaderBytes, header);
   }
-  *out += data_;
+  if (out->empty()) {
+    *out = std::move(data_);
+  } else {
+    *out += data_;
+  }
   data_.clear();
   return absl::OkStatus();
 }

@@ -84,18 +84,18 @@ BatchOutcome WorkerInstance::Run(std::span<const engine::SegmentInput> batch) {
     outcome.not_started = true;
     return outcome;
   }
-  auto frame = wire::ReadFrame(worker_.fd, Clock::now() + timeouts_.batch);
+  auto type = wire::ReadFrameInto(worker_.fd, &answer_, Clock::now() + timeouts_.batch);
   absl::Status failure;
-  if (!frame.ok()) {
-    failure = frame.status().code() == absl::StatusCode::kDeadlineExceeded
+  if (!type.ok()) {
+    failure = type.status().code() == absl::StatusCode::kDeadlineExceeded
                   ? absl::DeadlineExceededError("batch ran past batch_timeout_ms (" +
                                                 std::to_string(timeouts_.batch.count()) + " ms)")
-                  : frame.status();
-  } else if (frame->type != wire::FrameType::kResults) {
+                  : type.status();
+  } else if (*type != wire::FrameType::kResults) {
     failure = absl::DataLossError("worker answered a batch with frame type " +
-                                  std::to_string(static_cast<int>(frame->type)));
+                                  std::to_string(static_cast<int>(*type)));
   } else {
-    auto results = wire::DecodeResults(frame->payload);
+    auto results = wire::DecodeResults(answer_.view());
     if (results.ok() && results->size() == batch.size()) {
       last_answer_ = Clock::now();
       outcome.results = *std::move(results);
@@ -136,17 +136,17 @@ StepOutcome WorkerInstance::Step() {
   if (!Live()) {
     failure = absl::UnavailableError("worker is not running");
   } else if (failure = wire::WriteFrame(worker_.fd, wire::FrameType::kStep, {}); failure.ok()) {
-    auto frame = wire::ReadFrame(worker_.fd, Clock::now() + timeouts_.batch);
-    if (!frame.ok()) {
-      failure = frame.status().code() == absl::StatusCode::kDeadlineExceeded
+    auto type = wire::ReadFrameInto(worker_.fd, &answer_, Clock::now() + timeouts_.batch);
+    if (!type.ok()) {
+      failure = type.status().code() == absl::StatusCode::kDeadlineExceeded
                     ? absl::DeadlineExceededError("step ran past batch_timeout_ms (" +
                                                   std::to_string(timeouts_.batch.count()) + " ms)")
-                    : frame.status();
-    } else if (frame->type != wire::FrameType::kStepped) {
+                    : type.status();
+    } else if (*type != wire::FrameType::kStepped) {
       failure = absl::DataLossError("worker answered a step with frame type " +
-                                    std::to_string(static_cast<int>(frame->type)));
+                                    std::to_string(static_cast<int>(*type)));
     } else {
-      auto steps = wire::DecodeSteps(frame->payload);
+      auto steps = wire::DecodeSteps(answer_.view());
       if (steps.ok()) {
         last_answer_ = Clock::now();
         outcome.steps = *std::move(steps);

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "scheduler/engine_instance.h"
+#include "scheduler/worker_protocol.h"
 
 namespace voxserve::scheduler {
 
@@ -71,6 +72,7 @@ class WorkerInstance : public EngineInstance {
   const std::string model_id_;
   WorkerConnection worker_;
   std::chrono::steady_clock::time_point last_answer_;
+  worker_protocol::FrameBuffer answer_;  // the worker's last answer, reused frame to frame
 };
 
 }  // namespace voxserve::scheduler

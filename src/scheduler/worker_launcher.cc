@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
+#include "scheduler/worker_protocol.h"
 #include "spdlog/spdlog.h"
 
 extern char** environ;
@@ -126,6 +127,7 @@ WorkerSpec ProcessLauncher::SpecFor(int index) const {
 absl::StatusOr<WorkerConnection> ProcessLauncher::Launch(int index) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return Errno("socketpair");
+  worker_protocol::EnlargeSendBuffer(pair[1]);  // the worker's end: it sends the PCM
   // The child's end must not already be kWorkerSocketFd, where dup2 would keep FD_CLOEXEC.
   int child_end = ::fcntl(pair[1], F_DUPFD_CLOEXEC, kWorkerSocketFd + 1);
   ::close(pair[1]);

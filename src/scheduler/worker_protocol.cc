@@ -1,10 +1,5 @@
 #include "scheduler/worker_protocol.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -24,15 +19,18 @@ class Writer {
   void U64(uint64_t value) { Raw(&value, sizeof value); }
   void String(std::string_view text) {
     U32(static_cast<uint32_t>(text.size()));
-    out_.append(text);
+    Raw(text.data(), text.size());
   }
-  void Raw(const void* data, size_t size) {
-    if (size > 0) out_.append(static_cast<const char*>(data), size);
+  void Raw(const void* data, size_t size) { out_.Append(data, size); }
+  // Samples are borrowed, not copied: they go to the socket from the engine's own buffer.
+  void Samples(const std::vector<float>& samples) {
+    out_.Borrow(samples.data(), samples.size() * sizeof(float));
   }
-  std::string Take() { return std::move(out_); }
+  PayloadPieces TakePieces() { return std::move(out_); }
+  std::string Take() { return std::move(out_).Flatten(); }
 
  private:
-  std::string out_;
+  PayloadPieces out_;
 };
 
 // Reads fields front to back; every read checks what is left, so a short payload is an error.
@@ -65,43 +63,6 @@ class Reader {
 bool KnownType(uint16_t type) {
   return type >= static_cast<uint16_t>(FrameType::kReady) &&
          type <= static_cast<uint16_t>(FrameType::kRelease);
-}
-
-int MillisecondsUntil(std::chrono::steady_clock::time_point deadline) {
-  if (deadline == std::chrono::steady_clock::time_point::max()) return -1;
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  deadline - std::chrono::steady_clock::now())
-                  .count();
-  return static_cast<int>(std::clamp<long long>(left, 0, 1'000'000'000));
-}
-
-// Reads exactly `size` bytes into `out`, waiting at most until the deadline.
-// `started`: bytes of this frame were read before, so an end of stream is mid-frame.
-absl::Status ReadExact(int fd, char* out, size_t size,
-                       std::chrono::steady_clock::time_point deadline, bool started) {
-  size_t done = 0;
-  while (done < size) {
-    pollfd ready{fd, POLLIN, 0};
-    int waited = ::poll(&ready, 1, MillisecondsUntil(deadline));
-    if (waited < 0) {
-      if (errno == EINTR) continue;
-      return absl::InternalError(std::string("poll on worker socket: ") + std::strerror(errno));
-    }
-    if (waited == 0) return absl::DeadlineExceededError("worker did not answer in time");
-    ssize_t got = ::recv(fd, out + done, size - done, 0);
-    if (got < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      if (errno == ECONNRESET) return absl::UnavailableError("worker connection reset");
-      return absl::InternalError(std::string("read from worker socket: ") + std::strerror(errno));
-    }
-    if (got == 0) {
-      return absl::UnavailableError(done == 0 && !started
-                                        ? "worker closed the connection"
-                                        : "worker closed the connection mid-frame");
-    }
-    done += static_cast<size_t>(got);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -214,7 +175,7 @@ bool ReadTimings(Reader& reader, audio::PcmAudio* pcm) {
 
 }  // namespace
 
-std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& results) {
+PayloadPieces ResultsPayload(const std::vector<absl::StatusOr<audio::PcmAudio>>& results) {
   Writer writer;
   writer.U32(static_cast<uint32_t>(results.size()));
   for (const auto& result : results) {
@@ -222,14 +183,14 @@ std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& re
       writer.U32(0);
       writer.U32(static_cast<uint32_t>(result->sample_rate));
       writer.U32(static_cast<uint32_t>(result->samples.size()));
-      writer.Raw(result->samples.data(), result->samples.size() * sizeof(float));
+      writer.Samples(result->samples);
       WriteTimings(writer, *result);
     } else {
       writer.U32(static_cast<uint32_t>(result.status().code()));
       writer.String(std::string(result.status().message()));
     }
   }
-  return writer.Take();
+  return writer.TakePieces();
 }
 
 absl::StatusOr<std::vector<absl::StatusOr<audio::PcmAudio>>> DecodeResults(
@@ -332,19 +293,19 @@ absl::StatusOr<uint64_t> DecodeSequenceId(std::string_view payload) {
   return id;
 }
 
-std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps) {
+PayloadPieces StepsPayload(const std::vector<engine::SequenceStep>& steps) {
   Writer writer;
   writer.U32(static_cast<uint32_t>(steps.size()));
   for (const engine::SequenceStep& step : steps) {
     writer.U64(step.id);
     writer.U32(static_cast<uint32_t>(step.chunk.sample_rate));
     writer.U32(static_cast<uint32_t>(step.chunk.samples.size()));
-    writer.Raw(step.chunk.samples.data(), step.chunk.samples.size() * sizeof(float));
+    writer.Samples(step.chunk.samples);
     WriteTimings(writer, step.chunk);
     writer.U32(step.end ? 1 : 0);
     if (step.end) WriteStatus(writer, *step.end);
   }
-  return writer.Take();
+  return writer.TakePieces();
 }
 
 absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view payload) {
@@ -388,6 +349,50 @@ absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view p
   return steps;
 }
 
+void PayloadPieces::Append(const void* data, size_t size) {
+  if (size == 0) return;
+  if (pieces_.empty() || pieces_.back().borrowed != nullptr) {
+    pieces_.push_back({nullptr, fields_.size(), 0});
+  }
+  fields_.append(static_cast<const char*>(data), size);
+  pieces_.back().size += size;
+  size_ += size;
+}
+
+void PayloadPieces::Borrow(const void* data, size_t size) {
+  if (size == 0) return;
+  pieces_.push_back({static_cast<const char*>(data), 0, size});
+  size_ += size;
+}
+
+std::vector<std::string_view> PayloadPieces::Views() const {
+  std::vector<std::string_view> views;
+  views.reserve(pieces_.size());
+  for (const Piece& piece : pieces_) {
+    views.emplace_back(piece.borrowed != nullptr ? piece.borrowed : fields_.data() + piece.offset,
+                       piece.size);
+  }
+  return views;
+}
+
+std::string PayloadPieces::Flatten() && {
+  if (pieces_.size() <= 1 && (pieces_.empty() || pieces_.front().borrowed == nullptr)) {
+    return std::move(fields_);
+  }
+  std::string flat;
+  flat.reserve(size_);
+  for (std::string_view view : Views()) flat.append(view);
+  return flat;
+}
+
+std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& results) {
+  return ResultsPayload(results).Flatten();
+}
+
+std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps) {
+  return StepsPayload(steps).Flatten();
+}
+
 std::string EncodeU32(uint32_t value) {
   Writer writer;
   writer.U32(value);
@@ -399,62 +404,6 @@ absl::StatusOr<uint32_t> DecodeU32(std::string_view payload) {
   uint32_t value = 0;
   if (!reader.U32(&value) || reader.left() != 0) return Malformed("expected one 32-bit number");
   return value;
-}
-
-absl::Status WriteFrame(int fd, FrameType type, std::string_view payload) {
-  if (payload.size() > kMaxFrameBytes) {
-    return absl::ResourceExhaustedError("worker frame of " + std::to_string(payload.size()) +
-                                        " bytes is over the limit");
-  }
-  std::string header = EncodeHeader(type, static_cast<uint32_t>(payload.size()));
-  iovec parts[2] = {{header.data(), header.size()},
-                    {const_cast<char*>(payload.data()), payload.size()}};
-  size_t total = header.size() + payload.size();
-  size_t sent = 0;
-  while (sent < total) {
-    // Skip what has gone already (a large payload may take several calls).
-    iovec left[2];
-    int count = 0;
-    size_t skip = sent;
-    for (const iovec& part : parts) {
-      if (skip >= part.iov_len) {
-        skip -= part.iov_len;
-        continue;
-      }
-      left[count++] = {static_cast<char*>(part.iov_base) + skip, part.iov_len - skip};
-      skip = 0;
-    }
-    msghdr message{};
-    message.msg_iov = left;
-    message.msg_iovlen = static_cast<size_t>(count);
-    ssize_t wrote = ::sendmsg(fd, &message, MSG_NOSIGNAL);
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EPIPE || errno == ECONNRESET) {
-        return absl::UnavailableError("worker connection is closed");
-      }
-      return absl::InternalError(std::string("write to worker socket: ") + std::strerror(errno));
-    }
-    sent += static_cast<size_t>(wrote);
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Frame> ReadFrame(int fd, std::chrono::steady_clock::time_point deadline) {
-  char header_bytes[kHeaderBytes];
-  if (absl::Status status = ReadExact(fd, header_bytes, kHeaderBytes, deadline, false); !status.ok()) {
-    return status;
-  }
-  auto header = DecodeHeader(std::string_view(header_bytes, kHeaderBytes));
-  if (!header.ok()) return header.status();
-  Frame frame;
-  frame.type = header->type;
-  frame.payload.resize(header->payload_bytes);
-  if (absl::Status status = ReadExact(fd, frame.payload.data(), frame.payload.size(), deadline, true);
-      !status.ok()) {
-    return status;
-  }
-  return frame;
 }
 
 }  // namespace voxserve::scheduler::worker_protocol

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,12 +66,57 @@ struct WireSegment {
   double speed = 1.0;
 };
 
+// A payload as the pieces of one gather write, so that PCM goes from the engine's buffers straight
+// into the socket (one kernel copy instead of a copy into a string first: perf showed that
+// copy, its allocation and its page faults as most of a worker's cost beside the engine).
+// Encoded fields are held here; borrowed pieces point into the caller's samples, which must
+// outlive every use of the pieces. Not thread-safe; one per frame.
+class PayloadPieces {
+ public:
+  void Append(const void* data, size_t size);  // copied
+  void Borrow(const void* data, size_t size);  // referenced
+  size_t size() const { return size_; }
+  // The pieces in order; valid until this object changes or is destroyed.
+  std::vector<std::string_view> Views() const;
+  // The payload as one string (what Encode* return).
+  std::string Flatten() &&;
+
+ private:
+  struct Piece {
+    const char* borrowed;  // null: `size` bytes of fields_ from `offset`
+    size_t offset;
+    size_t size;
+  };
+  std::string fields_;
+  std::vector<Piece> pieces_;
+  size_t size_ = 0;
+};
+
+// A frame's payload as it is read, kept by the reader from frame to frame so that a steady
+// stream of results costs no allocation (and no zero-filling or page faults) per frame. A
+// buffer grown past kKeptBufferBytes by an unusually large frame is shrunk at the next one.
+// Not thread-safe; one per connection.
+class FrameBuffer {
+ public:
+  // Room for `size` bytes; the contents are unspecified until written.
+  char* Resize(size_t size);
+  std::string_view view() const { return {data_.get(), size_}; }
+
+ private:
+  static constexpr size_t kKeptBufferBytes = 8u << 20;
+  std::unique_ptr<char[]> data_;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+};
+
 std::string EncodeHeader(FrameType type, uint32_t payload_bytes);
 absl::StatusOr<FrameHeader> DecodeHeader(std::string_view bytes);  // exactly kHeaderBytes
 
 std::string EncodeSegments(const std::vector<WireSegment>& segments);
 absl::StatusOr<std::vector<WireSegment>> DecodeSegments(std::string_view payload);
 
+// The results as one gather payload; it borrows the results' samples.
+PayloadPieces ResultsPayload(const std::vector<absl::StatusOr<audio::PcmAudio>>& results);
 std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& results);
 absl::StatusOr<std::vector<absl::StatusOr<audio::PcmAudio>>> DecodeResults(
     std::string_view payload);
@@ -79,6 +125,7 @@ std::string EncodeBegin(uint64_t id, const WireSegment& segment);
 absl::StatusOr<std::pair<uint64_t, WireSegment>> DecodeBegin(std::string_view payload);
 std::string EncodeSequenceId(uint64_t id);
 absl::StatusOr<uint64_t> DecodeSequenceId(std::string_view payload);
+PayloadPieces StepsPayload(const std::vector<engine::SequenceStep>& steps);  // borrows samples
 std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps);
 absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view payload);
 
@@ -90,8 +137,18 @@ absl::StatusOr<uint32_t> DecodeU32(std::string_view payload);
 // `deadline` (time_point::max() = no limit): DeadlineExceeded on timeout, Unavailable when the
 // peer closed the connection, DataLoss for a malformed frame.
 absl::Status WriteFrame(int fd, FrameType type, std::string_view payload);
+absl::Status WriteFramePieces(int fd, FrameType type, const PayloadPieces& payload);
 absl::StatusOr<Frame> ReadFrame(
     int fd, std::chrono::steady_clock::time_point deadline =
                 std::chrono::steady_clock::time_point::max());
+// As ReadFrame, with the payload in *payload (payload->view()) instead of a new string.
+absl::StatusOr<FrameType> ReadFrameInto(
+    int fd, FrameBuffer* payload,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+
+// Sizes a worker socket's send buffer so that a typical batch's PCM (a sentence is ~0.25 MB of
+// float samples) is written in one go instead of in 200 kB rounds, each a wake-up of the
+// reader and a context switch. Best effort: the kernel caps it at net.core.wmem_max.
+void EnlargeSendBuffer(int fd);
 
 }  // namespace voxserve::scheduler::worker_protocol

@@ -120,7 +120,12 @@ void SynthesisJob::OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> a
   if (plan_.streaming) {
     Deliver(std::move(tail));
   } else {
-    body_ += tail;
+    // A whole file is usually all in the tail (PcmEncoder builds it in place): take it as it is.
+    if (body_.empty()) {
+      body_ = std::move(tail);
+    } else {
+      body_ += tail;
+    }
     Deliver(std::move(body_));
   }
   Complete(absl::OkStatus());

@@ -61,7 +61,11 @@ void HttpSynthesisSink::StartIfNeeded() {
 void HttpSynthesisSink::OnAudio(std::string bytes) {
   switch (mode_) {
     case StreamMode::kNone:
-      body_ += bytes;
+      if (body_.empty()) {
+        body_ = std::move(bytes);  // the whole file comes in one piece: no copy of it
+      } else {
+        body_ += bytes;
+      }
       return;
     case StreamMode::kAudio:
       StartIfNeeded();

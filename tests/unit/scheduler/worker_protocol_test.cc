@@ -270,6 +270,76 @@ TEST_F(SocketPair, WritingToAClosedPeerIsUnavailableNotASignal) {
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
 }
 
+TEST_F(SocketPair, GatheredResultsArriveAsTheirEncoding) {
+  // Samples borrowed from the results go out in the same bytes EncodeResults would produce.
+  audio::PcmAudio pcm;
+  pcm.sample_rate = 22050;
+  pcm.samples.assign(100'000, 0.25f);  // larger than one default socket buffer
+  pcm.samples[7] = -1.0f;
+  pcm.words = {{0, 3, 0.0, 0.1}};
+  pcm.timings = audio::TimingsKind::kExact;
+  std::vector<absl::StatusOr<audio::PcmAudio>> results = {pcm, absl::NotFoundError("no voice"),
+                                                          pcm};
+  PayloadPieces pieces = ResultsPayload(results);
+  EXPECT_EQ(pieces.size(), EncodeResults(results).size());
+  std::thread writer(
+      [&] { ASSERT_TRUE(WriteFramePieces(fds_[1], FrameType::kResults, pieces).ok()); });
+  FrameBuffer buffer;
+  auto type = ReadFrameInto(fds_[0], &buffer);
+  writer.join();
+  ASSERT_TRUE(type.ok()) << type.status();
+  EXPECT_EQ(*type, FrameType::kResults);
+  EXPECT_EQ(buffer.view(), EncodeResults(results));
+  auto decoded = DecodeResults(buffer.view());
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_EQ(decoded->size(), 3u);
+  EXPECT_EQ((*decoded)[2]->samples, pcm.samples);
+  EXPECT_EQ((*decoded)[1].status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(SocketPair, ReusedFrameBufferHoldsEachFrameExactly) {
+  // Growing, shrinking after a frame over the kept size (9 MiB), and empty.
+  FrameBuffer buffer;
+  for (const std::string& payload :
+       {std::string(5000, 'a'), std::string(9 << 20, 'b'), std::string("bc"), std::string()}) {
+    std::thread writer(
+        [&] { ASSERT_TRUE(WriteFrame(fds_[1], FrameType::kResults, payload).ok()); });
+    auto type = ReadFrameInto(fds_[0], &buffer);
+    writer.join();
+    ASSERT_TRUE(type.ok()) << type.status();
+    EXPECT_EQ(buffer.view(), payload);
+  }
+}
+
+TEST_F(SocketPair, FrameReadIntoABufferStillRejectsGarbageAndTruncation) {
+  FrameBuffer buffer;
+  SendRaw(Header(FrameType::kResults, 100) + "only a part");
+  CloseWriter();
+  auto type = ReadFrameInto(fds_[0], &buffer);
+  EXPECT_EQ(type.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(type.status().message(), HasSubstr("mid-frame"));
+}
+
+TEST_F(SocketPair, GarbageReadIntoABufferIsDataLoss) {
+  FrameBuffer buffer;
+  SendRaw(std::string(kHeaderBytes, 'z'));
+  EXPECT_EQ(ReadFrameInto(fds_[0], &buffer).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(WorkerProtocolTest, StepsPayloadMatchesEncodeSteps) {
+  std::vector<engine::SequenceStep> steps(2);
+  steps[0].id = 4;
+  steps[0].chunk.sample_rate = 24000;
+  steps[0].chunk.samples = {0.5f, -0.5f};
+  steps[1].id = 5;
+  steps[1].end = absl::OkStatus();
+  PayloadPieces pieces = StepsPayload(steps);
+  std::string joined;
+  for (std::string_view view : pieces.Views()) joined += view;
+  EXPECT_EQ(joined, EncodeSteps(steps));
+  EXPECT_EQ(pieces.size(), joined.size());
+}
+
 TEST(WorkerProtocolTest, StepsRoundTripWithChunksAndEnds) {
   std::vector<engine::SequenceStep> steps(3);
   steps[0].id = 1;
