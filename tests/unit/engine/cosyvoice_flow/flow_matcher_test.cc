@@ -1,0 +1,243 @@
+// FlowMatcher on the tiny bundle against the goldens upstream's modules computed on its weights
+// (tools/cosyvoice_export/goldens.py _flow): the encoder against flow.encoder/N, one CFG
+// estimator pair against flow.estimator/N, the whole flow against flow.full/N (upstream's
+// flow.inference, 10 Euler steps, the same rand_noise).
+//
+// Tolerances: the goldens' own (index.json), 1e-3 for the encoder and one estimator step, 1e-2
+// for the whole flow. float32 ORT kernels against float32 torch ones differ by a few ulp per op
+// (measured here about 1e-5 on mu); ten Euler steps feed each velocity error back into x, and the
+// CFG combination amplifies the conditioned row's by 1.7, so the whole flow gets one decade more.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "engine/cosyvoice/bundle_check.h"
+#include "engine/cosyvoice/bundle_verifier.h"
+#include "engine/cosyvoice/flow_matcher.h"
+#include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TinyBundle;
+
+std::vector<int32_t> Ints(const NpyArray& a) { return {a.ints.begin(), a.ints.end()}; }
+
+// The golden inputs of flow.full/N, owned, with a FlowRequest viewing them.
+struct GoldenRequest {
+  std::vector<int32_t> tokens, prompt_tokens;
+  std::vector<float> prompt_mel, embedding;
+  FlowRequest view() const { return {tokens, prompt_tokens, prompt_mel, embedding}; }
+};
+
+class FlowMatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    VOXSERVE_REQUIRE_TINY_BUNDLE();
+    auto manifest = LoadBundleManifest(TinyBundle());
+    ASSERT_TRUE(manifest.ok()) << manifest.status();
+    manifest_ = *manifest;
+    onnx::OnnxSessionConfig config;
+    config.intra_op_threads = 1;
+    auto flow = FlowMatcher::Create(manifest_, TinyBundle(), config);
+    ASSERT_TRUE(flow.ok()) << flow.status();
+    flow_ = std::move(*flow);
+    auto goldens = LoadGoldens(manifest_, TinyBundle());
+    ASSERT_TRUE(goldens.ok()) << goldens.status();
+    goldens_ = std::move(*goldens);
+  }
+
+  const GoldenStage& Golden(const std::string& name) {
+    for (const GoldenStage& g : goldens_) {
+      if (g.name == name) return g;
+    }
+    ADD_FAILURE() << "no golden stage " << name;
+    return goldens_.front();
+  }
+
+  NpyArray Tensor(const GoldenStage& g, const std::string& key, bool output) {
+    auto array = output ? g.Output(key) : g.Input(key);
+    EXPECT_TRUE(array.ok()) << array.status();
+    return array.ok() ? *array : NpyArray{};
+  }
+
+  GoldenRequest Request(int n) {
+    const GoldenStage& g = Golden("flow.full/" + std::to_string(n));
+    return {Ints(Tensor(g, "token", false)), Ints(Tensor(g, "prompt_token", false)),
+            Tensor(g, "prompt_mel", false).floats, Tensor(g, "embedding", false).floats};
+  }
+
+  double Error(const std::vector<float>& found, const NpyArray& want, const std::string& what) {
+    auto error = MaxAbsError(found, want, what);
+    EXPECT_TRUE(error.ok()) << error.status();
+    return error.ok() ? *error : 1e9;
+  }
+
+  BundleManifest manifest_;
+  std::unique_ptr<FlowMatcher> flow_;
+  std::vector<GoldenStage> goldens_;
+};
+
+TEST_F(FlowMatcherTest, EncoderMatchesUpstreamMuAndSpeakerProjection) {
+  for (int n : {0, 1}) {
+    GoldenRequest r = Request(n);
+    auto c = flow_->Encode(r.view());
+    ASSERT_TRUE(c.ok()) << c.status();
+    const GoldenStage& g = Golden("flow.encoder/" + std::to_string(n));
+    EXPECT_EQ(c->frames, 2 * static_cast<int>(r.prompt_tokens.size() + r.tokens.size()));
+    EXPECT_EQ(c->prompt_frames, 2 * static_cast<int>(r.prompt_tokens.size()));
+    double mu = Error(c->mu, Tensor(g, "mu", true), "mu");
+    double spks = Error(c->spks, Tensor(g, "spks", true), "spks");
+    EXPECT_LE(mu, g.atol) << g.name;
+    EXPECT_LE(spks, g.atol) << g.name;
+    std::printf("%s: mu max abs %.3g, spks %.3g (tolerance %.3g)\n", g.name.c_str(), mu, spks,
+                g.atol);
+  }
+}
+
+TEST_F(FlowMatcherTest, CondIsThePromptMelInThePromptFramesAndZerosAfter) {
+  GoldenRequest r = Request(0);
+  auto c = flow_->Encode(r.view());
+  ASSERT_TRUE(c.ok()) << c.status();
+  // The golden estimator's cond is [2, 80, T]; row 0 is the conditioned one upstream builds.
+  NpyArray cond = Tensor(Golden("flow.estimator/0"), "cond", false);
+  std::vector<float> row0(cond.floats.begin(), cond.floats.begin() + cond.floats.size() / 2);
+  EXPECT_EQ(c->cond, row0);
+  EXPECT_GT(c->prompt_frames, 0);
+  EXPECT_EQ(c->cond[5 * c->frames + 3], r.prompt_mel[3 * 80 + 5]);  // bin 5, frame 3
+  EXPECT_EQ(c->cond[5 * c->frames + c->prompt_frames], 0.0f);
+}
+
+TEST_F(FlowMatcherTest, OneCfgEstimatorPairMatchesUpstream) {
+  for (int n : {0, 1}) {
+    const GoldenStage& g = Golden("flow.estimator/" + std::to_string(n));
+    auto c = flow_->Encode(Request(n).view());
+    ASSERT_TRUE(c.ok()) << c.status();
+    NpyArray x = Tensor(g, "x", false);  // both rows hold the same noise
+    std::vector<float> x0(x.floats.begin(), x.floats.begin() + x.floats.size() / 2);
+    NpyArray t = Tensor(g, "t", false);
+    auto out = flow_->EstimatorStep(*c, x0, t.floats.at(0));
+    ASSERT_TRUE(out.ok()) << out.status();
+    double error = Error(*out, Tensor(g, "estimator_out", true), g.name);
+    EXPECT_LE(error, g.atol) << g.name;
+    std::printf("%s: max abs %.3g (tolerance %.3g)\n", g.name.c_str(), error, g.atol);
+  }
+}
+
+TEST_F(FlowMatcherTest, WholeFlowMatchesUpstreamInference) {
+  for (int n : {0, 1}) {
+    GoldenRequest r = Request(n);
+    auto mel = flow_->Run(r.view());
+    ASSERT_TRUE(mel.ok()) << mel.status();
+    EXPECT_EQ(mel->bins, 80);
+    EXPECT_EQ(mel->frames, 2 * static_cast<int>(r.tokens.size()));  // prompt frames cut off
+    const GoldenStage& g = Golden("flow.full/" + std::to_string(n));
+    NpyArray want = Tensor(g, "mel", true);
+    ASSERT_EQ(want.shape, (std::vector<int64_t>{80, mel->frames}));
+    double error = Error(mel->values, want, g.name);
+    EXPECT_LE(error, g.atol) << g.name;
+    double peak = 0;
+    for (float v : want.floats) peak = std::max(peak, std::fabs(static_cast<double>(v)));
+    std::printf("%s: max abs %.3g of peak %.3g (tolerance %.3g)\n", g.name.c_str(), error, peak,
+                g.atol);
+  }
+}
+
+TEST_F(FlowMatcherTest, TheSameRequestGivesTheSameMel) {
+  GoldenRequest r = Request(1);
+  auto a = flow_->Run(r.view());
+  auto b = flow_->Run(r.view());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->values, b->values);  // the noise is the bundle's fixed tensor, not fresh
+}
+
+TEST_F(FlowMatcherTest, ABatchGivesEachRequestItsOwnResultAndABadOneFailsAlone) {
+  GoldenRequest r0 = Request(0), r1 = Request(1);
+  GoldenRequest bad = r0;
+  bad.embedding.pop_back();
+  std::vector<FlowRequest> batch = {r1.view(), bad.view(), r0.view(), r1.view()};
+  auto results = flow_->RunBatch(batch);
+  ASSERT_EQ(results.size(), 4u);
+  ASSERT_TRUE(results[0].ok() && results[2].ok() && results[3].ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(results[1].status())) << results[1].status();
+  auto alone0 = flow_->Run(r0.view());
+  auto alone1 = flow_->Run(r1.view());
+  ASSERT_TRUE(alone0.ok() && alone1.ok());
+  EXPECT_EQ(results[0]->values, alone1->values);
+  EXPECT_EQ(results[2]->values, alone0->values);
+  EXPECT_EQ(results[3]->values, alone1->values);
+}
+
+TEST_F(FlowMatcherTest, BadRequestsGetClearErrors) {
+  GoldenRequest r = Request(0);
+  auto expect = [&](const GoldenRequest& req, absl::StatusCode code, const std::string& text) {
+    auto mel = flow_->Run(req.view());
+    ASSERT_FALSE(mel.ok()) << text;
+    EXPECT_EQ(mel.status().code(), code) << mel.status();
+    EXPECT_THAT(std::string(mel.status().message()), HasSubstr(text));
+  };
+  GoldenRequest none = r;
+  none.tokens.clear();
+  expect(none, absl::StatusCode::kInvalidArgument, "no speech tokens");
+  GoldenRequest embedding = r;
+  embedding.embedding.resize(80);
+  expect(embedding, absl::StatusCode::kInvalidArgument, "embedding has 80 values, expected 192");
+  GoldenRequest mel = r;
+  mel.prompt_mel.resize(mel.prompt_mel.size() - 80);  // one frame short of 2 per prompt token
+  expect(mel, absl::StatusCode::kInvalidArgument, "prompt_mel has");
+  GoldenRequest transposed = r;
+  transposed.prompt_tokens.pop_back();  // tokens and mel no longer 1:2
+  expect(transposed, absl::StatusCode::kInvalidArgument, "2 frames per prompt token");
+  GoldenRequest high = r;
+  high.tokens[2] = 6561;  // eos is the LLM's, not a flow token
+  expect(high, absl::StatusCode::kInvalidArgument, "speech token 6561 at position 2");
+  GoldenRequest negative = r;
+  negative.prompt_tokens[0] = -1;
+  expect(negative, absl::StatusCode::kInvalidArgument, "prompt speech token -1 at position 0");
+  GoldenRequest lengthy = r;
+  lengthy.tokens.assign(7500, 1);  // + the prompt: past 15000 frames of noise
+  expect(lengthy, absl::StatusCode::kOutOfRange, "the flow's noise covers 15000");
+}
+
+TEST_F(FlowMatcherTest, EstimatorStepRefusesAnXOfTheWrongLength) {
+  auto c = flow_->Encode(Request(0).view());
+  ASSERT_TRUE(c.ok());
+  std::vector<float> x(80 * (c->frames - 1));
+  auto out = flow_->EstimatorStep(*c, x, 0.5f);
+  EXPECT_TRUE(absl::IsInvalidArgument(out.status())) << out.status();
+}
+
+TEST_F(FlowMatcherTest, AGraphWithoutTheEstimatorsInputsIsRefusedByName) {
+  BundleManifest m = manifest_;
+  m.graphs["flow_estimator"].file = m.graphs["campplus"].file;
+  auto flow = FlowMatcher::Create(m, TinyBundle(), {});
+  ASSERT_FALSE(flow.ok());
+  EXPECT_THAT(std::string(flow.status().message()), HasSubstr("has no input 'x'"));
+}
+
+TEST_F(FlowMatcherTest, UpstreamsEstimatorTakesOneCfgPairPerCall) {
+  EXPECT_EQ(flow_->estimator_batch(), 2);  // cosyvoice/bin/export_onnx.py fixes the batch at 2
+}
+
+TEST(FlowStage, VerifyBundleReportsTheWholeFlowWithinTolerance) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  auto verifier = BundleVerifier::Create(TinyBundle());
+  ASSERT_TRUE(verifier.ok()) << verifier.status();
+  ASSERT_TRUE(AddFlowStages(**verifier).ok());
+  auto results = (*verifier)->Run();
+  std::string table = FormatResults(results);
+  int checked = 0;
+  for (const auto& r : results) {
+    if (!r.stage.starts_with("flow.full/")) continue;
+    EXPECT_EQ(r.outcome.kind, StageOutcome::Kind::kPassed) << table;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2) << table;
+}
+
+}  // namespace
+}  // namespace voxserve::engine::cosyvoice
