@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <map>
 #include <numbers>
+#include <optional>
 
+#include "absl/strings/numbers.h"
 #include "core/error.h"
 #include "engine/cosyvoice/npy.h"
 
@@ -26,18 +28,17 @@ class FlowMatcher::Batch {
       : bins_(bins), frames_(frames) {
     const int64_t rows = 2 * static_cast<int64_t>(pairs), plane = int64_t{bins} * frames;
     x_.assign(rows * plane, 0.0f);
-    mask_.assign(rows * frames, 1.0f);  // one row per call, no padding (flow.py:276)
+    mask_.assign(rows * frames, 1.0f);  // one row per call, no padding (flow.py:270)
     mu_.assign(rows * plane, 0.0f);
     t_.assign(rows, 0.0f);
     spks_.assign(rows * bins, 0.0f);
     cond_.assign(rows * plane, 0.0f);
     out_.assign(rows * plane, 0.0f);
-    inputs_ = {{"x", x_.data(), {rows, bins, frames}},
-               {"mask", mask_.data(), {rows, 1, frames}},
-               {"mu", mu_.data(), {rows, bins, frames}},
-               {"t", t_.data(), {rows}},
-               {"spks", spks_.data(), {rows, bins}},
-               {"cond", cond_.data(), {rows, bins, frames}}};
+    inputs_ = {
+        {"x", x_.data(), {rows, bins, frames}},   {"mask", mask_.data(), {rows, 1, frames}},
+        {"mu", mu_.data(), {rows, bins, frames}}, {"t", t_.data(), {rows}},
+        {"spks", spks_.data(), {rows, bins}},     {"cond", cond_.data(), {rows, bins, frames}},
+    };
     outputs_ = {{out_name, out_.data(), {rows, bins, frames}}};
   }
 
@@ -101,7 +102,8 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
        {std::pair{"flow_encoder", &flow->encoder_}, {"flow_estimator", &flow->estimator_}}) {
     const GraphEntry* graph = manifest.graph(role);
     if (graph == nullptr) return core::NotFound(std::string("bundle has no graph ") + role);
-    auto opened = OnnxSession::Create((fs::path(bundle_dir) / graph->file).string(), session_config);
+    auto opened =
+        OnnxSession::Create((fs::path(bundle_dir) / graph->file).string(), session_config);
     if (!opened.ok()) return opened.status();
     *session = std::move(*opened);
   }
@@ -115,6 +117,16 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
   flow->encoder_embedding_ = enc.inputs()[1].name;
   flow->encoder_mu_ = enc.outputs()[0].name;
   flow->encoder_spks_ = enc.outputs()[1].name;
+  // Our export records how many tokens its position tables hold (graphs.py export_flow_encoder);
+  // past that ORT fails deep inside the graph, so requests are refused up front.
+  if (std::optional<std::string> max = enc.Metadata("max_tokens")) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(*max, &value) || value < 1) {
+      return core::InvalidArgument("graph flow_encoder (" + enc.path() +
+                                   "): metadata max_tokens '" + *max + "' is not a count");
+    }
+    flow->max_tokens_ = value;
+  }
   const OnnxSession& est = *flow->estimator_;
   for (const char* name : {"x", "mask", "mu", "t", "spks", "cond"}) {
     if (absl::Status s = NeedInput(est, "flow_estimator", name); !s.ok()) return s;
@@ -174,20 +186,25 @@ absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const
   const size_t frames = n_tokens * token_mel_ratio_;
   if (frames > static_cast<size_t>(noise_frames_)) {
     return absl::OutOfRangeError("flow request: " + std::to_string(n_tokens) +
-                            " tokens (prompt and new) make " + std::to_string(frames) +
-                            " mel frames; the flow's noise covers " +
-                            std::to_string(noise_frames_));
+                                 " tokens (prompt and new) make " + std::to_string(frames) +
+                                 " mel frames; the flow's noise covers " +
+                                 std::to_string(noise_frames_));
+  }
+  if (max_tokens_ > 0 && n_tokens > static_cast<size_t>(max_tokens_)) {
+    return absl::OutOfRangeError(
+        "flow request: " + std::to_string(n_tokens) + " tokens (prompt " +
+        std::to_string(r.prompt_tokens.size()) + " and new " + std::to_string(r.tokens.size()) +
+        "); this bundle's flow encoder takes at most " + std::to_string(max_tokens_));
   }
   std::vector<int64_t> ids;
   ids.reserve(n_tokens);
-  for (auto [part, what] : {std::pair{r.prompt_tokens, "prompt speech token "},
-                            {r.tokens, "speech token "}}) {
+  for (auto [part, what] :
+       {std::pair{r.prompt_tokens, "prompt speech token "}, {r.tokens, "speech token "}}) {
     for (size_t i = 0; i < part.size(); ++i) {
       if (part[i] < 0 || part[i] >= speech_token_size_) {
         return core::InvalidArgument("flow request: " + std::string(what) +
-                                     std::to_string(part[i]) + " at position " +
-                                     std::to_string(i) + " is outside [0, " +
-                                     std::to_string(speech_token_size_) + ")");
+                                     std::to_string(part[i]) + " at position " + std::to_string(i) +
+                                     " is outside [0, " + std::to_string(speech_token_size_) + ")");
       }
       ids.push_back(part[i]);
     }
@@ -210,7 +227,7 @@ absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const
                           std::to_string(frames) + "] and [1, " + std::to_string(mel_bins_) + "]");
   }
   // cond: the prompt mel (frame-major in the request) transposed into the first frames
-  // (flow.py:271-273).
+  // (flow.py:265-267).
   c.cond.assign(frames * mel_bins_, 0.0f);
   for (size_t f = 0; f < prompt_frames; ++f) {
     for (int b = 0; b < mel_bins_; ++b) c.cond[b * frames + f] = r.prompt_mel[f * mel_bins_ + b];
@@ -229,6 +246,7 @@ absl::StatusOr<std::vector<float>> FlowMatcher::EstimatorStep(const FlowConditio
   Batch batch(1, mel_bins_, c.frames, estimator_out_);
   batch.SetConditioning(0, c);
   batch.SetState(0, x, t);
+  estimator_calls_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status s = batch.Run(*estimator_); !s.ok()) return s;
   return batch.output();
 }
@@ -245,6 +263,7 @@ absl::Status FlowMatcher::Solve(std::span<const FlowConditioning* const> group,
   const float w_cond = 1.0f + cfg_rate_, w_uncond = cfg_rate_;
   for (int step = 1; step <= n_timesteps_; ++step) {
     for (size_t k = 0; k < group.size(); ++k) batch.SetState(static_cast<int>(k), x[k], t);
+    estimator_calls_.fetch_add(1, std::memory_order_relaxed);
     if (absl::Status s = batch.Run(*estimator_); !s.ok()) return s;
     for (size_t k = 0; k < group.size(); ++k) {
       std::span<const float> v_cond = batch.Output(2 * static_cast<int>(k));

@@ -2,10 +2,11 @@
 // gives mu and the projected speaker vector; then 10 Euler steps on the cosine schedule from the
 // bundle's fixed noise, each a classifier-free-guidance pair of estimator rows (conditioned,
 // unconditioned), as upstream's CausalMaskedDiffWithXvec.inference and CausalConditionalCFM do
-// (cosyvoice/flow/flow.py:236-282, cosyvoice/flow/flow_matching.py:71-124, :196-227). This is
+// (cosyvoice/flow/flow.py:236-281, cosyvoice/flow/flow_matching.py:71-124, :196-227). This is
 // the non-streaming, finalize=True path: the only one the exported encoder graph has.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -38,11 +39,12 @@ struct FlowMel {
 
 // What the encoder makes of a request, before the Euler loop. Owned by value.
 struct FlowConditioning {
-  int frames = 0;          // T = token_mel_ratio * (prompt + new tokens)
-  int prompt_frames = 0;   // the first frames, which the prompt mel conditions
-  std::vector<float> mu;   // [80, T]
-  std::vector<float> spks; // [80]: L2-normalised x-vector through the 192 -> 80 projection
-  std::vector<float> cond; // [80, T]: the prompt mel (transposed) in the prompt frames, zeros after
+  int frames = 0;           // T = token_mel_ratio * (prompt + new tokens)
+  int prompt_frames = 0;    // the first frames, which the prompt mel conditions
+  std::vector<float> mu;    // [80, T]
+  std::vector<float> spks;  // [80]: L2-normalised x-vector through the 192 -> 80 projection
+  // [80, T]: the prompt mel (transposed) in the prompt frames, zeros after
+  std::vector<float> cond;
 };
 
 // Owns the encoder and estimator sessions and the fixed noise. Immutable after Create; Run and
@@ -58,7 +60,8 @@ class FlowMatcher {
 
   // The generated mel, without the prompt frames: [80, token_mel_ratio * tokens.size()].
   // InvalidArgument for a request whose shapes or token ids do not fit (the message names the
-  // field and what it should be); OutOfRange past the noise's length (300 s of mel).
+  // field and what it should be); OutOfRange past the encoder's max_tokens or the noise's length
+  // (15000 frames, 300 s of mel).
   absl::StatusOr<FlowMel> Run(const FlowRequest& request) const;
 
   // Several requests. Each row pair of the CFG batch is independent, so requests of the same
@@ -78,6 +81,10 @@ class FlowMatcher {
   int64_t estimator_batch() const { return estimator_batch_; }
   int mel_bins() const { return mel_bins_; }
   int max_frames() const { return noise_frames_; }
+  // Estimator runs so far, all calls together (each serves one or more CFG pairs).
+  int64_t estimator_calls() const { return estimator_calls_.load(std::memory_order_relaxed); }
+  // Prompt + new tokens the encoder graph takes (its metadata "max_tokens"; 0 = not recorded).
+  int64_t max_tokens() const { return max_tokens_; }
 
  private:
   class Batch;  // the preallocated estimator buffers of one call (flow_matcher.cc)
@@ -99,6 +106,8 @@ class FlowMatcher {
   int n_timesteps_ = 10;
   float cfg_rate_ = 0.7f;
   int64_t estimator_batch_ = 2;
+  int64_t max_tokens_ = 0;
+  mutable std::atomic<int64_t> estimator_calls_{0};
 };
 
 }  // namespace voxserve::engine::cosyvoice

@@ -282,8 +282,9 @@ absl::Status OnnxSession::RunBound(const std::vector<FloatBuffer>& inputs,
     absl::InlinedVector<const char*, 8> in_names, out_names;
     absl::InlinedVector<Ort::Value, 8> in_values, out_values;
     auto view = [&](const FloatBuffer& b) {
-      size_t count = std::accumulate(b.shape.begin(), b.shape.end(), size_t{1},
-                                     [](size_t a, int64_t d) { return a * static_cast<size_t>(d); });
+      size_t count =
+          std::accumulate(b.shape.begin(), b.shape.end(), size_t{1},
+                          [](size_t a, int64_t d) { return a * static_cast<size_t>(d); });
       return Ort::Value::CreateTensor<float>(memory, b.data, count, b.shape.data(), b.shape.size());
     };
     for (const FloatBuffer& b : inputs) {
