@@ -114,6 +114,7 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
                                  "): expected inputs (token, embedding) and outputs (mu, spks)");
   }
   flow->encoder_token_ = enc.inputs()[0].name;
+  flow->encoder_token_int32_ = enc.inputs()[0].type == onnx::ElementType::kInt32;
   flow->encoder_embedding_ = enc.inputs()[1].name;
   flow->encoder_mu_ = enc.outputs()[0].name;
   flow->encoder_spks_ = enc.outputs()[1].name;
@@ -172,6 +173,15 @@ absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const
                                  std::to_string(r.embedding.size()) + " values, expected " +
                                  std::to_string(embedding_dim_) + " (the CAM++ x-vector)");
   }
+  auto finite = [](std::span<const float> v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+  };
+  // A NaN would pass through every graph and come out as a silent mel.
+  if (!finite(r.embedding) || !finite(r.prompt_mel)) {
+    return core::InvalidArgument(std::string("flow request: ") +
+                                 (finite(r.embedding) ? "prompt_mel" : "embedding") +
+                                 " holds a NaN or infinity");
+  }
   const size_t prompt_frames = r.prompt_tokens.size() * token_mel_ratio_;
   if (r.prompt_mel.size() != prompt_frames * mel_bins_) {
     // CosyVoice2's frontend aligns them 2:1 (cosyvoice/cli/frontend.py:174-178); anything else
@@ -209,8 +219,13 @@ absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const
       ids.push_back(part[i]);
     }
   }
+  const std::vector<int64_t> token_shape = {1, static_cast<int64_t>(n_tokens)};
+  // The role contract allows either integer type for the tokens (ours is int64).
+  Tensor token = encoder_token_int32_
+                     ? Tensor::Int32s(token_shape, std::vector<int32_t>(ids.begin(), ids.end()))
+                     : Tensor::Int64s(token_shape, std::move(ids));
   auto outputs = encoder_->Run(
-      {{encoder_token_, Tensor::Int64s({1, static_cast<int64_t>(n_tokens)}, std::move(ids))},
+      {{encoder_token_, std::move(token)},
        {encoder_embedding_,
         Tensor::Floats({1, embedding_dim_}, {r.embedding.begin(), r.embedding.end()})}});
   if (!outputs.ok()) return outputs.status();

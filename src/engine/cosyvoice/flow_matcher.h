@@ -96,6 +96,7 @@ class FlowMatcher {
   std::unique_ptr<onnx::OnnxSession> encoder_;
   std::unique_ptr<onnx::OnnxSession> estimator_;
   std::string encoder_token_, encoder_embedding_, encoder_mu_, encoder_spks_;
+  bool encoder_token_int32_ = false;
   std::string estimator_out_;
   std::vector<float> noise_;  // rand_noise [80, noise_frames_]
   int noise_frames_ = 0;

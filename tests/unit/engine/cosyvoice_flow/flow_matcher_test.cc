@@ -229,6 +229,12 @@ TEST_F(FlowMatcherTest, BadRequestsGetClearErrors) {
   GoldenRequest negative = r;
   negative.prompt_tokens[0] = -1;
   expect(negative, absl::StatusCode::kInvalidArgument, "prompt speech token -1 at position 0");
+  GoldenRequest nan = r;
+  nan.embedding[7] = std::nanf("");
+  expect(nan, absl::StatusCode::kInvalidArgument, "embedding holds a NaN");
+  GoldenRequest inf = r;
+  inf.prompt_mel[11] = INFINITY;
+  expect(inf, absl::StatusCode::kInvalidArgument, "prompt_mel holds a NaN or infinity");
   GoldenRequest lengthy = r;
   lengthy.tokens.assign(7500, 1);  // + the prompt: past 15000 frames of noise
   expect(lengthy, absl::StatusCode::kOutOfRange, "the flow's noise covers 15000");
@@ -303,6 +309,42 @@ TEST_F(FlowMatcherTest, RequestsOfOneLengthShareEstimatorCallsWhenTheBatchAxisIs
 
 TEST_F(FlowMatcherTest, UpstreamsEstimatorTakesOneCfgPairPerCall) {
   EXPECT_EQ(flow_->estimator_batch(), 2);  // cosyvoice/bin/export_onnx.py fixes the batch at 2
+}
+
+// OnnxSession::RunBound, which the Euler loop runs on: ORT writes into the caller's buffers, and
+// buffers that do not fit the graph are an error naming the graph, never a write past them.
+TEST(OnnxSessionRunBound, WritesTheOutputInPlaceAndRefusesBuffersThatDoNotFit) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  auto session = onnx::OnnxSession::Create(TinyBundle() + "/flow.decoder.estimator.fp32.onnx",
+                                           onnx::OnnxSessionConfig{});
+  ASSERT_TRUE(session.ok()) << session.status();
+  const int64_t t = 8;
+  std::vector<float> x(2 * 80 * t, 0.5f), mask(2 * t, 1.0f), mu(2 * 80 * t, 0.1f), time(2, 0.3f),
+      spks(2 * 80, 0.2f), cond(2 * 80 * t, 0.0f), out(2 * 80 * t, NAN);
+  std::vector<onnx::FloatBuffer> inputs = {
+      {"x", x.data(), {2, 80, t}},    {"mask", mask.data(), {2, 1, t}},
+      {"mu", mu.data(), {2, 80, t}},  {"t", time.data(), {2}},
+      {"spks", spks.data(), {2, 80}}, {"cond", cond.data(), {2, 80, t}}};
+  ASSERT_TRUE((*session)->RunBound(inputs, {{"estimator_out", out.data(), {2, 80, t}}}).ok());
+  EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
+  // The same inputs through the copying Run give the same values.
+  std::vector<std::pair<std::string, onnx::Tensor>> copied;
+  for (const auto& b : inputs) {
+    size_t n = 1;
+    for (int64_t d : b.shape) n *= static_cast<size_t>(d);
+    copied.emplace_back(b.name, onnx::Tensor::Floats(b.shape, {b.data, b.data + n}));
+  }
+  auto outputs = (*session)->Run(copied);
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  EXPECT_EQ(outputs->at(0).ToFloats(), out);
+
+  std::vector<float> small(2 * 80 * (t - 1));
+  absl::Status wrong =
+      (*session)->RunBound(inputs, {{"estimator_out", small.data(), {2, 80, t - 1}}});
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_THAT(std::string(wrong.message()), HasSubstr("flow.decoder.estimator.fp32.onnx"));
+  inputs.pop_back();  // no cond
+  EXPECT_FALSE((*session)->RunBound(inputs, {{"estimator_out", out.data(), {2, 80, t}}}).ok());
 }
 
 TEST(FlowStage, VerifyBundleReportsTheWholeFlowWithinTolerance) {
