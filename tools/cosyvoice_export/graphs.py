@@ -102,6 +102,17 @@ def export_flow_encoder(flow, path):
     _export(FlowEncoder(flow), (torch.randint(0, 6561, (1, 20)), torch.randn(1, 192)), path,
             ["token", "embedding"], ["mu", "spks"],
             {"token": {1: "tokens"}, "mu": {2: "frames"}})
+    # The traced graph holds the relative-position tables as constants (torch extends them on
+    # demand, cosyvoice/transformer/embedding.py extend_pe; the graph cannot): longer inputs fail
+    # inside ORT. The table (2 * positions - 1 rows) bounds the upsampled frames, so the tokens
+    # (prompt ++ new) are bounded by positions / token_mel_ratio; voxserve checks it up front.
+    positions = min((m.pe.size(1) + 1) // 2 for m in flow.encoder.modules()
+                    if hasattr(m, "extend_pe") and getattr(m, "pe", None) is not None)
+    import onnx
+    model = onnx.load(path)
+    entry = model.metadata_props.add()
+    entry.key, entry.value = "max_tokens", str(positions // flow.token_mel_ratio)
+    onnx.save(model, path)
 
 
 def export_estimator(estimator, path):

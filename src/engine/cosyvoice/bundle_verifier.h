@@ -77,6 +77,8 @@ absl::Status AddOnnxStages(BundleVerifier& verifier);
 // The frontend's stages (frontend_stages.cc): prompt decoding + resampling, the three prompt
 // features, the 2:1 alignment and the tokenizer.
 absl::Status AddFrontendStages(BundleVerifier& verifier);
+// The flow's stage (flow_stages.cc): flow.full, encoder + 10 CFG Euler steps (FlowMatcher).
+absl::Status AddFlowStages(BundleVerifier& verifier);
 
 // A table, one line per stage; the last line counts passed/failed/not implemented.
 std::string FormatResults(const std::vector<BundleVerifier::Result>& results);

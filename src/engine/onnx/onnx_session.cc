@@ -7,6 +7,7 @@
 #include <functional>
 #include <numeric>
 
+#include "absl/container/inlined_vector.h"
 #include "core/error.h"
 #include "engine/onnx/ort_env.h"
 
@@ -282,6 +283,37 @@ absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
       outputs.push_back(std::move(*copied));
     }
     return outputs;
+  } catch (const Ort::Exception& e) {
+    return core::Internal("model file " + path_ + ": inference failed: " + e.what());
+  } catch (const std::exception& e) {
+    return core::Internal("model file " + path_ + ": inference failed: " + e.what());
+  }
+}
+
+absl::Status OnnxSession::RunBound(const std::vector<FloatBuffer>& inputs,
+                                   const std::vector<FloatBuffer>& outputs) const {
+  try {
+    Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    // Six inputs and one output for the estimator: inline storage keeps a step off the heap.
+    absl::InlinedVector<const char*, 8> in_names, out_names;
+    absl::InlinedVector<Ort::Value, 8> in_values, out_values;
+    auto view = [&](const FloatBuffer& b) {
+      size_t count =
+          std::accumulate(b.shape.begin(), b.shape.end(), size_t{1},
+                          [](size_t a, int64_t d) { return a * static_cast<size_t>(d); });
+      return Ort::Value::CreateTensor<float>(memory, b.data, count, b.shape.data(), b.shape.size());
+    };
+    for (const FloatBuffer& b : inputs) {
+      in_names.push_back(b.name.c_str());
+      in_values.push_back(view(b));
+    }
+    for (const FloatBuffer& b : outputs) {
+      out_names.push_back(b.name.c_str());
+      out_values.push_back(view(b));
+    }
+    impl_->session.Run(Ort::RunOptions{nullptr}, in_names.data(), in_values.data(),
+                       in_values.size(), out_names.data(), out_values.data(), out_values.size());
+    return absl::OkStatus();
   } catch (const Ort::Exception& e) {
     return core::Internal("model file " + path_ + ": inference failed: " + e.what());
   } catch (const std::exception& e) {

@@ -43,6 +43,14 @@ struct Tensor {
   std::vector<int64_t> ToInt64s() const;
 };
 
+// float32 memory owned by the caller, described by a graph tensor name and a shape, for
+// RunBound: the memory must outlive the call and hold exactly the shape's element count.
+struct FloatBuffer {
+  std::string name;
+  float* data = nullptr;
+  std::vector<int64_t> shape;
+};
+
 // Owns the Ort::Session. Thread safety: Run() may be called concurrently from any number of
 // threads (ORT guarantees InferenceSession::Run is thread-safe; all per-call state lives in the
 // call), so one OnnxSession is shared by all scheduler instances of a model.
@@ -65,6 +73,12 @@ class OnnxSession {
   // (empty = all, in graph order). Only float, int64 and int32 outputs are supported.
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                           const std::vector<std::string>& output_names = {}) const;
+  // Runs the graph over caller-owned buffers: inputs are read in place and ORT writes the outputs
+  // into `outputs` (preallocated, of the shapes the graph produces, else an error). Nothing is
+  // copied or allocated here beyond ORT's own tensor headers, for loops that call one graph many
+  // times on buffers of the same shape (the flow's Euler steps).
+  absl::Status RunBound(const std::vector<FloatBuffer>& inputs,
+                        const std::vector<FloatBuffer>& outputs) const;
 
  private:
   struct Impl;

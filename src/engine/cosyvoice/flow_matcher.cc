@@ -1,0 +1,352 @@
+#include "engine/cosyvoice/flow_matcher.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <numbers>
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "core/error.h"
+#include "engine/cosyvoice/npy.h"
+
+namespace voxserve::engine::cosyvoice {
+
+using onnx::FloatBuffer;
+using onnx::OnnxSession;
+using onnx::Tensor;
+
+// The estimator's buffers for `pairs` CFG row pairs of one length T, allocated once per call and
+// reused by every Euler step (only x and t change between steps; mu, spks and cond are written
+// once, where upstream rewrites the same values each step, flow_matching.py:103-108). Row 2k is
+// pair k's conditioned row, row 2k + 1 its unconditioned row (mu, spks, cond zero), as upstream's
+// batch of two is ordered (flow_matching.py:116). Owned by the call; not shared.
+class FlowMatcher::Batch {
+ public:
+  Batch(int pairs, int bins, int frames, const std::string& out_name)
+      : bins_(bins), frames_(frames) {
+    const int64_t rows = 2 * static_cast<int64_t>(pairs), plane = int64_t{bins} * frames;
+    x_.assign(rows * plane, 0.0f);
+    mask_.assign(rows * frames, 1.0f);  // one row per call, no padding (flow.py:270)
+    mu_.assign(rows * plane, 0.0f);
+    t_.assign(rows, 0.0f);
+    spks_.assign(rows * bins, 0.0f);
+    cond_.assign(rows * plane, 0.0f);
+    out_.assign(rows * plane, 0.0f);
+    inputs_ = {
+        {"x", x_.data(), {rows, bins, frames}},   {"mask", mask_.data(), {rows, 1, frames}},
+        {"mu", mu_.data(), {rows, bins, frames}}, {"t", t_.data(), {rows}},
+        {"spks", spks_.data(), {rows, bins}},     {"cond", cond_.data(), {rows, bins, frames}},
+    };
+    outputs_ = {{out_name, out_.data(), {rows, bins, frames}}};
+  }
+
+  void SetConditioning(int pair, const FlowConditioning& c) {
+    const size_t plane = Plane();
+    std::copy(c.mu.begin(), c.mu.end(), mu_.begin() + 2 * pair * plane);
+    std::copy(c.cond.begin(), c.cond.end(), cond_.begin() + 2 * pair * plane);
+    std::copy(c.spks.begin(), c.spks.end(), spks_.begin() + 2 * pair * bins_);
+  }
+
+  // Both rows of `pair` see the same x and t (flow_matching.py:103, :106).
+  void SetState(int pair, std::span<const float> x, float t) {
+    const size_t plane = Plane();
+    std::copy(x.begin(), x.end(), x_.begin() + 2 * pair * plane);
+    std::copy(x.begin(), x.end(), x_.begin() + (2 * pair + 1) * plane);
+    t_[2 * pair] = t_[2 * pair + 1] = t;
+  }
+
+  absl::Status Run(const OnnxSession& estimator) { return estimator.RunBound(inputs_, outputs_); }
+
+  std::span<const float> Output(int row) const {
+    return std::span<const float>(out_).subspan(row * Plane(), Plane());
+  }
+  const std::vector<float>& output() const { return out_; }
+
+ private:
+  size_t Plane() const { return static_cast<size_t>(bins_) * frames_; }
+
+  int bins_, frames_;
+  std::vector<float> x_, mask_, mu_, t_, spks_, cond_, out_;
+  std::vector<FloatBuffer> inputs_, outputs_;
+};
+
+namespace {
+
+absl::Status NeedInput(const OnnxSession& s, const std::string& role, const std::string& name) {
+  if (s.FindInput(name) != nullptr) return absl::OkStatus();
+  return core::InvalidArgument("graph " + role + " (" + s.path() + ") has no input '" + name +
+                               "'; upstream's export has x, mask, mu, t, spks, cond");
+}
+
+// The cosine schedule in float32 as torch computes it (flow_matching.py:224-226): t = 1 -
+// cos(linspace(0, 1, n + 1) * pi / 2).
+std::vector<float> CosineSchedule(int steps) {
+  std::vector<float> span(static_cast<size_t>(steps) + 1);
+  for (int i = 0; i <= steps; ++i) {
+    float t = static_cast<float>(i) / static_cast<float>(steps);
+    span[i] = 1.0f - std::cos(t * 0.5f * std::numbers::pi_v<float>);
+  }
+  return span;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
+    const BundleManifest& manifest, const std::string& bundle_dir,
+    const onnx::OnnxSessionConfig& session_config) {
+  std::unique_ptr<FlowMatcher> flow(new FlowMatcher());
+  namespace fs = std::filesystem;
+  for (auto [role, session] :
+       {std::pair{"flow_encoder", &flow->encoder_}, {"flow_estimator", &flow->estimator_}}) {
+    const GraphEntry* graph = manifest.graph(role);
+    if (graph == nullptr) return core::NotFound(std::string("bundle has no graph ") + role);
+    auto opened =
+        OnnxSession::Create((fs::path(bundle_dir) / graph->file).string(), session_config);
+    if (!opened.ok()) return opened.status();
+    *session = std::move(*opened);
+  }
+  // The encoder's names are read by position, as the manifest's role contract orders them.
+  const OnnxSession& enc = *flow->encoder_;
+  if (enc.inputs().size() != 2 || enc.outputs().size() != 2) {
+    return core::InvalidArgument("graph flow_encoder (" + enc.path() +
+                                 "): expected inputs (token, embedding) and outputs (mu, spks)");
+  }
+  flow->encoder_token_ = enc.inputs()[0].name;
+  flow->encoder_token_int32_ = enc.inputs()[0].type == onnx::ElementType::kInt32;
+  flow->encoder_embedding_ = enc.inputs()[1].name;
+  flow->encoder_mu_ = enc.outputs()[0].name;
+  flow->encoder_spks_ = enc.outputs()[1].name;
+  // Our export records how many tokens its position tables hold (graphs.py export_flow_encoder);
+  // past that ORT fails deep inside the graph, so requests are refused up front.
+  if (std::optional<std::string> max = enc.Metadata("max_tokens")) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(*max, &value) || value < 1) {
+      return core::InvalidArgument("graph flow_encoder (" + enc.path() +
+                                   "): metadata max_tokens '" + *max + "' is not a count");
+    }
+    flow->max_tokens_ = value;
+  }
+  const OnnxSession& est = *flow->estimator_;
+  for (const char* name : {"x", "mask", "mu", "t", "spks", "cond"}) {
+    if (absl::Status s = NeedInput(est, "flow_estimator", name); !s.ok()) return s;
+  }
+  if (est.outputs().size() != 1) {
+    return core::InvalidArgument("graph flow_estimator (" + est.path() + "): expected 1 output");
+  }
+  flow->estimator_out_ = est.outputs()[0].name;
+  const std::vector<int64_t>& x_shape = est.FindInput("x")->shape;
+  flow->estimator_batch_ = x_shape.empty() || x_shape[0] < 0 ? 0 : x_shape[0];
+  if (flow->estimator_batch_ != 0 && flow->estimator_batch_ != 2) {
+    return core::InvalidArgument("graph flow_estimator (" + est.path() + "): batch axis is " +
+                                 std::to_string(flow->estimator_batch_) +
+                                 "; a CFG pair needs 2 (or a dynamic axis)");
+  }
+
+  flow->mel_bins_ = manifest.audio.mel_bins;
+  flow->embedding_dim_ = manifest.audio.speaker_embedding_dim;
+  flow->token_mel_ratio_ = manifest.tokens.token_mel_ratio;
+  flow->speech_token_size_ = manifest.vocab.speech_token_size;
+  flow->n_timesteps_ = manifest.flow.n_timesteps;
+  flow->cfg_rate_ = static_cast<float>(manifest.flow.inference_cfg_rate);
+
+  auto entry = manifest.tensors.find("rand_noise");
+  if (entry == manifest.tensors.end()) return core::NotFound("bundle has no tensor rand_noise");
+  auto noise = ReadNpy((fs::path(bundle_dir) / entry->second.file).string());
+  if (!noise.ok()) return noise.status();
+  if (noise->dtype != "float32" || noise->shape.size() != 3 || noise->shape[0] != 1 ||
+      noise->shape[1] != flow->mel_bins_) {
+    return core::InvalidArgument("tensor rand_noise: " + noise->dtype + " " +
+                                 ShapeString(noise->shape) + ", the flow needs float32 [1, " +
+                                 std::to_string(flow->mel_bins_) + ", frames]");
+  }
+  flow->noise_frames_ = static_cast<int>(noise->shape[2]);
+  flow->noise_ = std::move(noise->floats);
+  return flow;
+}
+
+absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const {
+  if (r.tokens.empty()) return core::InvalidArgument("flow request: no speech tokens");
+  if (r.embedding.size() != static_cast<size_t>(embedding_dim_)) {
+    return core::InvalidArgument("flow request: embedding has " +
+                                 std::to_string(r.embedding.size()) + " values, expected " +
+                                 std::to_string(embedding_dim_) + " (the CAM++ x-vector)");
+  }
+  auto finite = [](std::span<const float> v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+  };
+  // A NaN would pass through every graph and come out as a silent mel.
+  if (!finite(r.embedding) || !finite(r.prompt_mel)) {
+    return core::InvalidArgument(std::string("flow request: ") +
+                                 (finite(r.embedding) ? "prompt_mel" : "embedding") +
+                                 " holds a NaN or infinity");
+  }
+  const size_t prompt_frames = r.prompt_tokens.size() * token_mel_ratio_;
+  if (r.prompt_mel.size() != prompt_frames * mel_bins_) {
+    // CosyVoice2's frontend aligns them 2:1 (cosyvoice/cli/frontend.py:174-178); anything else
+    // would condition frames that belong to the generated part.
+    return core::InvalidArgument(
+        "flow request: prompt_mel has " + std::to_string(r.prompt_mel.size()) +
+        " values, expected [" + std::to_string(prompt_frames) + ", " + std::to_string(mel_bins_) +
+        "] (" + std::to_string(token_mel_ratio_) + " frames per prompt token, " +
+        std::to_string(r.prompt_tokens.size()) + " prompt tokens)");
+  }
+  const size_t n_tokens = r.prompt_tokens.size() + r.tokens.size();
+  const size_t frames = n_tokens * token_mel_ratio_;
+  if (frames > static_cast<size_t>(noise_frames_)) {
+    return absl::OutOfRangeError("flow request: " + std::to_string(n_tokens) +
+                                 " tokens (prompt and new) make " + std::to_string(frames) +
+                                 " mel frames; the flow's noise covers " +
+                                 std::to_string(noise_frames_));
+  }
+  if (max_tokens_ > 0 && n_tokens > static_cast<size_t>(max_tokens_)) {
+    return absl::OutOfRangeError(
+        "flow request: " + std::to_string(n_tokens) + " tokens (prompt " +
+        std::to_string(r.prompt_tokens.size()) + " and new " + std::to_string(r.tokens.size()) +
+        "); this bundle's flow encoder takes at most " + std::to_string(max_tokens_));
+  }
+  std::vector<int64_t> ids;
+  ids.reserve(n_tokens);
+  for (auto [part, what] :
+       {std::pair{r.prompt_tokens, "prompt speech token "}, {r.tokens, "speech token "}}) {
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (part[i] < 0 || part[i] >= speech_token_size_) {
+        return core::InvalidArgument("flow request: " + std::string(what) +
+                                     std::to_string(part[i]) + " at position " + std::to_string(i) +
+                                     " is outside [0, " + std::to_string(speech_token_size_) + ")");
+      }
+      ids.push_back(part[i]);
+    }
+  }
+  const std::vector<int64_t> token_shape = {1, static_cast<int64_t>(n_tokens)};
+  // The role contract allows either integer type for the tokens (ours is int64).
+  Tensor token = encoder_token_int32_
+                     ? Tensor::Int32s(token_shape, std::vector<int32_t>(ids.begin(), ids.end()))
+                     : Tensor::Int64s(token_shape, std::move(ids));
+  auto outputs = encoder_->Run(
+      {{encoder_token_, std::move(token)},
+       {encoder_embedding_,
+        Tensor::Floats({1, embedding_dim_}, {r.embedding.begin(), r.embedding.end()})}});
+  if (!outputs.ok()) return outputs.status();
+  FlowConditioning c;
+  c.frames = static_cast<int>(frames);
+  c.prompt_frames = static_cast<int>(prompt_frames);
+  c.mu = outputs->at(0).ToFloats();
+  c.spks = outputs->at(1).ToFloats();
+  if (c.mu.size() != frames * mel_bins_ || c.spks.size() != static_cast<size_t>(mel_bins_)) {
+    return core::Internal("graph flow_encoder (" + encoder_->path() + ") returned mu " +
+                          ShapeString(outputs->at(0).shape) + " and spks " +
+                          ShapeString(outputs->at(1).shape) + " for " + std::to_string(n_tokens) +
+                          " tokens; expected [1, " + std::to_string(mel_bins_) + ", " +
+                          std::to_string(frames) + "] and [1, " + std::to_string(mel_bins_) + "]");
+  }
+  // cond: the prompt mel (frame-major in the request) transposed into the first frames
+  // (flow.py:265-267).
+  c.cond.assign(frames * mel_bins_, 0.0f);
+  for (size_t f = 0; f < prompt_frames; ++f) {
+    for (int b = 0; b < mel_bins_; ++b) c.cond[b * frames + f] = r.prompt_mel[f * mel_bins_ + b];
+  }
+  return c;
+}
+
+absl::StatusOr<std::vector<float>> FlowMatcher::EstimatorStep(const FlowConditioning& c,
+                                                              std::span<const float> x,
+                                                              float t) const {
+  if (x.size() != static_cast<size_t>(c.frames) * mel_bins_) {
+    return core::InvalidArgument("estimator step: x has " + std::to_string(x.size()) +
+                                 " values, expected [" + std::to_string(mel_bins_) + ", " +
+                                 std::to_string(c.frames) + "]");
+  }
+  Batch batch(1, mel_bins_, c.frames, estimator_out_);
+  batch.SetConditioning(0, c);
+  batch.SetState(0, x, t);
+  estimator_calls_.fetch_add(1, std::memory_order_relaxed);
+  if (absl::Status s = batch.Run(*estimator_); !s.ok()) return s;
+  return batch.output();
+}
+
+absl::Status FlowMatcher::Solve(std::span<const FlowConditioning* const> group,
+                                std::vector<std::vector<float>>& x) const {
+  const int frames = group.front()->frames;
+  Batch batch(static_cast<int>(group.size()), mel_bins_, frames, estimator_out_);
+  for (size_t k = 0; k < group.size(); ++k) batch.SetConditioning(static_cast<int>(k), *group[k]);
+  // Euler as solve_euler steps it (flow_matching.py:86-122): t advances by dt and the next dt is
+  // measured from the accumulated t, so the float32 rounding follows upstream's.
+  const std::vector<float> span = CosineSchedule(n_timesteps_);
+  float t = span[0], dt = span[1] - span[0];
+  const float w_cond = 1.0f + cfg_rate_, w_uncond = cfg_rate_;
+  for (int step = 1; step <= n_timesteps_; ++step) {
+    for (size_t k = 0; k < group.size(); ++k) batch.SetState(static_cast<int>(k), x[k], t);
+    estimator_calls_.fetch_add(1, std::memory_order_relaxed);
+    if (absl::Status s = batch.Run(*estimator_); !s.ok()) return s;
+    for (size_t k = 0; k < group.size(); ++k) {
+      std::span<const float> v_cond = batch.Output(2 * static_cast<int>(k));
+      std::span<const float> v_uncond = batch.Output(2 * static_cast<int>(k) + 1);
+      std::vector<float>& xk = x[k];
+      for (size_t i = 0; i < xk.size(); ++i) {
+        xk[i] += dt * (w_cond * v_cond[i] - w_uncond * v_uncond[i]);
+      }
+    }
+    t += dt;
+    if (step < n_timesteps_) dt = span[step + 1] - t;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunBatch(
+    std::span<const FlowRequest> requests) const {
+  std::vector<absl::StatusOr<FlowMel>> results(requests.size(), absl::UnknownError("not run"));
+  std::vector<FlowConditioning> conditionings(requests.size());
+  // Requests by length: one estimator call serves a group when the batch axis is dynamic.
+  std::map<int, std::vector<size_t>> by_frames;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto c = Encode(requests[i]);
+    if (!c.ok()) {
+      results[i] = c.status();
+      continue;
+    }
+    conditionings[i] = std::move(*c);
+    by_frames[conditionings[i].frames].push_back(i);
+  }
+  for (const auto& [frames, members] : by_frames) {
+    const size_t per_call = estimator_batch_ == 0 ? members.size() : 1;
+    for (size_t start = 0; start < members.size(); start += per_call) {
+      std::vector<const FlowConditioning*> group;
+      std::vector<std::vector<float>> x;
+      for (size_t j = start; j < std::min(members.size(), start + per_call); ++j) {
+        group.push_back(&conditionings[members[j]]);
+        // The fixed noise sliced to the length, the same for every request (flow_matching.py:222).
+        x.emplace_back(static_cast<size_t>(mel_bins_) * frames);
+        for (int b = 0; b < mel_bins_; ++b) {
+          std::copy_n(noise_.begin() + static_cast<size_t>(b) * noise_frames_, frames,
+                      x.back().begin() + static_cast<size_t>(b) * frames);
+        }
+      }
+      absl::Status solved = Solve(group, x);
+      for (size_t k = 0; k < group.size(); ++k) {
+        size_t i = members[start + k];
+        if (!solved.ok()) {
+          results[i] = solved;
+          continue;
+        }
+        // Without the prompt frames (flow.py:279).
+        const FlowConditioning& c = *group[k];
+        FlowMel mel{mel_bins_, c.frames - c.prompt_frames, {}};
+        mel.values.reserve(static_cast<size_t>(mel.bins) * mel.frames);
+        for (int b = 0; b < mel_bins_; ++b) {
+          auto row = x[k].begin() + static_cast<size_t>(b) * c.frames;
+          mel.values.insert(mel.values.end(), row + c.prompt_frames, row + c.frames);
+        }
+        results[i] = std::move(mel);
+      }
+    }
+  }
+  return results;
+}
+
+absl::StatusOr<FlowMel> FlowMatcher::Run(const FlowRequest& request) const {
+  return std::move(RunBatch(std::span<const FlowRequest>(&request, 1)).front());
+}
+
+}  // namespace voxserve::engine::cosyvoice

@@ -1,0 +1,114 @@
+// CosyVoice2's flow stage (issue 13 item 3): speech tokens -> mel [80, T]. The flow encoder graph
+// gives mu and the projected speaker vector; then 10 Euler steps on the cosine schedule from the
+// bundle's fixed noise, each a classifier-free-guidance pair of estimator rows (conditioned,
+// unconditioned), as upstream's CausalMaskedDiffWithXvec.inference and CausalConditionalCFM do
+// (cosyvoice/flow/flow.py:236-281, cosyvoice/flow/flow_matching.py:71-124, :196-227). This is
+// the non-streaming, finalize=True path: the only one the exported encoder graph has.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/onnx/onnx_session.h"
+#include "engine/onnx/onnx_session_config.h"
+
+namespace voxserve::engine::cosyvoice {
+
+// One request's flow input. Views, owned by the caller, valid for the duration of the call; the
+// layouts are those of a CosyVoice2 VoiceProfile (engine/voice_cloning.h), so a stored profile's
+// tensors can be passed as they are.
+struct FlowRequest {
+  std::span<const int32_t> tokens;         // the new speech tokens (from the LLM), >= 1
+  std::span<const int32_t> prompt_tokens;  // the prompt's speech tokens (may be empty)
+  std::span<const float> prompt_mel;       // [token_mel_ratio * prompt_tokens, 80], frame-major
+  std::span<const float> embedding;        // the CAM++ x-vector [192] (not normalised)
+};
+
+// A mel spectrogram [bins, frames], row-major (bin-major: the layout HiFT's graphs take).
+struct FlowMel {
+  int bins = 0;
+  int frames = 0;
+  std::vector<float> values;
+};
+
+// What the encoder makes of a request, before the Euler loop. Owned by value.
+struct FlowConditioning {
+  int frames = 0;           // T = token_mel_ratio * (prompt + new tokens)
+  int prompt_frames = 0;    // the first frames, which the prompt mel conditions
+  std::vector<float> mu;    // [80, T]
+  std::vector<float> spks;  // [80]: L2-normalised x-vector through the 192 -> 80 projection
+  // [80, T]: the prompt mel (transposed) in the prompt frames, zeros after
+  std::vector<float> cond;
+};
+
+// Owns the encoder and estimator sessions and the fixed noise. Immutable after Create; Run and
+// the other methods are const and safe cross thread (each call owns its buffers; ORT's Run is
+// thread-safe). Blocking (ten estimator runs): call on an engine worker.
+class FlowMatcher {
+ public:
+  // Opens the bundle's flow_encoder and flow_estimator graphs and reads `rand_noise`. Errors name
+  // the graph, input or tensor that does not fit.
+  static absl::StatusOr<std::unique_ptr<FlowMatcher>> Create(
+      const BundleManifest& manifest, const std::string& bundle_dir,
+      const onnx::OnnxSessionConfig& session_config);
+
+  // The generated mel, without the prompt frames: [80, token_mel_ratio * tokens.size()].
+  // InvalidArgument for a request whose shapes or token ids do not fit (the message names the
+  // field and what it should be); OutOfRange past the encoder's max_tokens or the noise's length
+  // (15000 frames, 300 s of mel).
+  absl::StatusOr<FlowMel> Run(const FlowRequest& request) const;
+
+  // Several requests. Each row pair of the CFG batch is independent, so requests of the same
+  // length share estimator calls when the estimator's batch axis is dynamic; upstream's export
+  // (cosyvoice/bin/export_onnx.py:80-86) fixes it at 2, and then requests run one after another.
+  // One result per request, in order; a bad request fails alone.
+  std::vector<absl::StatusOr<FlowMel>> RunBatch(std::span<const FlowRequest> requests) const;
+
+  // The pieces of Run, public for the stage tests and verify-bundle. Encode checks the request as
+  // Run does; EstimatorStep runs one CFG pair (row 0 conditioned, row 1 zeros) at flow time `t`
+  // and returns the estimator's raw output [2, 80, T] (before the guidance combination).
+  absl::StatusOr<FlowConditioning> Encode(const FlowRequest& request) const;
+  absl::StatusOr<std::vector<float>> EstimatorStep(const FlowConditioning& conditioning,
+                                                   std::span<const float> x, float t) const;
+
+  // Rows the estimator takes per call: 2 (one CFG pair) for upstream's graph, 0 when dynamic.
+  int64_t estimator_batch() const { return estimator_batch_; }
+  int mel_bins() const { return mel_bins_; }
+  int max_frames() const { return noise_frames_; }
+  // Estimator runs so far, all calls together (each serves one or more CFG pairs).
+  int64_t estimator_calls() const { return estimator_calls_.load(std::memory_order_relaxed); }
+  // Prompt + new tokens the encoder graph takes (its metadata "max_tokens"; 0 = not recorded).
+  int64_t max_tokens() const { return max_tokens_; }
+
+ private:
+  class Batch;  // the preallocated estimator buffers of one call (flow_matcher.cc)
+  FlowMatcher() = default;
+  // The Euler loop over conditionings of one length, in place of their noise slices.
+  absl::Status Solve(std::span<const FlowConditioning* const> group,
+                     std::vector<std::vector<float>>& x) const;
+
+  std::unique_ptr<onnx::OnnxSession> encoder_;
+  std::unique_ptr<onnx::OnnxSession> estimator_;
+  std::string encoder_token_, encoder_embedding_, encoder_mu_, encoder_spks_;
+  bool encoder_token_int32_ = false;
+  std::string estimator_out_;
+  std::vector<float> noise_;  // rand_noise [80, noise_frames_]
+  int noise_frames_ = 0;
+  int mel_bins_ = 80;
+  int embedding_dim_ = 192;
+  int token_mel_ratio_ = 2;
+  int64_t speech_token_size_ = 6561;
+  int n_timesteps_ = 10;
+  float cfg_rate_ = 0.7f;
+  int64_t estimator_batch_ = 2;
+  int64_t max_tokens_ = 0;
+  mutable std::atomic<int64_t> estimator_calls_{0};
+};
+
+}  // namespace voxserve::engine::cosyvoice

@@ -1,0 +1,48 @@
+// The verify-bundle stage of the flow (flow_matcher.h): flow.full/N, the whole flow on the golden
+// tokens, prompt and x-vector against upstream's flow.inference (10 Euler steps, the bundle's
+// noise). flow.encoder and flow.estimator, the graphs run alone, are onnx_stages.cc's.
+#include <memory>
+
+#include "core/error.h"
+#include "engine/cosyvoice/bundle_verifier.h"
+#include "engine/cosyvoice/flow_matcher.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+absl::StatusOr<std::vector<int32_t>> Ids(const GoldenStage& g, const std::string& key) {
+  auto array = g.Input(key);
+  if (!array.ok()) return array.status();
+  if (array->dtype == "float32") return core::InvalidArgument(g.name + ": '" + key + "' is float");
+  return std::vector<int32_t>(array->ints.begin(), array->ints.end());
+}
+
+absl::StatusOr<double> FlowFull(const FlowMatcher& flow, const GoldenStage& g) {
+  auto tokens = Ids(g, "token");
+  if (!tokens.ok()) return tokens.status();
+  auto prompt_tokens = Ids(g, "prompt_token");
+  if (!prompt_tokens.ok()) return prompt_tokens.status();
+  auto prompt_mel = g.Input("prompt_mel");
+  if (!prompt_mel.ok()) return prompt_mel.status();
+  auto embedding = g.Input("embedding");
+  if (!embedding.ok()) return embedding.status();
+  auto mel = flow.Run({*tokens, *prompt_tokens, prompt_mel->floats, embedding->floats});
+  if (!mel.ok()) return mel.status();
+  auto want = g.Output("mel");
+  if (!want.ok()) return want.status();
+  return MaxAbsError(mel->values, *want, g.name + " mel");
+}
+
+}  // namespace
+
+absl::Status AddFlowStages(BundleVerifier& v) {
+  onnx::OnnxSessionConfig config;
+  config.intra_op_threads = 1;
+  auto flow = FlowMatcher::Create(v.manifest(), v.bundle_dir(), config);
+  if (!flow.ok()) return flow.status();
+  v.AddStage("flow.full", [f = std::shared_ptr<FlowMatcher>(std::move(*flow))](
+                              const GoldenStage& g) { return FlowFull(*f, g); });
+  return absl::OkStatus();
+}
+
+}  // namespace voxserve::engine::cosyvoice
