@@ -311,7 +311,7 @@ absl::Status OnnxSession::RunBound(const std::vector<FloatBuffer>& inputs,
       out_names.push_back(b.name.c_str());
       out_values.push_back(view(b));
     }
-    impl_->session.Run(Ort::RunOptions{nullptr}, in_names.data(), in_values.data(),
+    impl_->session.Run(impl_->run_options, in_names.data(), in_values.data(),
                        in_values.size(), out_names.data(), out_values.data(), out_values.size());
     return absl::OkStatus();
   } catch (const Ort::Exception& e) {
