@@ -7,6 +7,7 @@
 #if VOXSERVE_ONNX
 #include "engine/cosyvoice/bundle_check.h"
 #include "engine/cosyvoice/bundle_verifier.h"
+#include "engine/cosyvoice/hift_stages.h"
 #endif
 
 namespace voxserve::server {
@@ -29,7 +30,8 @@ int VerifyBundle(const std::string& dir) {
                  std::string(verifier.status().message()).c_str());
     return kExitProblems;
   }
-  for (auto add : {engine::cosyvoice::AddFrontendStages, engine::cosyvoice::AddOnnxStages}) {
+  for (auto add : {engine::cosyvoice::AddFrontendStages, engine::cosyvoice::AddOnnxStages,
+                   engine::cosyvoice::AddHiftStages}) {
     if (absl::Status status = add(**verifier); !status.ok()) {
       std::fprintf(stderr, "voxserve verify-bundle: %s\n", std::string(status.message()).c_str());
       return kExitProblems;
