@@ -36,14 +36,15 @@ TEST(SineSourceTest, MatchesUpstreamSineGen2WithItsNoiseInjected) {
   EXPECT_EQ(noise.used(), 40u * 480 * 9);  // one normal per sine sample, nothing else drawn
   // uv is a comparison of the same float f0 with the same threshold: equal.
   EXPECT_EQ(excitation->uv, Oracle("sinegen_uv"));
-  // Sines of amplitude 0.1 whose phase reaches ~1e4 rad by frame 40: float32 keeps the phase
-  // to ~1e-3 rad there, so 0.1 * 1e-3 plus sin()'s own ulps; upstream's random initial phase
-  // (not drawn here, see hift_source.cc) would show up as errors of order 0.1.
+  // Sines of amplitude 0.1 whose phase reaches ~1e4 rad by frame 40: float32 holds the phase to
+  // ~1e-3 rad there (on both sides), so ~0.1 * 1e-3; measured 9.8e-5. Upstream's random initial
+  // phase (not drawn here, see hift_source.cc) or a wrong interpolation would show up as errors
+  // of order 0.1.
   const double error = MaxAbsDiff(excitation->sines, Oracle("sinegen_sines"));
-  EXPECT_LT(error, 2e-4) << "max abs error " << error;
+  EXPECT_LT(error, 5e-4) << "max abs error " << error;
   auto merged = source->Merge(excitation->sines);
   ASSERT_TRUE(merged.ok());
-  EXPECT_LT(MaxAbsDiff(*merged, Oracle("sinegen_source")), 2e-4);
+  EXPECT_LT(MaxAbsDiff(*merged, Oracle("sinegen_source")), 5e-4);  // measured 4.6e-5
 }
 
 TEST(SineSourceTest, SeededNoiseIsReproducibleAndStandardNormal) {
