@@ -24,13 +24,15 @@ std::vector<float> InterpolateLinear(std::span<const float> in, int64_t out_size
   const auto in_size = static_cast<int64_t>(in.size());
   std::vector<float> out(static_cast<size_t>(std::max<int64_t>(out_size, 0)));
   for (int64_t i = 0; i < out_size; ++i) {
-    if (in_size == out_size) {  // ATen copies when the sizes agree (compute_source_index_and_lambda)
+    if (in_size ==
+        out_size) {  // ATen copies when the sizes agree (compute_source_index_and_lambda)
       out[i] = in[i];
       continue;
     }
     // area_pixel_compute_source_index: scale * (dst + 0.5) - 0.5 in double, stored as float,
     // clamped at 0; then index0 = trunc, lambda1 = clamp(src - index0, 0, 1).
-    auto src = static_cast<float>(static_cast<double>(scale) * (static_cast<double>(i) + 0.5) - 0.5);
+    auto src =
+        static_cast<float>(static_cast<double>(scale) * (static_cast<double>(i) + 0.5) - 0.5);
     if (src < 0) src = 0;
     auto i0 = static_cast<int64_t>(src);
     i0 = std::min(i0, in_size - 1);
@@ -44,8 +46,9 @@ std::vector<float> InterpolateLinear(std::span<const float> in, int64_t out_size
 
 absl::StatusOr<SineSource> SineSource::Create(SineSourceParams p) {
   if (p.sample_rate < 1 || p.upsample_scale < 1 || p.nb_harmonics < 0) {
-    return core::InvalidArgument("HiFT source: sample_rate, upsample_scale must be >= 1 and "
-                                 "nb_harmonics >= 0");
+    return core::InvalidArgument(
+        "HiFT source: sample_rate, upsample_scale must be >= 1 and "
+        "nb_harmonics >= 0");
   }
   if (p.linear_weight.size() != static_cast<size_t>(p.nb_harmonics + 1)) {
     return core::InvalidArgument("HiFT source: the Linear has " +

@@ -28,8 +28,8 @@ absl::StatusOr<HiftStft> HiftStft::Create(int n_fft, int hop, std::vector<float>
     double envelope = 0;
     for (int i = phase; i < n_fft; i += hop) envelope += double(window[i]) * window[i];
     if (envelope < 1e-11) {
-      return core::InvalidArgument("HiFT STFT window fails the overlap-add condition (NOLA) at hop " +
-                                   std::to_string(hop));
+      return core::InvalidArgument(
+          "HiFT STFT window fails the overlap-add condition (NOLA) at hop " + std::to_string(hop));
     }
   }
   return HiftStft(n_fft, hop, std::move(window));
@@ -81,7 +81,8 @@ absl::StatusOr<std::vector<float>> HiftStft::Inverse(std::span<const float> magn
   for (int64_t t = 0; t < frames; ++t) {
     std::span<std::complex<float>> in = (*ifft)->input();
     for (int k = 0; k < nb; ++k) {
-      // torch.clip(magnitude, max=1e2) leaves NaN as NaN; std::min would too only by argument order.
+      // torch.clip(magnitude, max=1e2) leaves NaN as NaN; std::min would too only by argument
+      // order.
       float m = magnitude[k * frames + t];
       if (m > max_magnitude) m = max_magnitude;
       float p = phase[k * frames + t];

@@ -14,8 +14,8 @@ absl::StatusOr<HiftStream> HiftStream::Create(const HiftVocoder& vocoder, int me
       source_cache_samples != mel_cache_frames * vocoder.samples_per_frame()) {
     return core::InvalidArgument(
         "HiFT stream: want mel_cache_frames in 1..1000 and source_cache_samples = frames x " +
-        std::to_string(vocoder.samples_per_frame()) + ", got " +
-        std::to_string(mel_cache_frames) + " and " + std::to_string(source_cache_samples));
+        std::to_string(vocoder.samples_per_frame()) + ", got " + std::to_string(mel_cache_frames) +
+        " and " + std::to_string(source_cache_samples));
   }
   return HiftStream(vocoder, mel_cache_frames, source_cache_samples);
 }
@@ -27,18 +27,19 @@ HiftStream::HiftStream(const HiftVocoder& vocoder, int mel_cache_frames, int sou
   // np.hamming(M): 0.54 - 0.46 cos(2 pi n / (M - 1)) (model.py:267).
   const int m = 2 * source_cache_samples;
   window_.resize(static_cast<size_t>(m));
-  for (int n = 0; n < m; ++n) window_[n] = 0.54 - 0.46 * std::cos(2 * std::numbers::pi * n / (m - 1));
+  for (int n = 0; n < m; ++n)
+    window_[n] = 0.54 - 0.46 * std::cos(2 * std::numbers::pi * n / (m - 1));
 }
 
 absl::StatusOr<std::vector<float>> HiftStream::Push(MelView chunk, bool finalize,
                                                     SourceNoise& noise) {
-  if (finished_) return absl::FailedPreconditionError("HiFT stream: the final chunk was already pushed");
+  if (finished_)
+    return absl::FailedPreconditionError("HiFT stream: the final chunk was already pushed");
   const int bins = vocoder_->mel_bins();
   if (chunk.frames < 1 || chunk.values.size() != static_cast<size_t>(bins * chunk.frames)) {
-    return core::InvalidArgument("HiFT stream: chunk mel has " +
-                                 std::to_string(chunk.values.size()) + " values, want [" +
-                                 std::to_string(bins) + ", " + std::to_string(chunk.frames) +
-                                 " >= 1]");
+    return core::InvalidArgument(
+        "HiFT stream: chunk mel has " + std::to_string(chunk.values.size()) + " values, want [" +
+        std::to_string(bins) + ", " + std::to_string(chunk.frames) + " >= 1]");
   }
   // tts_mel = concat([cache mel, chunk mel], dim=2) (model.py:305-307).
   const int64_t cached = started_ ? mel_cache_frames_ : 0;

@@ -73,8 +73,9 @@ absl::StatusOr<std::unique_ptr<HiftVocoder>> HiftVocoder::Create(
   v->decoder_ = std::move(*decoder);
   if (v->f0_->inputs().size() != 1 || v->decoder_->inputs().size() != 2 ||
       v->decoder_->outputs().size() != 2) {
-    return core::InvalidArgument("hift graphs: want f0 (mel) -> f0 and decoder (mel, "
-                                 "source_stft) -> (magnitude, phase)");
+    return core::InvalidArgument(
+        "hift graphs: want f0 (mel) -> f0 and decoder (mel, "
+        "source_stft) -> (magnitude, phase)");
   }
   // Addressed by position, named as the graphs name them (the manifest's order, checked by
   // check-model's RoleContracts).
@@ -94,8 +95,8 @@ absl::Status HiftVocoder::CheckMel(MelView mel) const {
   if (mel.values.size() != static_cast<size_t>(mel_bins_ * mel.frames)) {
     return core::InvalidArgument("HiFT: mel has " + std::to_string(mel.values.size()) +
                                  " values, want [" + std::to_string(mel_bins_) + ", " +
-                                 std::to_string(mel.frames) + "] = " +
-                                 std::to_string(mel_bins_ * mel.frames));
+                                 std::to_string(mel.frames) +
+                                 "] = " + std::to_string(mel_bins_ * mel.frames));
   }
   for (size_t i = 0; i < mel.values.size(); ++i) {
     if (!std::isfinite(mel.values[i])) {
@@ -184,9 +185,8 @@ absl::StatusOr<std::vector<float>> ChangeMelSpeed(MelView mel, int bins, double 
   std::vector<float> result;
   result.reserve(static_cast<size_t>(bins * out));
   for (int b = 0; b < bins; ++b) {
-    std::vector<float> row =
-        InterpolateLinear(mel.values.subspan(static_cast<size_t>(b * mel.frames), mel.frames), out,
-                          scale);
+    std::vector<float> row = InterpolateLinear(
+        mel.values.subspan(static_cast<size_t>(b * mel.frames), mel.frames), out, scale);
     result.insert(result.end(), row.begin(), row.end());
   }
   *new_frames = out;

@@ -61,7 +61,8 @@ class HiftVocoder {
   absl::StatusOr<std::vector<float>> Decode(MelView mel, std::span<const float> source) const;
 
  private:
-  HiftVocoder(SineSource source, HiftStft stft) : source_(std::move(source)), stft_(std::move(stft)) {}
+  HiftVocoder(SineSource source, HiftStft stft)
+      : source_(std::move(source)), stft_(std::move(stft)) {}
   absl::Status CheckMel(MelView mel) const;
 
   std::unique_ptr<onnx::OnnxSession> f0_;

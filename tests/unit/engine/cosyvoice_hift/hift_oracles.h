@@ -26,10 +26,10 @@ inline bool HaveHiftOracles() {
   return std::filesystem::exists(std::filesystem::path(HiftOracles()) / "istft_audio.npy");
 }
 
-#define VOXSERVE_REQUIRE_HIFT_ORACLES()                                                       \
-  if (!::voxserve::engine::cosyvoice::testing::HaveHiftOracles()) {                           \
-    GTEST_SKIP() << "no HiFT oracle tensors at "                                              \
-                 << ::voxserve::engine::cosyvoice::testing::HiftOracles()                     \
+#define VOXSERVE_REQUIRE_HIFT_ORACLES()                                                           \
+  if (!::voxserve::engine::cosyvoice::testing::HaveHiftOracles()) {                               \
+    GTEST_SKIP() << "no HiFT oracle tensors at "                                                  \
+                 << ::voxserve::engine::cosyvoice::testing::HiftOracles()                         \
                  << " (fixture hift_oracles needs VOXSERVE_COSYVOICE_REF, an upstream checkout)"; \
   }
 

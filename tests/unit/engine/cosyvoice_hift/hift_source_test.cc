@@ -93,8 +93,9 @@ TEST(SineSourceTest, RefusesBadF0AndBadParameters) {
               HasSubstr("finite"));
   EXPECT_THAT(source->Merge(std::vector<float>(10, 0.0f)).status().message(),
               HasSubstr("[samples >= 1, 9]"));
-  EXPECT_THAT(SineSource::Create(CosyVoice2Params(std::vector<float>(8, 0.1f), 0)).status().message(),
-              HasSubstr("9 sines"));
+  EXPECT_THAT(
+      SineSource::Create(CosyVoice2Params(std::vector<float>(8, 0.1f), 0)).status().message(),
+      HasSubstr("9 sines"));
 }
 
 TEST(InterpolateLinearTest, MatchesAtenOnSmallCases) {

@@ -120,8 +120,7 @@ TEST_F(HiftVocoderTest, AudioIsClampedToTheAudioLimit) {
 TEST_F(HiftVocoderTest, RefusesBadMelShapesWithClearErrors) {
   ZeroNoise zero;
   std::vector<float> mel(80 * 10, 0.0f);
-  EXPECT_THAT(vocoder_->Vocode({mel, 11}, {}, zero).status().message(),
-              HasSubstr("want [80, 11]"));
+  EXPECT_THAT(vocoder_->Vocode({mel, 11}, {}, zero).status().message(), HasSubstr("want [80, 11]"));
   EXPECT_THAT(vocoder_->Vocode({mel, 0}, {}, zero).status().message(), HasSubstr("0 frames"));
   std::vector<float> bins79(79 * 10, 0.0f);
   EXPECT_THAT(vocoder_->F0({bins79, 10}).status().message(), HasSubstr("790 values"));
@@ -163,8 +162,10 @@ TEST(ChangeMelSpeedTest, MatchesUpstreamInterpolate) {
     auto out = ChangeMelSpeed({mel, 37}, 80, speed, &frames);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ(frames, static_cast<int64_t>(37 / speed));
-    std::string name = "speed_" + (speed == 0.5 ? std::string("0.5") : speed == 0.8 ? "0.8"
-                                   : speed == 1.25 ? "1.25" : "1.7");
+    std::string name = "speed_" + (speed == 0.5    ? std::string("0.5")
+                                   : speed == 0.8  ? "0.8"
+                                   : speed == 1.25 ? "1.25"
+                                                   : "1.7");
     // Two-tap blends of N(0, 1) values. Our source index is ATen's formula in float32, yet ATen's
     // kernel rounds its blend weights differently (measured: up to 2e-6 in a weight, 8e-6 in a
     // value, ~20 float32 ulps at |x| ~ 3): far below anything audible in a log-mel.
@@ -177,8 +178,7 @@ TEST(ChangeMelSpeedTest, RefusesBadSpeeds) {
   int64_t frames = 0;
   EXPECT_THAT(ChangeMelSpeed({mel, 4}, 80, 0.0, &frames).status().message(), HasSubstr("> 0"));
   EXPECT_THAT(ChangeMelSpeed({mel, 4}, 80, NAN, &frames).status().message(), HasSubstr("finite"));
-  EXPECT_THAT(ChangeMelSpeed({mel, 4}, 80, 5.0, &frames).status().message(),
-              HasSubstr("into 0"));
+  EXPECT_THAT(ChangeMelSpeed({mel, 4}, 80, 5.0, &frames).status().message(), HasSubstr("into 0"));
   EXPECT_THAT(ChangeMelSpeed({mel, 3}, 80, 1.0, &frames).status().message(),
               HasSubstr("[80, frames"));
   auto same = ChangeMelSpeed({mel, 4}, 80, 1.0, &frames);
