@@ -25,7 +25,8 @@ class SourceNoise {
 
 // Reproducible per seed on every platform: std::mt19937_64 (fully specified by the standard)
 // and Box-Muller written here (std::normal_distribution's algorithm is the library's choice).
-// Not PyTorch's stream: no test compares noise draws with upstream (they inject them).
+// Not PyTorch's stream: no test compares noise draws with upstream (they inject them). Same
+// ownership and threading as SourceNoise.
 class SeededSourceNoise final : public SourceNoise {
  public:
   explicit SeededSourceNoise(uint64_t seed) : engine_(seed) {}
