@@ -7,6 +7,7 @@
 #if VOXSERVE_ONNX
 #include "engine/cosyvoice/bundle_check.h"
 #include "engine/cosyvoice/bundle_verifier.h"
+#include "engine/cosyvoice/hift_stages.h"
 #endif
 
 namespace voxserve::server {
@@ -30,7 +31,7 @@ int VerifyBundle(const std::string& dir) {
     return kExitProblems;
   }
   for (auto add : {engine::cosyvoice::AddFrontendStages, engine::cosyvoice::AddOnnxStages,
-                   engine::cosyvoice::AddFlowStages}) {
+                   engine::cosyvoice::AddFlowStages, engine::cosyvoice::AddHiftStages}) {
     if (absl::Status status = add(**verifier); !status.ok()) {
       std::fprintf(stderr, "voxserve verify-bundle: %s\n", std::string(status.message()).c_str());
       return kExitProblems;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -58,6 +59,23 @@ TEST(PowerSpectrogramTest, RefusesAWindowOfTheWrongLengthAndABadHop) {
   EXPECT_FALSE(PowerSpectrogram(x, 400, 160, std::vector<float>(399, 1.0f)).ok());
   EXPECT_FALSE(PowerSpectrogram(x, 400, 0, std::vector<float>(400, 1.0f)).ok());
   EXPECT_FALSE(RealFft::Create(1).ok());
+}
+
+// c2r undoes r2c up to the factor size; the DC and Nyquist imaginary parts are dropped (as
+// numpy/torch irfft), whatever FFTW would make of them.
+TEST(InverseRealFftTest, UndoesRealFftAndIgnoresTheImaginaryPartsOfDcAndNyquist) {
+  auto forward = RealFft::Create(16);
+  auto inverse = InverseRealFft::Create(16);
+  ASSERT_TRUE(forward.ok() && inverse.ok());
+  EXPECT_FALSE(InverseRealFft::Create(1).ok());
+  for (int i = 0; i < 16; ++i) (*forward)->input()[i] = std::sin(0.7f * i) + 0.1f * i;
+  std::vector<float> signal((*forward)->input().begin(), (*forward)->input().end());
+  (*forward)->Execute();
+  std::copy((*forward)->output().begin(), (*forward)->output().end(), (*inverse)->input().begin());
+  (*inverse)->input()[0].imag(5.0f);
+  (*inverse)->input()[8].imag(-3.0f);
+  (*inverse)->Execute();
+  for (int i = 0; i < 16; ++i) EXPECT_NEAR((*inverse)->output()[i] / 16, signal[i], 1e-5) << i;
 }
 
 // Plans are made under a mutex and executed on each object's own buffers: features computed

@@ -1,0 +1,65 @@
+#include "engine/cosyvoice/hift_stages.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "core/error.h"
+#include "engine/cosyvoice/hift_vocoder.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+// Draws nothing: hift.source compares only what the noise cannot change (uv).
+class NoNoise final : public SourceNoise {
+ public:
+  void FillNormal(std::span<float> out) override { std::fill(out.begin(), out.end(), 0.0f); }
+};
+
+absl::StatusOr<double> SourceStage(const HiftVocoder& v, const GoldenStage& g) {
+  auto f0 = g.Input("f0");
+  auto sines = g.Output("sines");
+  auto uv = g.Output("uv");
+  auto source = g.Output("source");
+  for (const auto* a : {&f0, &sines, &uv, &source}) {
+    if (!a->ok()) return a->status();
+  }
+  NoNoise none;
+  auto excitation = v.sine_source().Excite(f0->floats, none);
+  if (!excitation.ok()) return excitation.status();
+  auto uv_error = MaxAbsError(excitation->uv, *uv, g.name + " uv");
+  if (!uv_error.ok()) return uv_error.status();
+  if (*uv_error != 0) {
+    return core::InvalidArgument(g.name + ": uv differs from upstream's (must be equal)");
+  }
+  auto merged = v.sine_source().Merge(sines->floats);
+  if (!merged.ok()) return merged.status();
+  return MaxAbsError(*merged, *source, g.name + " source");
+}
+
+absl::StatusOr<double> FullStage(const HiftVocoder& v, const GoldenStage& g) {
+  auto mel = g.Input("mel");
+  auto source = g.Input("source");
+  auto speech = g.Output("speech");
+  for (const auto* a : {&mel, &source, &speech}) {
+    if (!a->ok()) return a->status();
+  }
+  if (mel->shape.empty()) return core::InvalidArgument(g.name + ": mel has no shape");
+  auto audio = v.Decode({mel->floats, mel->shape.back()}, source->floats);
+  if (!audio.ok()) return audio.status();
+  return MaxAbsError(*audio, *speech, g.name + " speech");
+}
+
+}  // namespace
+
+absl::Status AddHiftStages(BundleVerifier& verifier) {
+  onnx::OnnxSessionConfig config;
+  config.intra_op_threads = 1;
+  auto vocoder = HiftVocoder::Create(verifier.manifest(), verifier.bundle_dir(), config);
+  if (!vocoder.ok()) return vocoder.status();
+  std::shared_ptr<const HiftVocoder> v(std::move(*vocoder));
+  verifier.AddStage("hift.source", [v](const GoldenStage& g) { return SourceStage(*v, g); });
+  verifier.AddStage("hift.full", [v](const GoldenStage& g) { return FullStage(*v, g); });
+  return absl::OkStatus();
+}
+
+}  // namespace voxserve::engine::cosyvoice

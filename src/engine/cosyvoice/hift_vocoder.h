@@ -1,0 +1,84 @@
+// CosyVoice2's HiFT vocoder in C++ (HiFTGenerator.inference, cosyvoice/hifigan/generator.py:
+// 558-570): mel [80, T] -> f0 (hift_f0.onnx) -> source (SineSource) -> source STFT (HiftStft)
+// -> magnitude and phase (hift_decoder.onnx) -> iSTFT -> clamp to +-audio_limit. 480 samples
+// of 24 kHz audio per mel frame.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/cosyvoice/hift_source.h"
+#include "engine/cosyvoice/hift_stft.h"
+#include "engine/onnx/onnx_session.h"
+#include "engine/onnx/onnx_session_config.h"
+
+namespace voxserve::engine::cosyvoice {
+
+// A mel spectrogram [bins, frames] row-major (channels first, as the flow writes it). Borrowed.
+struct MelView {
+  std::span<const float> values;
+  int64_t frames = 0;
+};
+
+// What one Vocode call returns, owned by value.
+struct VocodedAudio {
+  std::vector<float> audio;   // frames * 480 samples in [-audio_limit, audio_limit]
+  std::vector<float> source;  // the source the decoder read, cache applied (the next cache)
+};
+
+// Owns the two sessions and the bundle's small tensors. Immutable after Create; safe cross
+// thread (ORT's Run is thread-safe; the noise is per call). Blocking: call on a worker.
+class HiftVocoder {
+ public:
+  // Opens the bundle's hift_f0 and hift_decoder graphs and reads hift_source_linear_weight,
+  // _bias and hift_stft_window. Errors name the file or tensor.
+  static absl::StatusOr<std::unique_ptr<HiftVocoder>> Create(
+      const BundleManifest& manifest, const std::string& bundle_dir,
+      const onnx::OnnxSessionConfig& session_config);
+
+  int mel_bins() const { return mel_bins_; }
+  int samples_per_frame() const { return source_.upsample_scale(); }
+  // A mel longer than this is refused: the flow's fixed noise (rand_noise [1, 80, 15000],
+  // flow_matching.py:200) bounds any mel CosyVoice2 makes to 15000 frames (5 minutes).
+  static constexpr int64_t kMaxFrames = 15000;
+
+  // The full vocoder. `cache_source` (empty, or at most frames * 480 samples) replaces the first
+  // samples of the source, as upstream's streaming loop passes the previous chunk's last 3840
+  // source samples (generator.py:565-567, model.py:305-317). InvalidArgument for a mel that is
+  // not [mel_bins, 1..kMaxFrames] of finite values or a cache longer than the source.
+  absl::StatusOr<VocodedAudio> Vocode(MelView mel, std::span<const float> cache_source,
+                                      SourceNoise& noise) const;
+
+  // The pieces, for tests and verify-bundle. F0: Hz per frame.
+  absl::StatusOr<std::vector<float>> F0(MelView mel) const;
+  const SineSource& sine_source() const { return source_; }
+  const HiftStft& stft() const { return stft_; }
+  // HiFTGenerator.decode (generator.py:507-539): source [frames * 480] -> audio.
+  absl::StatusOr<std::vector<float>> Decode(MelView mel, std::span<const float> source) const;
+
+ private:
+  HiftVocoder(SineSource source, HiftStft stft)
+      : source_(std::move(source)), stft_(std::move(stft)) {}
+  absl::Status CheckMel(MelView mel) const;
+
+  std::unique_ptr<onnx::OnnxSession> f0_;
+  std::unique_ptr<onnx::OnnxSession> decoder_;
+  SineSource source_;
+  HiftStft stft_;
+  int mel_bins_ = 80;
+  float audio_limit_ = 0.99f;
+  std::string f0_input_, decoder_mel_, decoder_source_;
+};
+
+// Speed change for non-streaming synthesis (CosyVoice2Model.token2wav, cli/model.py:319-321):
+// F.interpolate(mel, size=int(frames / speed), mode="linear") over time. InvalidArgument for a
+// speed that is not finite and > 0, or one that leaves no frame or more than kMaxFrames.
+// Returns the new mel [bins, new_frames] row-major; *new_frames receives the count.
+absl::StatusOr<std::vector<float>> ChangeMelSpeed(MelView mel, int bins, double speed,
+                                                  int64_t* new_frames);
+
+}  // namespace voxserve::engine::cosyvoice
