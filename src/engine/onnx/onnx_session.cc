@@ -273,4 +273,62 @@ absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
   }
 }
 
+namespace {
+
+absl::StatusOr<Ort::Value> ViewOf(const Ort::MemoryInfo& memory, const TensorView& view,
+                                  const std::string& name) {
+  size_t count = 1;
+  for (int64_t d : view.shape) {
+    if (d < 0) return absl::InvalidArgumentError("tensor '" + name + "' has a negative dimension");
+    count *= static_cast<size_t>(d);
+  }
+  switch (view.type) {
+    case ElementType::kFloat:
+      return Ort::Value::CreateTensor<float>(memory, static_cast<float*>(view.data), count,
+                                             view.shape.data(), view.shape.size());
+    case ElementType::kInt64:
+      return Ort::Value::CreateTensor<int64_t>(memory, static_cast<int64_t*>(view.data), count,
+                                               view.shape.data(), view.shape.size());
+    case ElementType::kInt32:
+      return Ort::Value::CreateTensor<int32_t>(memory, static_cast<int32_t*>(view.data), count,
+                                               view.shape.data(), view.shape.size());
+    case ElementType::kOther:
+      break;
+  }
+  return absl::InvalidArgumentError("tensor '" + name + "' has an unsupported element type");
+}
+
+}  // namespace
+
+absl::Status OnnxSession::RunInPlace(
+    const std::vector<std::pair<std::string, TensorView>>& inputs,
+    const std::vector<std::pair<std::string, TensorView>>& outputs) const {
+  try {
+    Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    Ort::IoBinding binding(impl_->session);
+    std::vector<Ort::Value> values;  // must outlive the Run: they view the caller's buffers
+    values.reserve(inputs.size() + outputs.size());
+    for (const auto& [name, view] : inputs) {
+      auto value = ViewOf(memory, view, name);
+      if (!value.ok()) return core::Internal("model file " + path_ + ": " +
+                                             std::string(value.status().message()));
+      values.push_back(std::move(*value));
+      binding.BindInput(name.c_str(), values.back());
+    }
+    for (const auto& [name, view] : outputs) {
+      auto value = ViewOf(memory, view, name);
+      if (!value.ok()) return core::Internal("model file " + path_ + ": " +
+                                             std::string(value.status().message()));
+      values.push_back(std::move(*value));
+      binding.BindOutput(name.c_str(), values.back());
+    }
+    impl_->session.Run(Ort::RunOptions{nullptr}, binding);
+    return absl::OkStatus();
+  } catch (const Ort::Exception& e) {
+    return core::Internal("model file " + path_ + ": inference failed: " + e.what());
+  } catch (const std::exception& e) {
+    return core::Internal("model file " + path_ + ": inference failed: " + e.what());
+  }
+}
+
 }  // namespace voxserve::engine::onnx

@@ -43,6 +43,15 @@ struct Tensor {
   std::vector<int64_t> ToInt64s() const;
 };
 
+// A caller-owned host buffer lent to one RunInPlace call, not owned: ORT reads an input's bytes
+// and writes an output's in place (no copy either way). `data` holds the product of `shape`
+// elements of `type`; an input's buffer is never written.
+struct TensorView {
+  ElementType type = ElementType::kFloat;
+  void* data = nullptr;
+  std::vector<int64_t> shape;
+};
+
 // Owns the Ort::Session. Thread safety: Run() may be called concurrently from any number of
 // threads (ORT guarantees InferenceSession::Run is thread-safe; all per-call state lives in the
 // call), so one OnnxSession is shared by all scheduler instances of a model.
@@ -65,6 +74,13 @@ class OnnxSession {
   // (empty = all, in graph order). Only float, int64 and int32 outputs are supported.
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                           const std::vector<std::string>& output_names = {}) const;
+
+  // Runs the graph through an Ort::IoBinding over caller buffers: every input is read from its
+  // view and every named output is written straight into its view, whose shape must be the one
+  // the graph produces (else an error naming the output). For loops that keep large state (a KV
+  // cache) in their own buffers and must not copy it per call. Thread-safe like Run.
+  absl::Status RunInPlace(const std::vector<std::pair<std::string, TensorView>>& inputs,
+                          const std::vector<std::pair<std::string, TensorView>>& outputs) const;
 
  private:
   struct Impl;
