@@ -29,7 +29,8 @@ int VerifyBundle(const std::string& dir) {
                  std::string(verifier.status().message()).c_str());
     return kExitProblems;
   }
-  for (auto add : {engine::cosyvoice::AddFrontendStages, engine::cosyvoice::AddOnnxStages}) {
+  for (auto add : {engine::cosyvoice::AddFrontendStages, engine::cosyvoice::AddOnnxStages,
+                   engine::cosyvoice::AddLlmStages}) {
     if (absl::Status status = add(**verifier); !status.ok()) {
       std::fprintf(stderr, "voxserve verify-bundle: %s\n", std::string(status.message()).c_str());
       return kExitProblems;

@@ -99,6 +99,7 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
         ids = torch.tensor(tokenizer_files.encode(text), dtype=torch.int32)
         w.stage(f"text.tokens/{n}", {}, {"ids": ids}, 0.0, text)
         _llm(w, n, llm, prompt_ids, ids, prompt_tokens)
+        _llm_greedy(w, n, llm, prompt_ids, ids, prompt_tokens)
         speech = torch.randint(0, 6561, (2 * len(ids),), dtype=torch.int32)
         mel_out = _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding)
         _hift(w, n, hift, mel_out)
@@ -133,6 +134,42 @@ def _llm(w, n, llm, prompt_ids, ids, prompt_tokens):
              "position_ids": torch.tensor([[s]]), "attention_mask": torch.ones(1, 1, s + 1)},
             {"hidden_states": hidden2, "logp": logp2[0]}, 1e-3,
             "runs after llm.prefill of the same text, on its cache")
+
+
+def _llm_greedy(w, n, llm, prompt_ids, ids, prompt_tokens, logp_steps=8):
+    """Upstream's own decode loop, Qwen2LM.inference (cosyvoice/llm/llm.py:459-550) as is, with
+    argmax as its `sampling` (RAS draws cannot be matched outside torch): the whole token sequence
+    up to a stop id or max_len, with ignore_eos and min/max length from upstream's code, and the
+    log-probabilities of the first `logp_steps` steps (read from the head by a forward hook)."""
+    steps = []
+    hook = llm.llm_decoder.register_forward_hook(
+        lambda module, args, out: steps.append(out[0].log_softmax(dim=-1).clone()))
+    saved = llm.sampling
+    margins = []
+
+    def greedy(scores, decoded, k):  # scores: logp with eos masked while i < min_len
+        top2 = scores.topk(2).values
+        margins.append(float(top2[0] - top2[1]))
+        return int(scores.argmax())
+    llm.sampling = greedy
+    try:
+        tokens = list(llm.inference(
+            text=ids.to(torch.int64).unsqueeze(0), text_len=torch.tensor([len(ids)]),
+            prompt_text=prompt_ids.to(torch.int64).unsqueeze(0),
+            prompt_text_len=torch.tensor([len(prompt_ids)]),
+            prompt_speech_token=prompt_tokens.to(torch.int64).unsqueeze(0),
+            prompt_speech_token_len=torch.tensor([len(prompt_tokens)]),
+            embedding=torch.zeros(1, 0)))
+    finally:
+        llm.sampling = saved
+        hook.remove()
+    w.stage(f"llm.greedy/{n}",
+            {"text_ids": ids, "prompt_text_ids": prompt_ids, "prompt_speech_tokens": prompt_tokens},
+            {"tokens": torch.tensor(tokens, dtype=torch.int32),
+             "logp": torch.stack(steps[:logp_steps])}, 1e-3,
+            f"upstream Qwen2LM.inference, argmax sampling: {len(tokens)} tokens, "
+            f"{'stop id' if len(steps) > len(tokens) else 'max_len'}; smallest top-2 logp margin "
+            f"{min(margins):.2e}")
 
 
 def _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding):

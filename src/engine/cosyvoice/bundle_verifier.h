@@ -77,6 +77,9 @@ absl::Status AddOnnxStages(BundleVerifier& verifier);
 // The frontend's stages (frontend_stages.cc): prompt decoding + resampling, the three prompt
 // features, the 2:1 alignment and the tokenizer.
 absl::Status AddFrontendStages(BundleVerifier& verifier);
+// The LLM decode loop (llm_stages.cc): `llm.greedy`, the C++ loop against upstream's
+// Qwen2LM.inference with argmax sampling.
+absl::Status AddLlmStages(BundleVerifier& verifier);
 
 // A table, one line per stage; the last line counts passed/failed/not implemented.
 std::string FormatResults(const std::vector<BundleVerifier::Result>& results);
