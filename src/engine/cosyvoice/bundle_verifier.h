@@ -78,7 +78,7 @@ absl::Status AddOnnxStages(BundleVerifier& verifier);
 // features, the 2:1 alignment and the tokenizer.
 absl::Status AddFrontendStages(BundleVerifier& verifier);
 // The LLM decode loop (llm_stages.cc): `llm.greedy`, the C++ loop against upstream's
-// Qwen2LM.inference with argmax sampling.
+// Qwen2LM.inference with argmax sampling, and `llm.ras`, RAS against upstream's on crafted logits.
 absl::Status AddLlmStages(BundleVerifier& verifier);
 
 // A table, one line per stage; the last line counts passed/failed/not implemented.

@@ -1,6 +1,7 @@
-// verify-bundle's `llm.greedy` stage: the whole C++ decode loop (LlmEmbeddings' prefill input,
-// LlmDecoder's cache and steps, log_softmax, greedy sampling with ignore_eos, stop ids, min/max
-// length) against upstream's own Qwen2LM.inference run with argmax sampling (goldens.py).
+// verify-bundle's LLM stages: `llm.greedy`, the whole C++ decode loop (LlmEmbeddings' prefill
+// input, LlmDecoder's cache and steps, log_softmax, greedy sampling with ignore_eos, stop ids,
+// min/max length) against upstream's own Qwen2LM.inference run with argmax sampling; `llm.ras`,
+// RasSample against upstream's sampling_ids/ras_sampling on crafted logits (goldens.py).
 #include <algorithm>
 #include <memory>
 
@@ -73,6 +74,49 @@ absl::StatusOr<double> GreedyDecodeError(const BundleManifest& m, const std::str
   return std::max(*logp_error, *token_error);
 }
 
+// llm.ras: RasSample on each crafted case with upstream's injected draws; the error counts the
+// cases whose token, nucleus size or repetition branch differ from upstream's (tolerance 0).
+absl::StatusOr<double> RasCasesError(const BundleManifest& m, const GoldenStage& g) {
+  auto logp = g.Input("logp");
+  auto decoded = g.Input("decoded");
+  auto ignore = g.Input("ignore_eos");
+  auto draws = g.Input("draws");
+  auto tokens = g.Output("tokens");
+  auto sizes = g.Output("nucleus_size");
+  auto branches = g.Output("repetition");
+  for (const auto* a : {&logp, &decoded, &ignore, &draws, &tokens, &sizes, &branches}) {
+    if (!a->ok()) return a->status();
+  }
+  const size_t cases = static_cast<size_t>(logp->shape.at(0));
+  const size_t vocab = static_cast<size_t>(logp->shape.at(1));
+  const size_t window = static_cast<size_t>(decoded->shape.at(1));
+  if (tokens->ints.size() != cases || draws->floats.size() != 2 * cases ||
+      decoded->ints.size() != cases * window || ignore->ints.size() != cases) {
+    return core::InvalidArgument(g.name + ": inconsistent case counts");
+  }
+  const auto& s = m.sampling;
+  RasConfig config{s.top_p, s.top_k, s.win_size, s.tau_r, m.special_ids.eos};
+  double mismatches = 0;
+  for (size_t c = 0; c < cases; ++c) {
+    std::vector<float> scores(logp->floats.begin() + c * vocab,
+                              logp->floats.begin() + (c + 1) * vocab);
+    std::vector<int64_t> history;
+    for (size_t j = 0; j < window; ++j) {
+      if (int64_t t = decoded->ints[c * window + j]; t >= 0) history.push_back(t);
+    }
+    size_t next = 0;
+    auto uniform = [&] {
+      return static_cast<double>(draws->floats[2 * c + std::min<size_t>(next++, 1)]);
+    };
+    RasDecision d = RasSample(std::move(scores), history, ignore->ints[c] != 0, config, uniform);
+    bool same = d.token == tokens->ints[c] &&
+                static_cast<int64_t>(d.nucleus_size) == sizes->ints[c] &&
+                (d.repetition_branch ? 1 : 0) == branches->ints[c];
+    mismatches += same ? 0 : 1;
+  }
+  return mismatches;
+}
+
 }  // namespace
 
 absl::Status AddLlmStages(BundleVerifier& v) {
@@ -80,6 +124,7 @@ absl::Status AddLlmStages(BundleVerifier& v) {
   v.AddStage("llm.greedy", [&m = v.manifest(), dir = v.bundle_dir()](const GoldenStage& g) {
     return GreedyDecodeError(m, dir, g);
   });
+  v.AddStage("llm.ras", [&m = v.manifest()](const GoldenStage& g) { return RasCasesError(m, g); });
   return absl::OkStatus();
 }
 

@@ -28,9 +28,8 @@ std::vector<Candidate> NucleusCandidates(std::span<const float> logp, double top
   std::vector<int64_t> order(p.size());
   std::iota(order.begin(), order.end(), 0);
   const size_t head = std::min(order.size(), static_cast<size_t>(std::max(top_k, 0)));
-  std::partial_sort(order.begin(), order.begin() + head, order.end(), [&](int64_t a, int64_t b) {
-    return p[a] > p[b] || (p[a] == p[b] && a < b);
-  });
+  std::partial_sort(order.begin(), order.begin() + head, order.end(),
+                    [&](int64_t a, int64_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
   order.resize(head);
   std::vector<Candidate> kept;
   float cum = 0.0f;  // a float32 tensor upstream (0.0 + float32 element)
@@ -67,12 +66,13 @@ RasDecision RasSample(std::vector<float> logp, std::span<const int64_t> decoded,
   std::vector<float> weights;
   for (const Candidate& c : nucleus) weights.push_back(c.prob);
   RasDecision decision;
+  decision.nucleus_size = nucleus.size();
   decision.nucleus_token = nucleus.at(MultinomialIndex(weights, uniform())).id;
   decision.token = decision.nucleus_token;
   // common.py:140-143: count the pick among the last win_size decoded tokens.
   size_t window = std::min(decoded.size(), static_cast<size_t>(std::max(config.win_size, 0)));
-  int repeats = static_cast<int>(
-      std::count(decoded.end() - window, decoded.end(), decision.nucleus_token));
+  int repeats =
+      static_cast<int>(std::count(decoded.end() - window, decoded.end(), decision.nucleus_token));
   if (repeats >= config.win_size * config.tau_r) {
     logp[decision.nucleus_token] = kMinusInf;
     std::vector<float> full = Softmax(logp);

@@ -16,11 +16,11 @@ namespace voxserve::engine::cosyvoice {
 
 // Plain data, owned by value.
 struct RasConfig {
-  double top_p = 0.8;   // cosyvoice2.yaml sampling: top_p
-  int top_k = 25;       // top_k
-  int win_size = 10;    // win_size
-  double tau_r = 0.1;   // tau_r
-  int64_t eos = 6561;   // the id ignore_eos masks (speech_token_size)
+  double top_p = 0.8;  // cosyvoice2.yaml sampling: top_p
+  int top_k = 25;      // top_k
+  int win_size = 10;   // win_size
+  double tau_r = 0.1;  // tau_r
+  int64_t eos = 6561;  // the id ignore_eos masks (speech_token_size)
 };
 
 struct Candidate {
@@ -46,6 +46,7 @@ struct RasDecision {
   int64_t token = 0;
   bool repetition_branch = false;  // the nucleus pick repeated; resampled from the full softmax
   int64_t nucleus_token = 0;       // the nucleus pick before any resampling
+  size_t nucleus_size = 0;         // candidates in the nucleus set
 };
 
 // One step: sampling_ids(logp, decoded, ignore_eos) with ras_sampling as `sampling`. `logp` is
