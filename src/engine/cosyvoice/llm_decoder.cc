@@ -60,11 +60,12 @@ absl::StatusOr<std::unique_ptr<LlmDecoder>> LlmDecoder::Create(const BundleManif
   auto embeddings = LlmEmbeddings::Create(manifest, bundle_dir);
   if (!embeddings.ok()) return embeddings.status();
   d->embeddings_ = std::move(*embeddings);
-  for (auto [role, session] : {std::pair{"llm_backbone", &d->backbone_}, {"llm_decoder", &d->head_}}) {
+  for (auto [role, session] :
+       {std::pair{"llm_backbone", &d->backbone_}, {"llm_decoder", &d->head_}}) {
     const GraphEntry* g = manifest.graph(role);
     if (g == nullptr) return core::NotFound(std::string("bundle has no graph ") + role);
-    auto opened = onnx::OnnxSession::Create(
-        (std::filesystem::path(bundle_dir) / g->file).string(), config.session);
+    auto opened = onnx::OnnxSession::Create((std::filesystem::path(bundle_dir) / g->file).string(),
+                                            config.session);
     if (!opened.ok()) return opened.status();
     *session = std::move(*opened);
   }
@@ -85,8 +86,8 @@ absl::StatusOr<std::unique_ptr<LlmDecoder>> LlmDecoder::Create(const BundleManif
   d->head_dim_ = llm.head_dim;
   d->hidden_ = llm.hidden_size;
   d->vocab_ = manifest.vocab.head_outputs;
-  const size_t per_layer = static_cast<size_t>(config.max_active) * d->kv_ * config.capacity *
-                           d->head_dim_;
+  const size_t per_layer =
+      static_cast<size_t>(config.max_active) * d->kv_ * config.capacity * d->head_dim_;
   d->cache_.assign(2 * static_cast<size_t>(llm.num_layers), std::vector<float>(per_layer, 0.0f));
   return d;
 }
@@ -99,7 +100,8 @@ absl::Status LlmDecoder::Admit(uint64_t seq_id, LlmRequest request) {
   auto live = [&](uint64_t id) {
     return std::any_of(rows_.begin(), rows_.end(),
                        [&](const Row& r) { return r.seq_id == id && !r.released; }) ||
-           std::any_of(queue_.begin(), queue_.end(), [&](const Queued& q) { return q.seq_id == id; });
+           std::any_of(queue_.begin(), queue_.end(),
+                       [&](const Queued& q) { return q.seq_id == id; });
   };
   if (live(seq_id)) {
     return absl::AlreadyExistsError("sequence " + std::to_string(seq_id) + " is already live");
@@ -200,12 +202,13 @@ absl::Status LlmDecoder::DecodeRunning(std::vector<LlmEvent>& events) {
                 embeds.begin() + r * hidden_);
     positions[r] = row.length;
     std::fill_n(mask.begin() + r * (p + 1), row.length, 1.0f);  // its own filled slots
-    mask[r * (p + 1) + p] = 1.0f;                                // and the new position
+    mask[r * (p + 1) + p] = 1.0f;                               // and the new position
   }
   std::vector<float> hidden(static_cast<size_t>(b * hidden_));
   const int layers = manifest_.llm.num_layers;
-  std::vector<std::vector<float>> fresh(2 * static_cast<size_t>(layers),
-                                        std::vector<float>(static_cast<size_t>(b * kv_ * head_dim_)));
+  std::vector<std::vector<float>> fresh(
+      2 * static_cast<size_t>(layers),
+      std::vector<float>(static_cast<size_t>(b * kv_ * head_dim_)));
   std::vector<std::pair<std::string, TensorView>> in = {
       {"inputs_embeds", {ElementType::kFloat, embeds.data(), {b, 1, hidden_}}},
       {"position_ids", {ElementType::kInt64, positions.data(), {b, 1}}},
@@ -217,8 +220,9 @@ absl::Status LlmDecoder::DecodeRunning(std::vector<LlmEvent>& events) {
       // The first b rows of the buffer, in place: rows are kept compact (RemoveRow).
       in.push_back({LayerName(kind == 0 ? "past_key_" : "past_value_", layer),
                     {ElementType::kFloat, Cache(layer, kind, 0), {b, kv_, p, head_dim_}}});
-      out.push_back({LayerName(kind == 0 ? "new_key_" : "new_value_", layer),
-                     {ElementType::kFloat, fresh[2 * layer + kind].data(), {b, kv_, 1, head_dim_}}});
+      out.push_back(
+          {LayerName(kind == 0 ? "new_key_" : "new_value_", layer),
+           {ElementType::kFloat, fresh[2 * layer + kind].data(), {b, kv_, 1, head_dim_}}});
     }
   }
   if (absl::Status status = backbone_->RunInPlace(in, out); !status.ok()) return status;
@@ -252,8 +256,9 @@ absl::Status LlmDecoder::Prefill(Queued queued, std::vector<LlmEvent>& events) {
   for (int64_t i = 0; i < s; ++i) std::fill_n(mask.begin() + i * (p + s) + p, i + 1, 1.0f);
   std::vector<float> hidden(static_cast<size_t>(s * hidden_));
   const int layers = manifest_.llm.num_layers;
-  std::vector<std::vector<float>> fresh(2 * static_cast<size_t>(layers),
-                                        std::vector<float>(static_cast<size_t>(kv_ * s * head_dim_)));
+  std::vector<std::vector<float>> fresh(
+      2 * static_cast<size_t>(layers),
+      std::vector<float>(static_cast<size_t>(kv_ * s * head_dim_)));
   std::vector<std::pair<std::string, TensorView>> in = {
       {"inputs_embeds", {ElementType::kFloat, queued.prefill.data(), {1, s, hidden_}}},
       {"position_ids", {ElementType::kInt64, positions.data(), {1, s}}},
@@ -265,8 +270,9 @@ absl::Status LlmDecoder::Prefill(Queued queued, std::vector<LlmEvent>& events) {
       // The newcomer's own row of the buffer (fully masked; the graph only reads it).
       in.push_back({LayerName(kind == 0 ? "past_key_" : "past_value_", layer),
                     {ElementType::kFloat, Cache(layer, kind, index), {1, kv_, p, head_dim_}}});
-      out.push_back({LayerName(kind == 0 ? "new_key_" : "new_value_", layer),
-                     {ElementType::kFloat, fresh[2 * layer + kind].data(), {1, kv_, s, head_dim_}}});
+      out.push_back(
+          {LayerName(kind == 0 ? "new_key_" : "new_value_", layer),
+           {ElementType::kFloat, fresh[2 * layer + kind].data(), {1, kv_, s, head_dim_}}});
     }
   }
   if (absl::Status status = backbone_->RunInPlace(in, out); !status.ok()) return status;
@@ -298,9 +304,9 @@ absl::Status LlmDecoder::HeadAndSample(std::span<float> hidden, size_t first, si
                                        std::vector<LlmEvent>& events) {
   const int64_t r = static_cast<int64_t>(count);
   logits_.resize(static_cast<size_t>(r * vocab_));
-  absl::Status status = head_->RunInPlace(
-      {{head_input_, {ElementType::kFloat, hidden.data(), {r, hidden_}}}},
-      {{head_output_, {ElementType::kFloat, logits_.data(), {r, vocab_}}}});
+  absl::Status status =
+      head_->RunInPlace({{head_input_, {ElementType::kFloat, hidden.data(), {r, hidden_}}}},
+                        {{head_output_, {ElementType::kFloat, logits_.data(), {r, vocab_}}}});
   if (!status.ok()) return status;
   const auto& stops = manifest_.special_ids.stop_tokens;
   for (size_t i = 0; i < count; ++i) {
@@ -311,11 +317,11 @@ absl::Status LlmDecoder::HeadAndSample(std::span<float> hidden, size_t first, si
     // llm.py:536-545: eos masked while fewer than min_len tokens are out; any stop id ends it.
     const bool ignore_eos = static_cast<int64_t>(row.decoded.size()) < row.limits.min_len;
     std::vector<float> scores(logp.begin(), logp.end());
-    const int64_t token =
-        row.greedy ? GreedySample(std::move(scores), ignore_eos, ras_)
-                   : RasSample(std::move(scores), row.decoded, ignore_eos, ras_,
-                               [&row] { return row.rng.Uniform(); })
-                         .token;
+    const int64_t token = row.greedy
+                              ? GreedySample(std::move(scores), ignore_eos, ras_)
+                              : RasSample(std::move(scores), row.decoded, ignore_eos, ras_, [&row] {
+                                  return row.rng.Uniform();
+                                }).token;
     LlmEvent event{row.seq_id, token, LlmFinish::kNone};
     if (std::find(stops.begin(), stops.end(), token) != stops.end()) {
       event.token = -1;

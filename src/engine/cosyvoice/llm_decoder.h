@@ -24,8 +24,8 @@ namespace voxserve::engine::cosyvoice {
 
 // Plain data, owned by value.
 struct LlmDecoderConfig {
-  int max_active = 8;      // rows of the KV cache: sequences decoded together
-  int capacity = 1024;     // cache slots per row: prompt + generated tokens must fit
+  int max_active = 8;   // rows of the KV cache: sequences decoded together
+  int capacity = 1024;  // cache slots per row: prompt + generated tokens must fit
   // Newcomers prefilled per Step, each as its own run before the batched decode: bounds how long
   // one Step stalls the running rows (one prompt's prefill per step by default).
   int max_prefills_per_step = 1;
@@ -47,10 +47,10 @@ struct LlmEvent {
 
 // Figures of the last Step, for logs and benchmarks.
 struct LlmStepStats {
-  int prefills = 0;          // newcomers prefilled
+  int prefills = 0;  // newcomers prefilled
   int64_t prefill_tokens = 0;
-  double prefill_ms = 0;     // the stall the running rows saw for them
-  int decoded_rows = 0;      // rows in the batched decode run
+  double prefill_ms = 0;  // the stall the running rows saw for them
+  int decoded_rows = 0;   // rows in the batched decode run
   double decode_ms = 0;
 };
 

@@ -34,7 +34,7 @@ absl::StatusOr<std::unique_ptr<LlmEmbeddings>> LlmEmbeddings::Create(const Bundl
                                                                      const std::string& dir) {
   if (m.family != Family::kCosyVoice2) {
     return absl::UnimplementedError("the LLM decode loop runs CosyVoice2 bundles only, not " +
-                               std::string(FamilyName(m.family)));
+                                    std::string(FamilyName(m.family)));
   }
   std::unique_ptr<LlmEmbeddings> e(new LlmEmbeddings());
   e->hidden_ = m.llm.hidden_size;

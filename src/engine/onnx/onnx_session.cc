@@ -310,15 +310,17 @@ absl::Status OnnxSession::RunInPlace(
     values.reserve(inputs.size() + outputs.size());
     for (const auto& [name, view] : inputs) {
       auto value = ViewOf(memory, view, name);
-      if (!value.ok()) return core::Internal("model file " + path_ + ": " +
-                                             std::string(value.status().message()));
+      if (!value.ok()) {
+        return core::Internal("model file " + path_ + ": " + std::string(value.status().message()));
+      }
       values.push_back(std::move(*value));
       binding.BindInput(name.c_str(), values.back());
     }
     for (const auto& [name, view] : outputs) {
       auto value = ViewOf(memory, view, name);
-      if (!value.ok()) return core::Internal("model file " + path_ + ": " +
-                                             std::string(value.status().message()));
+      if (!value.ok()) {
+        return core::Internal("model file " + path_ + ": " + std::string(value.status().message()));
+      }
       values.push_back(std::move(*value));
       binding.BindOutput(name.c_str(), values.back());
     }

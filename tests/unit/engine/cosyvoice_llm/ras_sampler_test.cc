@@ -16,7 +16,8 @@ namespace {
 std::vector<float> LogOf(const std::vector<double>& probs) {
   std::vector<float> out;
   for (double p : probs) {
-    out.push_back(p > 0 ? static_cast<float>(std::log(p)) : -std::numeric_limits<float>::infinity());
+    out.push_back(p > 0 ? static_cast<float>(std::log(p))
+                        : -std::numeric_limits<float>::infinity());
   }
   return out;
 }
