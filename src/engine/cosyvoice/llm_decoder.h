@@ -36,16 +36,16 @@ struct LlmDecoderConfig {
 
 enum class LlmFinish { kNone, kStopToken, kMaxLength };
 
-// One sequence's outcome of a Step: a token, and/or the end of the sequence. A stop token ends it
-// without a token (upstream yields none, llm.py:541); reaching max_len ends it with its last
-// token. After an event with finish != kNone the sequence is gone and its row is free.
+// Plain data. One sequence's outcome of a Step: a token, and/or the end of the sequence. A stop
+// token ends it without a token (upstream yields none, llm.py:541); reaching max_len ends it with
+// its last token. After an event with finish != kNone the sequence is gone and its row is free.
 struct LlmEvent {
   uint64_t seq_id = 0;
   int64_t token = -1;  // -1: no token
   LlmFinish finish = LlmFinish::kNone;
 };
 
-// Figures of the last Step, for logs and benchmarks.
+// Plain data: figures of the last Step, for logs and benchmarks.
 struct LlmStepStats {
   int prefills = 0;  // newcomers prefilled
   int64_t prefill_tokens = 0;

@@ -327,7 +327,16 @@ TEST_F(LlmDecoderTest, PrintsTokensPerSecondAtBatchOneAndEight) {
         "batch %d: %.0f tokens/s over %lld decode-only steps' tokens; "
         "longest prefill stall %.2f ms\n",
         batch, tokens / (decode_ms / 1000), static_cast<long long>(tokens), max_prefill_ms);
-  }
+  }  // The stall one long newcomer causes: the 114-position prompt of golden text 1 joining 7
+  // running rows (its prefill runs between two of their decode steps).
+  auto d = Decoder(8, 1024);
+  for (int k = 0; k < 7; ++k) ASSERT_TRUE(d->Admit(k, Synthetic(k, 3)).ok());
+  for (int k = 0; k < 8; ++k) ASSERT_TRUE(d->Step().ok());
+  ASSERT_TRUE(d->Admit(7, GoldenRequest(1)).ok());
+  ASSERT_TRUE(d->Step().ok());
+  std::printf("a %lld-position prefill among 7 running rows: %.2f ms (their decode step %.2f ms)\n",
+              static_cast<long long>(d->last_step().prefill_tokens), d->last_step().prefill_ms,
+              d->last_step().decode_ms);
 }
 
 }  // namespace
