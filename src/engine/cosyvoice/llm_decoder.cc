@@ -314,7 +314,7 @@ absl::Status LlmDecoder::HeadAndSample(std::span<float> hidden, size_t first, si
     std::span<float> logp(logits_.data() + i * vocab_, static_cast<size_t>(vocab_));
     LogSoftmax(logp);
     if (hook_) hook_(row.seq_id, logp);
-    // llm.py:536-545: eos masked while fewer than min_len tokens are out; any stop id ends it.
+    // llm.py:535-547: eos masked while fewer than min_len tokens are out; any stop id ends it.
     const bool ignore_eos = static_cast<int64_t>(row.decoded.size()) < row.limits.min_len;
     std::vector<float> scores(logp.begin(), logp.end());
     const int64_t token = row.greedy

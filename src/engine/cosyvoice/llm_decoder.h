@@ -37,7 +37,7 @@ struct LlmDecoderConfig {
 enum class LlmFinish { kNone, kStopToken, kMaxLength };
 
 // Plain data. One sequence's outcome of a Step: a token, and/or the end of the sequence. A stop
-// token ends it without a token (upstream yields none, llm.py:541); reaching max_len ends it with
+// token ends it without a token (upstream yields none, llm.py:544); reaching max_len ends it with
 // its last token. After an event with finish != kNone the sequence is gone and its row is free.
 struct LlmEvent {
   uint64_t seq_id = 0;

@@ -79,7 +79,7 @@ absl::StatusOr<std::vector<float>> LlmEmbeddings::PrefillInput(const LlmRequest&
   auto append = [&](const std::vector<float>& table, int64_t row) {
     out.insert(out.end(), table.begin() + row * h, table.begin() + (row + 1) * h);
   };
-  append(special_, sos_);  // llm.py:484-486: llm_embedding rows sos and task_id
+  append(special_, sos_);  // llm.py:485-487: llm_embedding rows sos and task_id
   for (int64_t id : r.prompt_text_ids) append(text_, id);
   for (int64_t id : r.text_ids) append(text_, id);
   append(special_, task_id_);

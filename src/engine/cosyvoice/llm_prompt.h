@@ -1,6 +1,7 @@
-// The LLM's input as CosyVoice2's Qwen2LM.inference builds it (cosyvoice/llm/llm.py:459-503):
-// [sos] + embed_tokens(prompt_text ++ text) + [task_id] + speech_embedding(prompt speech tokens),
-// and the decode length limits from the text length. Reads the bundle's three embedding tables.
+// The LLM's input as CosyVoice2's Qwen2LM.inference builds it (cosyvoice/llm/llm.py:459-503, input
+// at 474-494): [sos] + embed_tokens(prompt_text ++ text) + [task_id] + speech_embedding(prompt
+// speech tokens), and the decode length limits from the text length. Reads the bundle's three
+// embedding tables.
 #pragma once
 
 #include <cstdint>

@@ -176,7 +176,7 @@ TEST_F(LlmDecoderTest, GreedyRunAndRasMatchUpstream) {
 
 TEST_F(LlmDecoderTest, EosIsIgnoredUntilMinLengthThenStops) {
   // Every step's logp made to favour eos (6561): masked while fewer than min_len = 2 * 3 tokens
-  // are out (llm.py:536), so the runner-up is taken; then eos stops with no token.
+  // are out (llm.py:543), so the runner-up is taken; then eos stops with no token.
   auto d = Decoder(1);
   d->SetLogpHook([](uint64_t, std::span<float> logp) {
     logp[6561] = 0.0f;
@@ -189,7 +189,7 @@ TEST_F(LlmDecoderTest, EosIsIgnoredUntilMinLengthThenStops) {
 }
 
 TEST_F(LlmDecoderTest, FillTokensStopEvenBeforeMinLength) {
-  // Upstream masks only index 6561; 6562/6563 are stop ids too (llm.py:298, 541).
+  // Upstream masks only index 6561; 6562/6563 are stop ids too (llm.py:297, 544).
   for (int64_t stop : {6562, 6563}) {
     auto d = Decoder(1);
     d->SetLogpHook([stop](uint64_t, std::span<float> logp) { logp[stop] = 0.0f; });

@@ -120,7 +120,7 @@ TEST_F(Ras, TheRepeatedTokenIsNeverResampled) {
 }
 
 TEST_F(Ras, IgnoreEosMasksOnlyTheEosIndex) {
-  // llm.py:157-158: index 6561 only; 6562 and 6563 stay (and stop the loop, llm.py:541).
+  // llm.py:157-158: index 6561 only; 6562 and 6563 stay (and stop the loop, llm.py:544).
   auto logp = Vocab({{6561, 0.9}, {6562, 0.1}});
   auto d = RasSample(logp, {}, true, config_, Draws({0.99}));
   EXPECT_EQ(d.token, 6562);
