@@ -31,7 +31,8 @@ int VerifyBundle(const std::string& dir) {
     return kExitProblems;
   }
   for (auto add : {engine::cosyvoice::AddFrontendStages, engine::cosyvoice::AddOnnxStages,
-                   engine::cosyvoice::AddFlowStages, engine::cosyvoice::AddHiftStages}) {
+                   engine::cosyvoice::AddFlowStages, engine::cosyvoice::AddHiftStages,
+                   engine::cosyvoice::AddLlmStages}) {
     if (absl::Status status = add(**verifier); !status.ok()) {
       std::fprintf(stderr, "voxserve verify-bundle: %s\n", std::string(status.message()).c_str());
       return kExitProblems;

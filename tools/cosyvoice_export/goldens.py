@@ -99,9 +99,11 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
         ids = torch.tensor(tokenizer_files.encode(text), dtype=torch.int32)
         w.stage(f"text.tokens/{n}", {}, {"ids": ids}, 0.0, text)
         _llm(w, n, llm, prompt_ids, ids, prompt_tokens)
+        _llm_greedy(w, n, llm, prompt_ids, ids, prompt_tokens)
         speech = torch.randint(0, 6561, (2 * len(ids),), dtype=torch.int32)
         mel_out = _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding)
         _hift(w, n, hift, mel_out)
+    _llm_ras(w, llm)
     w.finish({"prompt_wav": "goldens/prompt.wav", "prompt_text": PROMPT_TEXT, "texts": TEXTS})
 
 
@@ -133,6 +135,101 @@ def _llm(w, n, llm, prompt_ids, ids, prompt_tokens):
              "position_ids": torch.tensor([[s]]), "attention_mask": torch.ones(1, 1, s + 1)},
             {"hidden_states": hidden2, "logp": logp2[0]}, 1e-3,
             "runs after llm.prefill of the same text, on its cache")
+
+
+def _llm_greedy(w, n, llm, prompt_ids, ids, prompt_tokens, logp_steps=8):
+    """Upstream's own decode loop, Qwen2LM.inference (cosyvoice/llm/llm.py:459-550) as is, with
+    argmax as its `sampling` (RAS draws cannot be matched outside torch): the whole token sequence
+    up to a stop id or max_len, with ignore_eos and min/max length from upstream's code, and the
+    log-probabilities of the first `logp_steps` steps (read from the head by a forward hook)."""
+    steps = []
+    hook = llm.llm_decoder.register_forward_hook(
+        lambda module, args, out: steps.append(out[0].log_softmax(dim=-1).clone()))
+    saved = llm.sampling
+    margins = []
+
+    def greedy(scores, decoded, k):  # scores: logp with eos masked while i < min_len
+        top2 = scores.topk(2).values
+        margins.append(float(top2[0] - top2[1]))
+        return int(scores.argmax())
+    llm.sampling = greedy
+    try:
+        tokens = list(llm.inference(
+            text=ids.to(torch.int64).unsqueeze(0), text_len=torch.tensor([len(ids)]),
+            prompt_text=prompt_ids.to(torch.int64).unsqueeze(0),
+            prompt_text_len=torch.tensor([len(prompt_ids)]),
+            prompt_speech_token=prompt_tokens.to(torch.int64).unsqueeze(0),
+            prompt_speech_token_len=torch.tensor([len(prompt_tokens)]),
+            embedding=torch.zeros(1, 0)))
+    finally:
+        llm.sampling = saved
+        hook.remove()
+    w.stage(f"llm.greedy/{n}",
+            {"text_ids": ids, "prompt_text_ids": prompt_ids, "prompt_speech_tokens": prompt_tokens},
+            {"tokens": torch.tensor(tokens, dtype=torch.int32),
+             "logp": torch.stack(steps[:logp_steps])}, 1e-3,
+            f"upstream Qwen2LM.inference, argmax sampling: {len(tokens)} tokens, "
+            f"{'stop id' if len(steps) > len(tokens) else 'max_len'}; smallest top-2 logp margin "
+            f"{min(margins):.2e}")
+
+
+def _llm_ras(w, llm, cases=32):
+    """Upstream's own sampling_ids + ras_sampling (cosyvoice/llm/llm.py:150-160,
+    cosyvoice/utils/common.py:137-167, with the yaml's top_p/top_k/win_size/tau_r) on crafted
+    log-probabilities. torch's multinomial is replaced by a draw we hand it, picked by the rule
+    voxserve's MultinomialIndex uses (the first index whose cumulative weight exceeds u * total),
+    so the candidate set and its order, the repetition branch and the eos masking are upstream's."""
+    g = torch.Generator().manual_seed(1234)
+    vocab = llm.speech_token_size + 3
+    logps, decodeds, ignores, draws = [], [], [], []
+    tokens, sizes, branches = [], [], []
+    calls = []
+
+    def fake_multinomial(weights, num_samples, replacement=False):
+        u = calls[-1][0].pop(0)
+        cum = torch.cumsum(weights.double(), 0)
+        hit = (cum > u * float(cum[-1])).nonzero()
+        index = int(hit[0]) if len(hit) else int((weights > 0).nonzero()[-1])
+        calls[-1][1].append(len(weights))
+        return torch.tensor([index])
+    saved = torch.Tensor.multinomial
+    torch.Tensor.multinomial = fake_multinomial
+    try:
+        for i in range(cases):
+            logits = torch.randn(vocab, generator=g) * [0.5, 2.0, 5.0, 12.0][i % 4]
+            if i % 4 == 1:
+                logits = logits.round()  # many equal probabilities: the stable sort's order
+            logp = logits.log_softmax(dim=0)
+            if i % 8 == 5:
+                logp[llm.speech_token_size] = logp.max() + 2.0  # eos likely: masked or taken
+            decoded = torch.randint(0, llm.speech_token_size, (i % 13,), generator=g).tolist()
+            ranked = logp[:llm.speech_token_size].argsort(descending=True).tolist()
+            if i % 3 == 0:  # the window holds the 10 likeliest tokens: the repetition branch
+                decoded = ranked[:10][::-1]
+            elif i % 3 == 1:  # the likeliest token just outside the window of 10
+                decoded = [ranked[0]] + decoded[:1] * 10
+            ignore_eos = i % 2 == 1
+            u = torch.rand(2, generator=g)
+            calls.append(([float(x) for x in u], []))
+            token = llm.sampling_ids(logp.clone(), decoded, 25, ignore_eos=ignore_eos)
+            logps.append(logp)
+            decodeds.append([-1] * (12 - len(decoded)) + decoded)
+            ignores.append(int(ignore_eos))
+            draws.append(u)
+            tokens.append(int(token))
+            sizes.append(calls[-1][1][0])
+            branches.append(len(calls[-1][1]) - 1)
+    finally:
+        torch.Tensor.multinomial = saved
+    w.stage("llm.ras", {"logp": torch.stack(logps),
+                        "decoded": torch.tensor(decodeds, dtype=torch.int32),
+                        "ignore_eos": torch.tensor(ignores, dtype=torch.int32),
+                        "draws": torch.stack(draws)},
+            {"tokens": torch.tensor(tokens, dtype=torch.int32),
+             "nucleus_size": torch.tensor(sizes, dtype=torch.int32),
+             "repetition": torch.tensor(branches, dtype=torch.int32)}, 0.0,
+            f"upstream sampling_ids/ras_sampling, injected draws; decoded padded with -1 in front; "
+            f"{sum(branches)} of {cases} take the repetition branch")
 
 
 def _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding):

@@ -79,6 +79,9 @@ absl::Status AddOnnxStages(BundleVerifier& verifier);
 absl::Status AddFrontendStages(BundleVerifier& verifier);
 // The flow's stage (flow_stages.cc): flow.full, encoder + 10 CFG Euler steps (FlowMatcher).
 absl::Status AddFlowStages(BundleVerifier& verifier);
+// The LLM decode loop (llm_stages.cc): `llm.greedy`, the C++ loop against upstream's
+// Qwen2LM.inference with argmax sampling, and `llm.ras`, RAS against upstream's on crafted logits.
+absl::Status AddLlmStages(BundleVerifier& verifier);
 
 // A table, one line per stage; the last line counts passed/failed/not implemented.
 std::string FormatResults(const std::vector<BundleVerifier::Result>& results);

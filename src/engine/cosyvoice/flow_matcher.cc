@@ -13,7 +13,7 @@
 
 namespace voxserve::engine::cosyvoice {
 
-using onnx::FloatBuffer;
+using onnx::TensorView;
 using onnx::OnnxSession;
 using onnx::Tensor;
 
@@ -34,12 +34,16 @@ class FlowMatcher::Batch {
     spks_.assign(rows * bins, 0.0f);
     cond_.assign(rows * plane, 0.0f);
     out_.assign(rows * plane, 0.0f);
-    inputs_ = {
-        {"x", x_.data(), {rows, bins, frames}},   {"mask", mask_.data(), {rows, 1, frames}},
-        {"mu", mu_.data(), {rows, bins, frames}}, {"t", t_.data(), {rows}},
-        {"spks", spks_.data(), {rows, bins}},     {"cond", cond_.data(), {rows, bins, frames}},
+    auto floats = [](std::vector<float>& values, std::vector<int64_t> shape) {
+      return TensorView{onnx::ElementType::kFloat, values.data(), std::move(shape)};
     };
-    outputs_ = {{out_name, out_.data(), {rows, bins, frames}}};
+    inputs_ = {{"x", floats(x_, {rows, bins, frames})},
+               {"mask", floats(mask_, {rows, 1, frames})},
+               {"mu", floats(mu_, {rows, bins, frames})},
+               {"t", floats(t_, {rows})},
+               {"spks", floats(spks_, {rows, bins})},
+               {"cond", floats(cond_, {rows, bins, frames})}};
+    outputs_ = {{out_name, floats(out_, {rows, bins, frames})}};
   }
 
   void SetConditioning(int pair, const FlowConditioning& c) {
@@ -57,7 +61,7 @@ class FlowMatcher::Batch {
     t_[2 * pair] = t_[2 * pair + 1] = t;
   }
 
-  absl::Status Run(const OnnxSession& estimator) { return estimator.RunBound(inputs_, outputs_); }
+  absl::Status Run(const OnnxSession& estimator) { return estimator.RunInPlace(inputs_, outputs_); }
 
   std::span<const float> Output(int row) const {
     return std::span<const float>(out_).subspan(row * Plane(), Plane());
@@ -69,7 +73,7 @@ class FlowMatcher::Batch {
 
   int bins_, frames_;
   std::vector<float> x_, mask_, mu_, t_, spks_, cond_, out_;
-  std::vector<FloatBuffer> inputs_, outputs_;
+  std::vector<std::pair<std::string, TensorView>> inputs_, outputs_;
 };
 
 namespace {

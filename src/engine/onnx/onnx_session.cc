@@ -290,29 +290,58 @@ absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
   }
 }
 
-absl::Status OnnxSession::RunBound(const std::vector<FloatBuffer>& inputs,
-                                   const std::vector<FloatBuffer>& outputs) const {
+namespace {
+
+absl::StatusOr<Ort::Value> ViewOf(const Ort::MemoryInfo& memory, const TensorView& view,
+                                  const std::string& name) {
+  size_t count = 1;
+  for (int64_t d : view.shape) {
+    if (d < 0) return absl::InvalidArgumentError("tensor '" + name + "' has a negative dimension");
+    count *= static_cast<size_t>(d);
+  }
+  switch (view.type) {
+    case ElementType::kFloat:
+      return Ort::Value::CreateTensor<float>(memory, static_cast<float*>(view.data), count,
+                                             view.shape.data(), view.shape.size());
+    case ElementType::kInt64:
+      return Ort::Value::CreateTensor<int64_t>(memory, static_cast<int64_t*>(view.data), count,
+                                               view.shape.data(), view.shape.size());
+    case ElementType::kInt32:
+      return Ort::Value::CreateTensor<int32_t>(memory, static_cast<int32_t*>(view.data), count,
+                                               view.shape.data(), view.shape.size());
+    case ElementType::kOther:
+      break;
+  }
+  return absl::InvalidArgumentError("tensor '" + name + "' has an unsupported element type");
+}
+
+}  // namespace
+
+absl::Status OnnxSession::RunInPlace(
+    const std::vector<std::pair<std::string, TensorView>>& inputs,
+    const std::vector<std::pair<std::string, TensorView>>& outputs) const {
   try {
     Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-    // Six inputs and one output for the estimator: inline storage keeps a step off the heap.
-    absl::InlinedVector<const char*, 8> in_names, out_names;
-    absl::InlinedVector<Ort::Value, 8> in_values, out_values;
-    auto view = [&](const FloatBuffer& b) {
-      size_t count =
-          std::accumulate(b.shape.begin(), b.shape.end(), size_t{1},
-                          [](size_t a, int64_t d) { return a * static_cast<size_t>(d); });
-      return Ort::Value::CreateTensor<float>(memory, b.data, count, b.shape.data(), b.shape.size());
-    };
-    for (const FloatBuffer& b : inputs) {
-      in_names.push_back(b.name.c_str());
-      in_values.push_back(view(b));
+    Ort::IoBinding binding(impl_->session);
+    std::vector<Ort::Value> values;  // must outlive the Run: they view the caller's buffers
+    values.reserve(inputs.size() + outputs.size());
+    for (const auto& [name, view] : inputs) {
+      auto value = ViewOf(memory, view, name);
+      if (!value.ok()) {
+        return core::Internal("model file " + path_ + ": " + std::string(value.status().message()));
+      }
+      values.push_back(std::move(*value));
+      binding.BindInput(name.c_str(), values.back());
     }
-    for (const FloatBuffer& b : outputs) {
-      out_names.push_back(b.name.c_str());
-      out_values.push_back(view(b));
+    for (const auto& [name, view] : outputs) {
+      auto value = ViewOf(memory, view, name);
+      if (!value.ok()) {
+        return core::Internal("model file " + path_ + ": " + std::string(value.status().message()));
+      }
+      values.push_back(std::move(*value));
+      binding.BindOutput(name.c_str(), values.back());
     }
-    impl_->session.Run(impl_->run_options, in_names.data(), in_values.data(),
-                       in_values.size(), out_names.data(), out_values.data(), out_values.size());
+    impl_->session.Run(impl_->run_options, binding);
     return absl::OkStatus();
   } catch (const Ort::Exception& e) {
     return core::Internal("model file " + path_ + ": inference failed: " + e.what());

@@ -43,11 +43,12 @@ struct Tensor {
   std::vector<int64_t> ToInt64s() const;
 };
 
-// float32 memory owned by the caller, described by a graph tensor name and a shape, for
-// RunBound: the memory must outlive the call and hold exactly the shape's element count.
-struct FloatBuffer {
-  std::string name;
-  float* data = nullptr;
+// A caller-owned host buffer lent to one RunInPlace call, not owned: ORT reads an input's bytes
+// and writes an output's in place (no copy either way). `data` holds the product of `shape`
+// elements of `type`; an input's buffer is never written.
+struct TensorView {
+  ElementType type = ElementType::kFloat;
+  void* data = nullptr;
   std::vector<int64_t> shape;
 };
 
@@ -73,12 +74,13 @@ class OnnxSession {
   // (empty = all, in graph order). Only float, int64 and int32 outputs are supported.
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                           const std::vector<std::string>& output_names = {}) const;
-  // Runs the graph over caller-owned buffers: inputs are read in place and ORT writes the outputs
-  // into `outputs` (preallocated, of the shapes the graph produces, else an error). Nothing is
-  // copied or allocated here beyond ORT's own tensor headers, for loops that call one graph many
-  // times on buffers of the same shape (the flow's Euler steps).
-  absl::Status RunBound(const std::vector<FloatBuffer>& inputs,
-                        const std::vector<FloatBuffer>& outputs) const;
+  // Runs the graph through an Ort::IoBinding over caller buffers: every input is read from its
+  // view and every named output is written straight into its view, whose shape must be the one
+  // the graph produces (else an error naming the output). For loops that keep large state (a KV
+  // cache, the flow's Euler state) in their own buffers and must not copy it per call.
+  // Thread-safe like Run.
+  absl::Status RunInPlace(const std::vector<std::pair<std::string, TensorView>>& inputs,
+                          const std::vector<std::pair<std::string, TensorView>>& outputs) const;
 
  private:
   struct Impl;

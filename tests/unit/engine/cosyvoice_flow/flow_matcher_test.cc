@@ -311,9 +311,9 @@ TEST_F(FlowMatcherTest, UpstreamsEstimatorTakesOneCfgPairPerCall) {
   EXPECT_EQ(flow_->estimator_batch(), 2);  // cosyvoice/bin/export_onnx.py fixes the batch at 2
 }
 
-// OnnxSession::RunBound, which the Euler loop runs on: ORT writes into the caller's buffers, and
-// buffers that do not fit the graph are an error naming the graph, never a write past them.
-TEST(OnnxSessionRunBound, WritesTheOutputInPlaceAndRefusesBuffersThatDoNotFit) {
+// OnnxSession::RunInPlace, which the Euler loop runs on: ORT writes into the caller's buffers,
+// and buffers that do not fit the graph are an error naming the graph, never a write past them.
+TEST(OnnxSessionRunInPlace, WritesTheOutputInPlaceAndRefusesBuffersThatDoNotFit) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
   auto session = onnx::OnnxSession::Create(TinyBundle() + "/flow.decoder.estimator.fp32.onnx",
                                            onnx::OnnxSessionConfig{});
@@ -321,18 +321,21 @@ TEST(OnnxSessionRunBound, WritesTheOutputInPlaceAndRefusesBuffersThatDoNotFit) {
   const int64_t t = 8;
   std::vector<float> x(2 * 80 * t, 0.5f), mask(2 * t, 1.0f), mu(2 * 80 * t, 0.1f), time(2, 0.3f),
       spks(2 * 80, 0.2f), cond(2 * 80 * t, 0.0f), out(2 * 80 * t, NAN);
-  std::vector<onnx::FloatBuffer> inputs = {
-      {"x", x.data(), {2, 80, t}},    {"mask", mask.data(), {2, 1, t}},
-      {"mu", mu.data(), {2, 80, t}},  {"t", time.data(), {2}},
-      {"spks", spks.data(), {2, 80}}, {"cond", cond.data(), {2, 80, t}}};
-  ASSERT_TRUE((*session)->RunBound(inputs, {{"estimator_out", out.data(), {2, 80, t}}}).ok());
+  auto view = [](std::vector<float>& values, std::vector<int64_t> shape) {
+    return onnx::TensorView{onnx::ElementType::kFloat, values.data(), std::move(shape)};
+  };
+  std::vector<std::pair<std::string, onnx::TensorView>> inputs = {
+      {"x", view(x, {2, 80, t})},   {"mask", view(mask, {2, 1, t})}, {"mu", view(mu, {2, 80, t})},
+      {"t", view(time, {2})},       {"spks", view(spks, {2, 80})},   {"cond", view(cond, {2, 80, t})}};
+  ASSERT_TRUE((*session)->RunInPlace(inputs, {{"estimator_out", view(out, {2, 80, t})}}).ok());
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
   // The same inputs through the copying Run give the same values.
   std::vector<std::pair<std::string, onnx::Tensor>> copied;
-  for (const auto& b : inputs) {
+  for (const auto& [name, b] : inputs) {
     size_t n = 1;
     for (int64_t d : b.shape) n *= static_cast<size_t>(d);
-    copied.emplace_back(b.name, onnx::Tensor::Floats(b.shape, {b.data, b.data + n}));
+    const float* data = static_cast<const float*>(b.data);
+    copied.emplace_back(name, onnx::Tensor::Floats(b.shape, {data, data + n}));
   }
   auto outputs = (*session)->Run(copied);
   ASSERT_TRUE(outputs.ok()) << outputs.status();
@@ -340,11 +343,11 @@ TEST(OnnxSessionRunBound, WritesTheOutputInPlaceAndRefusesBuffersThatDoNotFit) {
 
   std::vector<float> small(2 * 80 * (t - 1));
   absl::Status wrong =
-      (*session)->RunBound(inputs, {{"estimator_out", small.data(), {2, 80, t - 1}}});
+      (*session)->RunInPlace(inputs, {{"estimator_out", view(small, {2, 80, t - 1})}});
   EXPECT_FALSE(wrong.ok());
   EXPECT_THAT(std::string(wrong.message()), HasSubstr("flow.decoder.estimator.fp32.onnx"));
   inputs.pop_back();  // no cond
-  EXPECT_FALSE((*session)->RunBound(inputs, {{"estimator_out", out.data(), {2, 80, t}}}).ok());
+  EXPECT_FALSE((*session)->RunInPlace(inputs, {{"estimator_out", view(out, {2, 80, t})}}).ok());
 }
 
 TEST(FlowStage, VerifyBundleReportsTheWholeFlowWithinTolerance) {

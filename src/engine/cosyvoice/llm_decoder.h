@@ -1,0 +1,126 @@
+// CosyVoice2's LLM decode loop with continuous batching over llm_backbone.onnx + llm_decoder.onnx
+// (docs/cosyvoice-generation.md, "LLM decode loop"). Sequences join (Admit) and leave (finish,
+// Release) between steps; each Step advances every running sequence by one token in one batched
+// backbone run over a KV cache preallocated per layer as [max_active, kv_heads, capacity,
+// head_dim] and updated in place (docs/cosyvoice-bundle.md, "The LLM's KV cache layout").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/cosyvoice/llm_prompt.h"
+#include "engine/cosyvoice/ras_sampler.h"
+#include "engine/onnx/onnx_session.h"
+
+namespace voxserve::engine::cosyvoice {
+
+// Plain data, owned by value.
+struct LlmDecoderConfig {
+  int max_active = 8;   // rows of the KV cache: sequences decoded together
+  int capacity = 1024;  // cache slots per row: prompt + generated tokens must fit
+  // Newcomers prefilled per Step, each as its own run before the batched decode: bounds how long
+  // one Step stalls the running rows (one prompt's prefill per step by default).
+  int max_prefills_per_step = 1;
+  onnx::OnnxSessionConfig session;
+
+  absl::Status Validate() const;  // names the field and its allowed range
+};
+
+enum class LlmFinish { kNone, kStopToken, kMaxLength };
+
+// Plain data. One sequence's outcome of a Step: a token, and/or the end of the sequence. A stop
+// token ends it without a token (upstream yields none, llm.py:544); reaching max_len ends it with
+// its last token. After an event with finish != kNone the sequence is gone and its row is free.
+struct LlmEvent {
+  uint64_t seq_id = 0;
+  int64_t token = -1;  // -1: no token
+  LlmFinish finish = LlmFinish::kNone;
+};
+
+// Plain data: figures of the last Step, for logs and benchmarks.
+struct LlmStepStats {
+  int prefills = 0;  // newcomers prefilled
+  int64_t prefill_tokens = 0;
+  double prefill_ms = 0;  // the stall the running rows saw for them
+  int decoded_rows = 0;   // rows in the batched decode run
+  double decode_ms = 0;
+};
+
+// Owned by one engine worker thread: not thread-safe (all calls from that thread).
+class LlmDecoder {
+ public:
+  static absl::StatusOr<std::unique_ptr<LlmDecoder>> Create(const BundleManifest& manifest,
+                                                            const std::string& bundle_dir,
+                                                            const LlmDecoderConfig& config);
+  ~LlmDecoder();
+
+  // Queues a sequence; it is prefilled by a later Step (at most max_prefills_per_step per Step,
+  // in admission order). InvalidArgument for bad ids, an empty text or a sequence that cannot fit
+  // `capacity`; AlreadyExists for a live seq_id; ResourceExhausted when max_active sequences are
+  // live (running + queued).
+  absl::Status Admit(uint64_t seq_id, LlmRequest request);
+  // Cancels a live sequence: a queued one is dropped now, a running one frees its row at the
+  // start of the next Step and gets no more events. NotFound for an unknown (or finished) id.
+  absl::Status Release(uint64_t seq_id);
+  // Frees released rows, runs one batched decode step for every running row, then prefills up to
+  // max_prefills_per_step newcomers (each gets its first token in this Step). Empty when idle.
+  absl::StatusOr<std::vector<LlmEvent>> Step();
+
+  size_t running() const { return rows_.size(); }
+  size_t queued() const { return queue_.size(); }
+  const LlmStepStats& last_step() const { return stats_; }
+  // Called with each sequence's log-probabilities [head_outputs] before sampling; it may edit
+  // them (tests use it to force stop ids; a place for logit processors). Null: none.
+  using LogpHook = std::function<void(uint64_t seq_id, std::span<float> logp)>;
+  void SetLogpHook(LogpHook hook) { hook_ = std::move(hook); }
+
+ private:
+  struct Row {
+    uint64_t seq_id = 0;
+    int64_t length = 0;      // cache slots filled (= position id of the next input)
+    int64_t next_token = 0;  // sampled, not yet fed
+    std::vector<int64_t> decoded;
+    TokenLimits limits;
+    bool greedy = false;
+    bool released = false;
+    SequenceRng rng{0};
+  };
+  struct Queued {
+    uint64_t seq_id = 0;
+    LlmRequest request;
+    std::vector<float> prefill;  // [S, hidden]
+  };
+
+  LlmDecoder() = default;
+  absl::Status DecodeRunning(std::vector<LlmEvent>& events);
+  absl::Status Prefill(Queued queued, std::vector<LlmEvent>& events);
+  // log_softmax(head(hidden rows)), then sample each row; rows_[first + i] for row i.
+  absl::Status HeadAndSample(std::span<float> hidden, size_t first, size_t count,
+                             std::vector<LlmEvent>& events);
+  void RemoveRow(size_t index);  // moves the last row into `index` (copies its used slots only)
+  float* Cache(int layer, int kind, size_t row);
+
+  BundleManifest manifest_;
+  LlmDecoderConfig config_;
+  RasConfig ras_;
+  std::unique_ptr<LlmEmbeddings> embeddings_;
+  std::unique_ptr<onnx::OnnxSession> backbone_, head_;
+  std::string head_input_, head_output_;
+  int64_t kv_ = 0, head_dim_ = 0, hidden_ = 0, vocab_ = 0;
+  std::vector<std::vector<float>> cache_;  // [layer * 2 + kind]: [max_active, kv, capacity, D]
+  std::vector<Row> rows_;                  // running; index = cache row
+  std::deque<Queued> queue_;
+  std::vector<float> logits_;
+  LlmStepStats stats_;
+  LogpHook hook_;
+};
+
+}  // namespace voxserve::engine::cosyvoice

@@ -1,0 +1,94 @@
+#include "engine/cosyvoice/llm_prompt.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "engine/cosyvoice/npy.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+absl::StatusOr<std::vector<float>> Table(const BundleManifest& m, const std::string& dir,
+                                         const std::string& name, int64_t rows, int hidden) {
+  auto it = m.tensors.find(name);
+  if (it == m.tensors.end()) return core::NotFound("bundle has no tensor " + name);
+  auto array = ReadNpy((std::filesystem::path(dir) / it->second.file).string());
+  if (!array.ok()) return array.status();
+  if (array->dtype != "float32" || array->shape != std::vector<int64_t>{rows, hidden}) {
+    return core::InvalidArgument("tensor " + name + ": " + array->dtype + " " +
+                                 ShapeString(array->shape) + ", the LLM needs float32 [" +
+                                 std::to_string(rows) + ", " + std::to_string(hidden) + "]");
+  }
+  return std::move(array->floats);
+}
+
+}  // namespace
+
+TokenLimits LimitsFor(const BundleManifest::Sampling& sampling, size_t text_len) {
+  double n = static_cast<double>(text_len);
+  return {static_cast<int64_t>(n * sampling.min_token_text_ratio),
+          static_cast<int64_t>(n * sampling.max_token_text_ratio)};
+}
+
+absl::StatusOr<std::unique_ptr<LlmEmbeddings>> LlmEmbeddings::Create(const BundleManifest& m,
+                                                                     const std::string& dir) {
+  if (m.family != Family::kCosyVoice2) {
+    return absl::UnimplementedError("the LLM decode loop runs CosyVoice2 bundles only, not " +
+                                    std::string(FamilyName(m.family)));
+  }
+  std::unique_ptr<LlmEmbeddings> e(new LlmEmbeddings());
+  e->hidden_ = m.llm.hidden_size;
+  e->sos_ = m.special_ids.sos;
+  e->task_id_ = m.special_ids.task_id;
+  e->speech_token_size_ = m.vocab.speech_token_size;
+  auto text = Table(m, dir, "embed_tokens", m.vocab.text_vocab_size, e->hidden_);
+  if (!text.ok()) return text.status();
+  auto speech = Table(m, dir, "speech_embedding", m.vocab.speech_embedding_rows, e->hidden_);
+  if (!speech.ok()) return speech.status();
+  auto special = Table(m, dir, "llm_embedding", m.vocab.llm_embedding_rows, e->hidden_);
+  if (!special.ok()) return special.status();
+  e->text_ = std::move(*text);
+  e->speech_ = std::move(*speech);
+  e->special_ = std::move(*special);
+  return e;
+}
+
+absl::StatusOr<std::vector<float>> LlmEmbeddings::PrefillInput(const LlmRequest& r) const {
+  if (r.text_ids.empty()) return core::InvalidArgument("text_ids: empty (nothing to speak)");
+  const size_t h = static_cast<size_t>(hidden_);
+  const int64_t text_rows = static_cast<int64_t>(text_.size() / h);
+  for (const auto* ids : {&r.prompt_text_ids, &r.text_ids}) {
+    for (int64_t id : *ids) {
+      if (id < 0 || id >= text_rows) {
+        return core::InvalidArgument(
+            std::string(ids == &r.text_ids ? "text_ids" : "prompt_text_ids") + ": id " +
+            std::to_string(id) + " outside the text vocabulary [0, " + std::to_string(text_rows) +
+            ")");
+      }
+    }
+  }
+  for (int64_t t : r.prompt_speech_tokens) {
+    if (t < 0 || t >= speech_token_size_) {
+      return core::InvalidArgument("prompt_speech_tokens: token " + std::to_string(t) +
+                                   " outside [0, " + std::to_string(speech_token_size_) + ")");
+    }
+  }
+  std::vector<float> out;
+  out.reserve((r.prompt_text_ids.size() + r.text_ids.size() + r.prompt_speech_tokens.size() + 2) *
+              h);
+  auto append = [&](const std::vector<float>& table, int64_t row) {
+    out.insert(out.end(), table.begin() + row * h, table.begin() + (row + 1) * h);
+  };
+  append(special_, sos_);  // llm.py:485-487: llm_embedding rows sos and task_id
+  for (int64_t id : r.prompt_text_ids) append(text_, id);
+  for (int64_t id : r.text_ids) append(text_, id);
+  append(special_, task_id_);
+  for (int64_t t : r.prompt_speech_tokens) append(speech_, t);
+  return out;
+}
+
+const float* LlmEmbeddings::SpeechEmbedding(int64_t token) const {
+  return speech_.data() + token * hidden_;
+}
+
+}  // namespace voxserve::engine::cosyvoice

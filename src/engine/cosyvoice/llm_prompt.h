@@ -1,0 +1,55 @@
+// The LLM's input as CosyVoice2's Qwen2LM.inference builds it (cosyvoice/llm/llm.py:459-503, input
+// at 474-494): [sos] + embed_tokens(prompt_text ++ text) + [task_id] + speech_embedding(prompt
+// speech tokens), and the decode length limits from the text length. Reads the bundle's three
+// embedding tables.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/cosyvoice/bundle_manifest.h"
+
+namespace voxserve::engine::cosyvoice {
+
+// One sequence to generate, owned by value. Ids as the frontend makes them: text ids index
+// embed_tokens, speech tokens are FSQ ids < speech_token_size.
+struct LlmRequest {
+  std::vector<int64_t> text_ids;              // the text to speak (one piece)
+  std::vector<int64_t> prompt_text_ids;       // the prompt recording's transcript; may be empty
+  std::vector<int64_t> prompt_speech_tokens;  // the prompt recording's tokens; may be empty
+  uint64_t seed = 0;                          // SequenceRng seed: same seed, same tokens
+  bool greedy = false;                        // argmax instead of RAS (goldens, tests)
+};
+
+// min_len/max_len of llm.py:497-498: int(len(text) * ratio) over the text without the prompt.
+struct TokenLimits {
+  int64_t min_len = 0, max_len = 0;
+};
+TokenLimits LimitsFor(const BundleManifest::Sampling& sampling, size_t text_len);
+
+// The three tables (float32 [rows, hidden]), read once; immutable after Create, so safe to share
+// across threads.
+class LlmEmbeddings {
+ public:
+  // Needs a CosyVoice2 bundle (CosyVoice3 takes sos/task_id from speech_embedding: not done).
+  static absl::StatusOr<std::unique_ptr<LlmEmbeddings>> Create(const BundleManifest& manifest,
+                                                               const std::string& bundle_dir);
+
+  int hidden() const { return hidden_; }
+  // The prefill input [S, hidden] row-major, S = 1 + prompt text + text + 1 + prompt tokens.
+  // InvalidArgument naming the field when an id is out of range or the text is empty.
+  absl::StatusOr<std::vector<float>> PrefillInput(const LlmRequest& request) const;
+  // Row `token` of speech_embedding (the next step's input); token < speech_embedding rows.
+  const float* SpeechEmbedding(int64_t token) const;
+
+ private:
+  LlmEmbeddings() = default;
+  int hidden_ = 0;
+  int64_t sos_ = 0, task_id_ = 0, speech_token_size_ = 0;
+  std::vector<float> text_, speech_, special_;  // embed_tokens, speech_embedding, llm_embedding
+};
+
+}  // namespace voxserve::engine::cosyvoice

@@ -1,0 +1,343 @@
+// The LLM decode loop on the tiny random-weight bundle: the prefill input and the steps' logp
+// against goldens computed by upstream's Qwen2LM (tools/cosyvoice_export/goldens.py), stop ids
+// and min/max length, seeds, and continuous batching (rows joining, leaving, cancelled).
+#include "engine/cosyvoice/llm_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "engine/cosyvoice/bundle_verifier.h"
+#include "engine/cosyvoice/npy.h"
+#include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+using testing::TinyBundle;
+
+class LlmDecoderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    VOXSERVE_REQUIRE_TINY_BUNDLE();
+    auto manifest = LoadBundleManifest(TinyBundle());
+    ASSERT_TRUE(manifest.ok()) << manifest.status();
+    manifest_ = *manifest;
+  }
+
+  std::unique_ptr<LlmDecoder> Decoder(int max_active = 8, int capacity = 256) {
+    LlmDecoderConfig config;
+    config.max_active = max_active;
+    config.capacity = capacity;
+    config.session.intra_op_threads = 1;
+    auto decoder = LlmDecoder::Create(manifest_, TinyBundle(), config);
+    EXPECT_TRUE(decoder.ok()) << decoder.status();
+    return decoder.ok() ? std::move(*decoder) : nullptr;
+  }
+
+  NpyArray Golden(const std::string& stage, const std::string& kind, const std::string& key) {
+    auto array = ReadNpy(TinyBundle() + "/goldens/" + stage + "/" + key + ".npy");
+    EXPECT_TRUE(array.ok()) << kind << " " << array.status();
+    return array.ok() ? *array : NpyArray{};
+  }
+
+  // The request of golden text n (ids from the goldens of upstream's greedy run).
+  LlmRequest GoldenRequest(int n) {
+    LlmRequest r;
+    r.text_ids = Golden("llm.greedy/" + std::to_string(n), "input", "text_ids").ints;
+    r.prompt_text_ids = Golden("llm.greedy/" + std::to_string(n), "input", "prompt_text_ids").ints;
+    r.prompt_speech_tokens =
+        Golden("llm.greedy/" + std::to_string(n), "input", "prompt_speech_tokens").ints;
+    r.greedy = true;
+    return r;
+  }
+
+  // A short request of its own: `text_len` text ids and a few prompt tokens derived from `k`.
+  static LlmRequest Synthetic(int k, size_t text_len, bool greedy = true) {
+    LlmRequest r;
+    for (size_t i = 0; i < text_len; ++i) r.text_ids.push_back(100 + 37 * k + 11 * i);
+    r.prompt_text_ids = {5, 6, static_cast<int64_t>(7 + k)};
+    for (int i = 0; i < 4 + k; ++i) r.prompt_speech_tokens.push_back((k * 977 + i * 131) % 6561);
+    r.seed = 1000 + k;
+    r.greedy = greedy;
+    return r;
+  }
+
+  struct Outcome {
+    std::vector<int64_t> tokens;
+    LlmFinish finish = LlmFinish::kNone;
+  };
+
+  // Steps until nothing is live, collecting each sequence's events; `before_step(step)` may
+  // admit or release between steps.
+  static std::map<uint64_t, Outcome> RunAll(LlmDecoder& d,
+                                            const std::function<void(int)>& before_step = {}) {
+    std::map<uint64_t, Outcome> out;
+    for (int step = 0; step < 10000; ++step) {
+      if (before_step) before_step(step);
+      if (d.running() == 0 && d.queued() == 0 && (!before_step || step > 64)) break;
+      auto events = d.Step();
+      EXPECT_TRUE(events.ok()) << events.status();
+      if (!events.ok()) break;
+      for (const LlmEvent& e : *events) {
+        Outcome& o = out[e.seq_id];
+        EXPECT_EQ(o.finish, LlmFinish::kNone) << "event after the end of " << e.seq_id;
+        if (e.token >= 0) o.tokens.push_back(e.token);
+        o.finish = e.finish;
+      }
+    }
+    return out;
+  }
+
+  Outcome Alone(const LlmRequest& r, int capacity = 256) {
+    auto d = Decoder(1, capacity);
+    EXPECT_TRUE(d->Admit(1, r).ok());
+    return RunAll(*d)[1];
+  }
+
+  BundleManifest manifest_;
+};
+
+TEST_F(LlmDecoderTest, PrefillInputIsUpstreamsLmInput) {
+  // goldens.py builds lm_input as Qwen2LM.inference does: sos, prompt text ++ text, task id,
+  // prompt speech tokens.
+  auto embeddings = LlmEmbeddings::Create(manifest_, TinyBundle());
+  ASSERT_TRUE(embeddings.ok()) << embeddings.status();
+  for (int n = 0; n < 2; ++n) {
+    auto input = (*embeddings)->PrefillInput(GoldenRequest(n));
+    ASSERT_TRUE(input.ok()) << input.status();
+    NpyArray want = Golden("llm.prefill/" + std::to_string(n), "input", "inputs_embeds");
+    ASSERT_EQ(input->size(), want.floats.size());
+    EXPECT_EQ(*input, want.floats) << "text " << n;  // copied rows: bit-identical
+  }
+}
+
+TEST_F(LlmDecoderTest, LimitsAreUpstreamsRatiosOfTheTextWithoutThePrompt) {
+  TokenLimits limits = LimitsFor(manifest_.sampling, 7);
+  EXPECT_EQ(limits.min_len, 14);   // min_token_text_ratio 2
+  EXPECT_EQ(limits.max_len, 140);  // max_token_text_ratio 20
+}
+
+// Max abs difference of two logp vectors over the entries finite in both.
+double LogpError(std::span<const float> a, const std::vector<float>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < b.size(); ++i) worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
+  return worst;
+}
+
+TEST_F(LlmDecoderTest, PrefillAndDecodeStepLogpMatchUpstream) {
+  // Tolerance 1e-3, the goldens' atol: float32 ORT kernels against torch on the same weights;
+  // measured about 1e-6 on the tiny bundle.
+  for (int n = 0; n < 2; ++n) {
+    auto d = Decoder(1, 1024);  // text 1: 26 ids, so up to 520 tokens after its prompt
+    std::vector<std::vector<float>> logps;
+    d->SetLogpHook(
+        [&](uint64_t, std::span<float> logp) { logps.emplace_back(logp.begin(), logp.end()); });
+    ASSERT_TRUE(d->Admit(1, GoldenRequest(n)).ok());
+    auto first = d->Step();
+    ASSERT_TRUE(first.ok()) << first.status();
+    auto second = d->Step();
+    ASSERT_TRUE(second.ok()) << second.status();
+    ASSERT_EQ(logps.size(), 2u);
+    const std::string name = std::to_string(n);
+    EXPECT_LT(LogpError(logps[0], Golden("llm.prefill/" + name, "output", "logp").floats), 1e-3);
+    // llm.decode feeds argmax(logp[:6561]) of the prefill; ours is the same token here.
+    NpyArray token = Golden("llm.decode/" + name, "input", "token");
+    ASSERT_EQ(first->at(0).token, token.ints.at(0));
+    EXPECT_LT(LogpError(logps[1], Golden("llm.decode/" + name, "output", "logp").floats), 1e-3);
+  }
+}
+
+TEST_F(LlmDecoderTest, GreedyRunAndRasMatchUpstream) {
+  // llm.greedy: upstream Qwen2LM.inference itself (argmax as its sampling), every token to the
+  // stop id or max_len, and the first steps' logp (atol 1e-3). llm.ras: upstream's
+  // sampling_ids/ras_sampling on 32 crafted cases with injected draws; every token, nucleus size
+  // and repetition decision equal (atol 0). verify-bundle runs the same stages.
+  auto verifier = BundleVerifier::Create(TinyBundle());
+  ASSERT_TRUE(verifier.ok()) << verifier.status();
+  ASSERT_TRUE(AddLlmStages(**verifier).ok());
+  std::map<std::string, StageOutcome::Kind> kinds;
+  for (const auto& result : (*verifier)->Run()) {
+    kinds[result.stage] = result.outcome.kind;
+    if (result.stage.rfind("llm.greedy/", 0) != 0 && result.stage != "llm.ras") continue;
+    EXPECT_EQ(result.outcome.kind, StageOutcome::Kind::kPassed)
+        << result.stage << ": " << result.outcome.message << " error "
+        << result.outcome.max_abs_error;
+    std::printf("%s: max abs error %.2e (atol %.0e)\n", result.stage.c_str(),
+                result.outcome.max_abs_error, result.atol);
+  }
+  for (const char* stage : {"llm.greedy/0", "llm.greedy/1", "llm.ras"}) {
+    EXPECT_EQ(kinds[stage], StageOutcome::Kind::kPassed) << stage;
+  }
+}
+
+TEST_F(LlmDecoderTest, EosIsIgnoredUntilMinLengthThenStops) {
+  // Every step's logp made to favour eos (6561): masked while fewer than min_len = 2 * 3 tokens
+  // are out (llm.py:543), so the runner-up is taken; then eos stops with no token.
+  auto d = Decoder(1);
+  d->SetLogpHook([](uint64_t, std::span<float> logp) {
+    logp[6561] = 0.0f;
+    logp[42] = -0.5f;
+  });
+  ASSERT_TRUE(d->Admit(1, Synthetic(0, 3)).ok());
+  Outcome o = RunAll(*d)[1];
+  EXPECT_EQ(o.tokens, std::vector<int64_t>(6, 42));
+  EXPECT_EQ(o.finish, LlmFinish::kStopToken);
+}
+
+TEST_F(LlmDecoderTest, FillTokensStopEvenBeforeMinLength) {
+  // Upstream masks only index 6561; 6562/6563 are stop ids too (llm.py:297, 544).
+  for (int64_t stop : {6562, 6563}) {
+    auto d = Decoder(1);
+    d->SetLogpHook([stop](uint64_t, std::span<float> logp) { logp[stop] = 0.0f; });
+    ASSERT_TRUE(d->Admit(1, Synthetic(0, 3)).ok());
+    Outcome o = RunAll(*d)[1];
+    EXPECT_TRUE(o.tokens.empty()) << stop;
+    EXPECT_EQ(o.finish, LlmFinish::kStopToken);
+  }
+}
+
+TEST_F(LlmDecoderTest, MaxLengthEndsWithItsLastToken) {
+  auto d = Decoder(1);
+  d->SetLogpHook([](uint64_t, std::span<float> logp) {
+    for (int64_t s = 6561; s < 6564; ++s) logp[s] = -std::numeric_limits<float>::infinity();
+  });
+  ASSERT_TRUE(d->Admit(1, Synthetic(0, 2)).ok());
+  Outcome o = RunAll(*d)[1];
+  EXPECT_EQ(o.tokens.size(), 40u);  // max_token_text_ratio 20 x 2 text ids
+  EXPECT_EQ(o.finish, LlmFinish::kMaxLength);
+}
+
+TEST_F(LlmDecoderTest, SameSeedSameTokensOtherSeedOtherTokens) {
+  LlmRequest r = Synthetic(1, 3, /*greedy=*/false);
+  Outcome a = Alone(r), b = Alone(r);
+  EXPECT_FALSE(a.tokens.empty());
+  EXPECT_EQ(a.tokens, b.tokens);
+  r.seed += 1;
+  EXPECT_NE(Alone(r).tokens, a.tokens);
+}
+
+// Six requests of different lengths join at different steps and leave when they finish, and a
+// seventh is cancelled midway; each one's tokens must be those it gets alone.
+TEST_F(LlmDecoderTest, ContinuousBatchingGivesEachRequestItsTokensAlone) {
+  for (bool greedy : {true, false}) {
+    std::vector<LlmRequest> requests;
+    for (int k = 0; k < 6; ++k) requests.push_back(Synthetic(k, 1 + k % 3, greedy));
+    std::vector<Outcome> alone;
+    for (const LlmRequest& r : requests) alone.push_back(Alone(r));
+    auto d = Decoder(4);
+    size_t max_running = 0;
+    std::vector<bool> admitted(6, false);
+    auto outcomes = RunAll(*d, [&](int step) {
+      max_running = std::max(max_running, d->running());
+      if (step == 1) {
+        EXPECT_TRUE(d->Admit(6, Synthetic(6, 5, greedy)).ok());
+      }
+      if (step == 5) {
+        EXPECT_TRUE(d->Release(6).ok());
+      }
+      // Join at steps 0, 3, 6, ...; a request waits while all four rows are live.
+      for (int k = 0; k < 6; ++k) {
+        if (!admitted[k] && step >= 3 * k) admitted[k] = d->Admit(k, requests[k]).ok();
+      }
+    });
+    EXPECT_EQ(outcomes[6].finish, LlmFinish::kNone);  // cancelled: no end event, no more tokens
+    EXPECT_LE(outcomes[6].tokens.size(), 4u);
+    EXPECT_EQ(max_running, 4u);
+    for (int k = 0; k < 6; ++k) {
+      EXPECT_EQ(outcomes[k].tokens, alone[k].tokens) << "request " << k << " greedy " << greedy;
+      EXPECT_EQ(outcomes[k].finish, alone[k].finish);
+    }
+  }
+}
+
+TEST_F(LlmDecoderTest, ACancelledRowFreesItsSlotAtTheNextStep) {
+  auto d = Decoder(2);
+  ASSERT_TRUE(d->Admit(1, Synthetic(1, 4)).ok());
+  ASSERT_TRUE(d->Admit(2, Synthetic(2, 4)).ok());
+  ASSERT_TRUE(d->Step().ok());
+  ASSERT_TRUE(d->Step().ok());
+  ASSERT_EQ(d->running(), 2u);
+  EXPECT_EQ(d->Admit(3, Synthetic(3, 4)).code(), absl::StatusCode::kResourceExhausted);
+  ASSERT_TRUE(d->Release(1).ok());
+  EXPECT_EQ(d->Release(1).code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(d->Admit(3, Synthetic(3, 4)).ok());  // the released row no longer counts
+  auto events = d->Step();
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(d->running(), 2u);  // 2 and 3: the newcomer took the freed row in the same step
+  auto rest = RunAll(*d);
+  for (const LlmEvent& e : *events) {
+    EXPECT_NE(e.seq_id, 1u) << "event for a released sequence";
+    if (e.seq_id == 3) rest[3].tokens.insert(rest[3].tokens.begin(), e.token);
+    if (e.seq_id == 2) rest[2].tokens.insert(rest[2].tokens.begin(), e.token);
+  }
+  EXPECT_EQ(rest.count(1), 0u);
+  // The survivor (2) moved rows when 1 left; its tokens are still those it gets alone.
+  Outcome two_alone = Alone(Synthetic(2, 4));
+  std::vector<int64_t> two = rest[2].tokens;
+  ASSERT_GE(two_alone.tokens.size(), two.size());
+  EXPECT_TRUE(std::equal(two.rbegin(), two.rend(), two_alone.tokens.rbegin()));
+  EXPECT_EQ(rest[3].tokens, Alone(Synthetic(3, 4)).tokens);
+}
+
+TEST_F(LlmDecoderTest, BadRequestsAreRefusedWithTheirReason) {
+  auto d = Decoder(1, 64);
+  EXPECT_EQ(d->Admit(1, LlmRequest{}).code(), absl::StatusCode::kInvalidArgument);  // no text
+  LlmRequest bad = Synthetic(0, 1);
+  bad.text_ids[0] = manifest_.vocab.text_vocab_size;
+  EXPECT_EQ(d->Admit(1, bad).code(), absl::StatusCode::kInvalidArgument);
+  bad = Synthetic(0, 1);
+  bad.prompt_speech_tokens[0] = 6561;  // eos is not a prompt token
+  EXPECT_EQ(d->Admit(1, bad).code(), absl::StatusCode::kInvalidArgument);
+  absl::Status too_long = d->Admit(1, Synthetic(0, 4));  // 80 tokens + prompt > 64 slots
+  EXPECT_EQ(too_long.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(too_long.message().find("capacity of 64"), std::string::npos) << too_long;
+  ASSERT_TRUE(d->Admit(1, Synthetic(0, 1)).ok());
+  EXPECT_EQ(d->Admit(1, Synthetic(0, 1)).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(d->Release(99).code(), absl::StatusCode::kNotFound);
+  LlmDecoderConfig config;
+  config.max_active = 0;
+  EXPECT_EQ(LlmDecoder::Create(manifest_, TinyBundle(), config).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(LlmDecoderTest, PrintsTokensPerSecondAtBatchOneAndEight) {
+  // A first figure (not a timed assertion): the tiny bundle, this build (sanitizers in CI).
+  for (int batch : {1, 8}) {
+    auto d = Decoder(8, 512);
+    d->SetLogpHook([](uint64_t, std::span<float> logp) {  // run to max_len: equal work per row
+      for (int64_t s = 6561; s < 6564; ++s) logp[s] = -std::numeric_limits<float>::infinity();
+    });
+    for (int k = 0; k < batch; ++k) ASSERT_TRUE(d->Admit(k, Synthetic(k, 3)).ok());
+    double decode_ms = 0, max_prefill_ms = 0;
+    int64_t tokens = 0;
+    while (d->running() + d->queued() > 0) {
+      auto events = d->Step();
+      ASSERT_TRUE(events.ok());
+      max_prefill_ms = std::max(max_prefill_ms, d->last_step().prefill_ms);
+      if (d->last_step().prefills == 0) {
+        decode_ms += d->last_step().decode_ms;
+        tokens += d->last_step().decoded_rows;
+      }
+    }
+    std::printf(
+        "batch %d: %.0f tokens/s over %lld decode-only steps' tokens; "
+        "longest prefill stall %.2f ms\n",
+        batch, tokens / (decode_ms / 1000), static_cast<long long>(tokens), max_prefill_ms);
+  }  // The stall one long newcomer causes: the 114-position prompt of golden text 1 joining 7
+  // running rows (its prefill runs between two of their decode steps).
+  auto d = Decoder(8, 1024);
+  for (int k = 0; k < 7; ++k) ASSERT_TRUE(d->Admit(k, Synthetic(k, 3)).ok());
+  for (int k = 0; k < 8; ++k) ASSERT_TRUE(d->Step().ok());
+  ASSERT_TRUE(d->Admit(7, GoldenRequest(1)).ok());
+  ASSERT_TRUE(d->Step().ok());
+  std::printf("a %lld-position prefill among 7 running rows: %.2f ms (their decode step %.2f ms)\n",
+              static_cast<long long>(d->last_step().prefill_tokens), d->last_step().prefill_ms,
+              d->last_step().decode_ms);
+}
+
+}  // namespace
+}  // namespace voxserve::engine::cosyvoice
