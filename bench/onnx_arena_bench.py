@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """ONNX Runtime's CPU memory arena for variable-length TTS (issue 13, item 8): the same Piper
-graph served by three voxserve processes that differ only in `cpu_memory_arena` (off | on |
-shrink), driven one request at a time, interleaved (each round sends every text to every server
-in turn), over texts from a few words to a long sentence. Prints per mode: the median latency
-and server CPU per sentence (and their ratio to `off`), and the server's peak and final resident
-memory (VmHWM, VmRSS), after the warm-up and after the run.
+graph served by four voxserve processes that differ only in the arena options (off, on, shrink,
+and ORT's shrinkage after every Run), driven one request at a time, interleaved (each round
+sends every text to every server in turn), over texts from a few words to a long sentence.
+Prints per mode: the median latency and server CPU per sentence (and their ratio to `off`), and
+the server's peak and resident memory (VmHWM; VmRSS after the warm-up and after the run).
 
 Usage: bench/onnx_arena_bench.py [--build build] [--rounds 8] [--model PATH]
 The model defaults to bench/onnx/make_vits_graph.py's Piper-medium graph (random weights, real
@@ -23,7 +23,10 @@ import time
 import requests
 
 HERE = pathlib.Path(__file__).resolve().parent
-MODES = ("off", "on", "shrink")
+# label -> the session options that differ. "shrink-all" is ORT's shrinkage after every Run.
+MODES = {"off": "cpu_memory_arena: off", "on": "cpu_memory_arena: on",
+         "shrink": "cpu_memory_arena: shrink",
+         "shrink-all": "cpu_memory_arena: shrink, arena_keep_elements: 0"}
 # Short to long (3 to ~60 words): what a chat reply's sentences look like, and the one long
 # sentence that makes an arena keep its biggest blocks.
 TEXTS = [
@@ -51,13 +54,13 @@ def cpu_seconds(pid):
 
 
 class Server:
-    def __init__(self, binary, model, mode, workdir):
+    def __init__(self, binary, model, mode, options, workdir):
         config = pathlib.Path(workdir) / f"arena-{mode}.yaml"
         config.write_text(
             "models:\n"
             "  - id: vits\n"
             "    engine: piper\n"
-            f"    options: {{model: {model}, cpu_memory_arena: {mode}, intra_op_threads: 1}}\n"
+            f"    options: {{model: {model}, {options}, intra_op_threads: 1}}\n"
             "    scheduling: {instances: 1, max_batch_size: 1}\n")
         self.mode = mode
         self.log = open(pathlib.Path(workdir) / f"arena-{mode}.log", "w+")
@@ -112,8 +115,8 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         servers = []
         try:
-            for mode in MODES:
-                servers.append(Server(binary, model, mode, workdir))
+            for mode, options in MODES.items():
+                servers.append(Server(binary, model, mode, options, workdir))
             for server in servers:  # one pass of every text: the arenas see every length once
                 for text in TEXTS:
                     server.speak(text)

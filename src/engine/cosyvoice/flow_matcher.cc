@@ -13,9 +13,9 @@
 
 namespace voxserve::engine::cosyvoice {
 
-using onnx::TensorView;
 using onnx::OnnxSession;
 using onnx::Tensor;
+using onnx::TensorView;
 
 // The estimator's buffers for `pairs` CFG row pairs of one length T, allocated once per call and
 // reused by every Euler step (only x and t change between steps; mu, spks and cond are written
@@ -37,12 +37,10 @@ class FlowMatcher::Batch {
     auto floats = [](std::vector<float>& values, std::vector<int64_t> shape) {
       return TensorView{onnx::ElementType::kFloat, values.data(), std::move(shape)};
     };
-    inputs_ = {{"x", floats(x_, {rows, bins, frames})},
-               {"mask", floats(mask_, {rows, 1, frames})},
-               {"mu", floats(mu_, {rows, bins, frames})},
-               {"t", floats(t_, {rows})},
-               {"spks", floats(spks_, {rows, bins})},
-               {"cond", floats(cond_, {rows, bins, frames})}};
+    inputs_ = {
+        {"x", floats(x_, {rows, bins, frames})},   {"mask", floats(mask_, {rows, 1, frames})},
+        {"mu", floats(mu_, {rows, bins, frames})}, {"t", floats(t_, {rows})},
+        {"spks", floats(spks_, {rows, bins})},     {"cond", floats(cond_, {rows, bins, frames})}};
     outputs_ = {{out_name, floats(out_, {rows, bins, frames})}};
   }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 #include "absl/container/inlined_vector.h"
@@ -124,27 +125,40 @@ absl::StatusOr<Tensor> Copy(const Ort::Value& value, const std::string& name) {
   }
 }
 
-// What every Run of a session is given: with cpu_memory_arena shrink, the arenas are shrunk at
-// the end of each Run ("device:id" pairs; the CUDA arena too when that provider is in use).
-Ort::RunOptions MakeRunOptions(const OnnxSessionConfig& config) {
+// What a Run is given: with cpu_memory_arena shrink, a Run that is to give its memory back has
+// the arenas shrunk at its end ("device:id" pairs; the CUDA arena too when that provider is in
+// use); every other Run gets the default options.
+Ort::RunOptions ShrinkingRunOptions(const OnnxSessionConfig& config) {
   Ort::RunOptions options;
-  if (config.cpu_memory_arena == "shrink") {
-    std::string arenas = "cpu:0";
-    if (config.execution_provider == "cuda") {
-      arenas += ";gpu:" + std::to_string(config.cuda_device_id);
-    }
-    options.AddConfigEntry("memory.enable_memory_arena_shrinkage", arenas.c_str());
-  }
+  std::string arenas = "cpu:0";
+  if (config.execution_provider == "cuda")
+    arenas += ";gpu:" + std::to_string(config.cuda_device_id);
+  options.AddConfigEntry("memory.enable_memory_arena_shrinkage", arenas.c_str());
   return options;
 }
 
 }  // namespace
 
 struct OnnxSession::Impl {
-  Impl(Ort::Session s, Ort::RunOptions options)
-      : session(std::move(s)), run_options(std::move(options)) {}
+  Impl(Ort::Session s, const OnnxSessionConfig& config)
+      : session(std::move(s)),
+        shrink(ShrinkingRunOptions(config)),
+        // off: no arena to shrink; on: never shrink.
+        shrink_above(config.cpu_memory_arena == "shrink"
+                         ? static_cast<size_t>(config.arena_keep_elements)
+                         : std::numeric_limits<size_t>::max()) {}
+
+  // Arena mode shrink: a Run whose inputs hold more elements than the typical sentences the
+  // arena is kept for gives its blocks back at its end, so a rare long input does not pin its
+  // memory for the life of the process; the others reuse the arena's blocks (no page faults).
+  const Ort::RunOptions& OptionsFor(size_t input_elements) const {
+    return input_elements > shrink_above ? shrink : keep;
+  }
+
   mutable Ort::Session session;  // Run is thread-safe (see the class comment)
-  const Ort::RunOptions run_options;  // the same for every Run; only read by ORT
+  const Ort::RunOptions keep;    // the same for many Runs; only read by ORT
+  const Ort::RunOptions shrink;
+  const size_t shrink_above;
 };
 
 std::string_view ElementTypeName(ElementType type) {
@@ -221,7 +235,7 @@ absl::StatusOr<std::unique_ptr<OnnxSession>> OnnxSession::Create(const std::stri
       }
     }
     Ort::Session session(OrtEnvironment(), model_path.c_str(), options);
-    auto impl = std::make_unique<Impl>(std::move(session), MakeRunOptions(config));
+    auto impl = std::make_unique<Impl>(std::move(session), config);
     std::unique_ptr<OnnxSession> loaded(new OnnxSession(model_path, std::move(impl)));
     loaded->inputs_ = Describe(loaded->impl_->session, true);
     loaded->outputs_ = Describe(loaded->impl_->session, false);
@@ -259,7 +273,9 @@ absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
     Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
     std::vector<const char*> in_names;
     std::vector<Ort::Value> in_values;
+    size_t input_elements = 0;
     for (const auto& [name, tensor] : inputs) {
+      input_elements += tensor.ElementCount();
       in_names.push_back(name.c_str());
       in_values.push_back(std::visit(
           [&](const auto& values) { return View(memory, values, tensor.shape); }, tensor.data));
@@ -271,7 +287,7 @@ absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
       for (const std::string& name : output_names) out_names.push_back(name.c_str());
     }
     std::vector<Ort::Value> values =
-        impl_->session.Run(impl_->run_options, in_names.data(), in_values.data(),
+        impl_->session.Run(impl_->OptionsFor(input_elements), in_names.data(), in_values.data(),
                            in_values.size(), out_names.data(), out_names.size());
     std::vector<Tensor> outputs;
     for (size_t i = 0; i < values.size(); ++i) {
@@ -341,7 +357,9 @@ absl::Status OnnxSession::RunInPlace(
       values.push_back(std::move(*value));
       binding.BindOutput(name.c_str(), values.back());
     }
-    impl_->session.Run(impl_->run_options, binding);
+    // Loops over caller buffers (decode steps, Euler steps) repeat the same shapes: the arena's
+    // blocks are what they reuse, and the caller bounds the sizes, so they are never shrunk.
+    impl_->session.Run(impl_->keep, binding);
     return absl::OkStatus();
   } catch (const Ort::Exception& e) {
     return core::Internal("model file " + path_ + ": inference failed: " + e.what());

@@ -24,7 +24,8 @@ absl::Status OneOf(const std::string& key, const std::string& value, const char*
 
 const char* OnnxSessionConfig::KnownKeys() {
   return "intra_op_threads, inter_op_threads, graph_optimization, optimized_model_path, "
-         "allow_spinning, cpu_memory_arena, execution_provider, cuda_device_id, "
+         "allow_spinning, cpu_memory_arena, arena_keep_elements, execution_provider, "
+         "cuda_device_id, "
          "cuda_memory_limit_bytes, cudnn_conv_algo_search";
 }
 
@@ -48,6 +49,11 @@ absl::Status OnnxSessionConfig::Set(const std::string& key, const std::string& v
     // true/false as before the shrink mode existed.
     cpu_memory_arena = value == "true" ? "on" : value == "false" ? "off" : value;
     return absl::OkStatus();  // checked by Validate
+  }
+  if (key == "arena_keep_elements") {
+    absl::Status status = core::ParseInt(value, 0, 1LL << 40, &number);
+    if (status.ok()) arena_keep_elements = number;
+    return WithKey(key, status);
   }
   if (key == "execution_provider") {
     execution_provider = value;

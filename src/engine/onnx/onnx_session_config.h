@@ -21,13 +21,18 @@ struct OnnxSessionConfig {
   // Busy-waiting of ORT's worker threads between ops. Off by default on a server: spinning burns
   // cores that other requests (and other models) need.
   bool allow_spinning = false;
-  // ORT's CPU arena: off | on | shrink. On, it keeps the largest tensors it ever allocated; with
-  // variable-length TTS inputs that is the longest sentence ever seen (Piper's own C++ turns it
-  // off for that reason). Off, every tensor of every Run is a malloc and free. shrink (default):
-  // on, with ORT's per-Run arena shrinkage (run option memory.enable_memory_arena_shrinkage), so
-  // a Run reuses its blocks and gives them back at its end; bench/RESULTS.md has the figures.
-  // With execution_provider cuda, shrink also shrinks the device arena.
+  // ORT's CPU arena: off | on | shrink. off: every tensor of every Run is a fresh allocation
+  // (Piper's own C++ does this), paid in page faults. on: the arena keeps the largest blocks
+  // it ever needed; with variable-length TTS inputs that is the longest sentence ever seen, for
+  // the life of the process. shrink (default): on, but a Run whose inputs hold more than
+  // `arena_keep_elements` elements gives its blocks back at its end (ORT's run option
+  // memory.enable_memory_arena_shrinkage; the CUDA arena too with execution_provider cuda).
+  // Typical sentences then run as fast as with on, and a rare long one does not pin its memory.
+  // Figures: bench/RESULTS.md (bench/onnx_arena_bench.py).
   std::string cpu_memory_arena = "shrink";
+  // 512 elements: a Piper sentence of ~250 characters (ids with pads between phonemes), a
+  // Kokoro one of ~250 (its 256-value style vector counts too).
+  int64_t arena_keep_elements = 512;
 
   std::string execution_provider = "cpu";  // cpu | cuda
   int cuda_device_id = 0;

@@ -73,8 +73,8 @@ void HttpSynthesisSink::OnAudio(std::string bytes) {
       return;
     case StreamMode::kSse:
       StartIfNeeded();
-      exchange_->WriteStream(SseEvent({{"type", "speech.audio.delta"},
-                                       {"audio", absl::Base64Escape(bytes)}}));
+      exchange_->WriteStream(
+          SseEvent({{"type", "speech.audio.delta"}, {"audio", absl::Base64Escape(bytes)}}));
       return;
   }
 }

@@ -325,8 +325,9 @@ TEST(OnnxSessionRunInPlace, WritesTheOutputInPlaceAndRefusesBuffersThatDoNotFit)
     return onnx::TensorView{onnx::ElementType::kFloat, values.data(), std::move(shape)};
   };
   std::vector<std::pair<std::string, onnx::TensorView>> inputs = {
-      {"x", view(x, {2, 80, t})},   {"mask", view(mask, {2, 1, t})}, {"mu", view(mu, {2, 80, t})},
-      {"t", view(time, {2})},       {"spks", view(spks, {2, 80})},   {"cond", view(cond, {2, 80, t})}};
+      {"x", view(x, {2, 80, t})},    {"mask", view(mask, {2, 1, t})},
+      {"mu", view(mu, {2, 80, t})},  {"t", view(time, {2})},
+      {"spks", view(spks, {2, 80})}, {"cond", view(cond, {2, 80, t})}};
   ASSERT_TRUE((*session)->RunInPlace(inputs, {{"estimator_out", view(out, {2, 80, t})}}).ok());
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
   // The same inputs through the copying Run give the same values.
