@@ -171,6 +171,9 @@ int RunServer(const ServerConfig& config) {
       std::chrono::steady_clock::now() + std::chrono::milliseconds(config.drain_timeout_ms);
   (*service)->BeginDrain();
   (*server)->StopAccepting();
+  // gRPC refuses new connections now, as HTTP does, and keeps answering on the open ones until
+  // they are idle: its own shutdown comes last because it cancels any call arriving after it.
+  if (grpc_server) grpc_server->StopAccepting();
   bool idle = (*service)->WaitIdle(std::chrono::milliseconds(config.drain_timeout_ms));
   if (!idle) {
     spdlog::warn("drain timeout passed with {} request(s) in flight", (*service)->InFlight());
@@ -184,7 +187,8 @@ int RunServer(const ServerConfig& config) {
     spdlog::warn("drain timeout passed with WebSocket connections open");
   }
   if (grpc_server) {
-    // gRPC kept answering during the drain (health NOT_SERVING, new work UNAVAILABLE); calls
+    // gRPC kept answering on open connections during the drain (health NOT_SERVING, new work
+    // UNAVAILABLE); a GOAWAY now tells their peers to go. Calls
     // still open now (e.g. an idle bidirectional stream) get what is left of the drain time.
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         drain_deadline - std::chrono::steady_clock::now());

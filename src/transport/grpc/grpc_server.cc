@@ -4,7 +4,10 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server_builder.h>
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.h"
+#include "transport/grpc/listening_sockets.h"
 #include "transport/grpc/tts_grpc_service.h"
 
 namespace voxserve::transport::grpc {
@@ -65,6 +68,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcConfig&
     return core::Internal("gRPC cannot listen on " + HostPort(host, config.port) +
                           " (address in use or not local?)");
   }
+  server->listening_sockets_ = ListeningSocketsOnPort(server->port_);
   // The default health service starts out SERVING; correct it before anyone knows the port.
   SetServing(*server->server_, false);
   server->readiness_ = std::thread([raw = server.get()] { raw->FollowReadiness(); });
@@ -85,6 +89,14 @@ void GrpcServer::FollowReadiness() {
     }
     stop_.wait_for(lock, kReadinessPeriod, [this] { return stopping_; });
   }
+}
+
+void GrpcServer::StopAccepting() {
+  if (listening_sockets_.empty()) {
+    spdlog::warn("gRPC listener not found: new connections are accepted until the shutdown");
+    return;
+  }
+  RefuseNewConnections(listening_sockets_);
 }
 
 void GrpcServer::Shutdown(std::chrono::milliseconds grace) {
