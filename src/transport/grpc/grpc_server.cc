@@ -63,6 +63,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcConfig&
   // silently share its connections instead of failing to start.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(server->tts_service_.get());
+  std::vector<std::unique_ptr<::grpc::experimental::ServerInterceptorFactoryInterface>> recorders;
+  recorders.push_back(CallArrivals::Recorder(server->arrivals_));
+  builder.experimental().SetInterceptorCreators(std::move(recorders));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return core::Internal("gRPC cannot listen on " + HostPort(host, config.port) +
@@ -97,6 +100,11 @@ void GrpcServer::StopAccepting() {
     return;
   }
   RefuseNewConnections(listening_sockets_);
+}
+
+void GrpcServer::WaitQuiet(std::chrono::milliseconds quiet,
+                           std::chrono::steady_clock::time_point deadline) {
+  arrivals_.WaitQuiet(quiet, deadline);
 }
 
 void GrpcServer::Shutdown(std::chrono::milliseconds grace) {

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/metrics.h"
+#include "transport/grpc/call_arrivals.h"
 #include "service/tts_service.h"
 #include "transport/grpc/call_gate.h"
 #include "transport/grpc/grpc_config.h"
@@ -52,6 +53,11 @@ class GrpcServer {
   // the listener's sockets (no /proc) it does nothing and says so in the log.
   void StopAccepting();
 
+  // After StopAccepting and once the service is idle: returns when no call has arrived for
+  // `quiet` (or at `deadline`). A call on a connection accepted just before StopAccepting can
+  // still be on its way to a handler; Shutdown would cancel it.
+  void WaitQuiet(std::chrono::milliseconds quiet, std::chrono::steady_clock::time_point deadline);
+
   // Health turns NOT_SERVING for good; no new calls are accepted; calls still running may go on
   // for up to `grace`, then they are cancelled (their queued work dropped). Returns once every
   // call has ended.
@@ -68,6 +74,7 @@ class GrpcServer {
   std::unique_ptr<::grpc::Service> tts_service_;
   std::unique_ptr<::grpc::Server> server_;
   int port_ = 0;
+  CallArrivals arrivals_;
   std::vector<int> listening_sockets_;  // gRPC's; found at Create, closed by gRPC
 
   std::mutex mutex_;
