@@ -3,7 +3,6 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server_builder.h>
-
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"

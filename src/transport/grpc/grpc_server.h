@@ -16,8 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/metrics.h"
-#include "transport/grpc/call_arrivals.h"
 #include "service/tts_service.h"
+#include "transport/grpc/call_arrivals.h"
 #include "transport/grpc/call_gate.h"
 #include "transport/grpc/grpc_config.h"
 #include "transport/grpc/grpc_metrics.h"
