@@ -3,10 +3,12 @@
 # dockerd (started when it is not running), the base image (debootstrap, no registry here), the
 # voxserve image from deploy/docker/Dockerfile, and local stand-ins for the public nginx and
 # Prometheus images compose.yaml names.
-#   tests/deploy/run-e2e.sh BUILD_DIR      (BUILD_DIR holds bin/voxbench; `make test-deploy`)
+#   tests/deploy/run-e2e.sh BUILD_DIR [PYTEST_ARGS...]   (BUILD_DIR holds bin/voxbench; `make
+#   test-deploy`); e.g. -k drain runs only the drain tests (the images are built either way)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-build=$(cd "${1:?usage: run-e2e.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: run-e2e.sh BUILD_DIR [PYTEST_ARGS...]}" && pwd)
+shift
 here="$root/tests/deploy"
 
 if ! docker info >/dev/null 2>&1; then
@@ -34,4 +36,4 @@ echo "run-e2e: voxserve:cpu built in $(( $(date +%s) - start )) s;" \
 docker image prune -f >/dev/null
 
 VOXBENCH_BIN="$build/bin/voxbench" /usr/bin/python3 -m pytest -q -s -p no:cacheprovider \
-  "$here/test_compose_e2e.py"
+  "$here/test_compose_e2e.py" "$@"

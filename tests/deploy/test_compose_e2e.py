@@ -289,15 +289,12 @@ def test_a_restarted_replica_gets_traffic_only_once_ready(compose):
 
 @pytest.mark.skipif(not VOXBENCH, reason="VOXBENCH_BIN unset")
 # REST needs no client retry: a draining replica refuses new requests with 503 (or its listener is
-# closed) and nginx passes them to the other one. gRPC reports UNAVAILABLE in trailers of an HTTP
-# 200 response, which nginx cannot see (grpc_next_upstream acts on connection errors only), so a
+# closed) and nginx passes them to the other one. gRPC refuses new connections at once (nginx
+# retries those) and answers calls on connections already open with UNAVAILABLE in the trailers
+# of an HTTP 200, which nginx cannot see (grpc_next_upstream acts on connection errors only), so a
 # call that reached the draining replica in its last moments is the client's to retry: once.
-@pytest.mark.parametrize("protocol,retries", [
-    ("rest", 0),
-    # Known defect (issue 14 stays open for it): 2 of ~1000 gRPC calls end CANCELLED (499) when
-    # the replica behind nginx drains; not yet understood (GOAWAY through nginx's grpc_pass?).
-    pytest.param("grpc", 1, marks=pytest.mark.xfail(strict=False, reason="gRPC drain via nginx "
-                                                    "cancels ~2 in-flight calls"))])
+# No call may end CANCELLED (docs/grpc-drain.md: nginx.conf's gRPC upstream has no keepalive).
+@pytest.mark.parametrize("protocol,retries", [("rest", 0), ("grpc", 1)])
 def test_a_stopped_replica_drains_without_losing_a_request(compose, protocol, retries):
     compose.wait_healthy()
     process, out = voxbench(compose, seconds=10, concurrency=6, retries=retries, protocol=protocol)

@@ -182,6 +182,10 @@ def test_during_the_drain_health_is_not_serving_and_new_calls_are_unavailable(ma
             refused = failure(tts.Synthesize, request("Too late."), timeout=10)
             assert refused.code() == grpc.StatusCode.UNAVAILABLE
             assert trailer(refused, "voxserve-error-code") == "server_draining"
+            # A new connection is refused (what a proxy retries elsewhere: docs/grpc-drain.md).
+            with grpc.insecure_channel(server.grpc_target) as late:
+                with pytest.raises(grpc.FutureTimeoutError):
+                    grpc.channel_ready_future(late).result(timeout=1)
             for call in calls:
                 assert decode(call.result().audio, "wav").duration > 30, "audio was cut short"
     assert server.process.wait(60) == 0

@@ -3,8 +3,10 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server_builder.h>
+#include <spdlog/spdlog.h>
 
 #include "core/error.h"
+#include "transport/grpc/listening_sockets.h"
 #include "transport/grpc/tts_grpc_service.h"
 
 namespace voxserve::transport::grpc {
@@ -60,11 +62,15 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcConfig&
   // silently share its connections instead of failing to start.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(server->tts_service_.get());
+  std::vector<std::unique_ptr<::grpc::experimental::ServerInterceptorFactoryInterface>> recorders;
+  recorders.push_back(CallArrivals::Recorder(server->arrivals_));
+  builder.experimental().SetInterceptorCreators(std::move(recorders));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return core::Internal("gRPC cannot listen on " + HostPort(host, config.port) +
                           " (address in use or not local?)");
   }
+  server->listening_sockets_ = ListeningSocketsOnPort(server->port_);
   // The default health service starts out SERVING; correct it before anyone knows the port.
   SetServing(*server->server_, false);
   server->readiness_ = std::thread([raw = server.get()] { raw->FollowReadiness(); });
@@ -85,6 +91,19 @@ void GrpcServer::FollowReadiness() {
     }
     stop_.wait_for(lock, kReadinessPeriod, [this] { return stopping_; });
   }
+}
+
+void GrpcServer::StopAccepting() {
+  if (listening_sockets_.empty()) {
+    spdlog::warn("gRPC listener not found: new connections are accepted until the shutdown");
+    return;
+  }
+  RefuseNewConnections(listening_sockets_);
+}
+
+void GrpcServer::WaitQuiet(std::chrono::milliseconds quiet,
+                           std::chrono::steady_clock::time_point deadline) {
+  arrivals_.WaitQuiet(quiet, deadline);
 }
 
 void GrpcServer::Shutdown(std::chrono::milliseconds grace) {

@@ -12,10 +12,12 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/metrics.h"
 #include "service/tts_service.h"
+#include "transport/grpc/call_arrivals.h"
 #include "transport/grpc/call_gate.h"
 #include "transport/grpc/grpc_config.h"
 #include "transport/grpc/grpc_metrics.h"
@@ -29,8 +31,8 @@ struct GrpcServerOptions {
   CallGate gate;  // per-call auth and limits; unset = every call is let through
 };
 
-// Create() on the startup thread; port()/address() anywhere; Shutdown() once, from the thread
-// that drains. The service and the registry must outlive the server.
+// Create() on the startup thread; port()/address() anywhere; StopAccepting() and Shutdown()
+// once each, from the thread that drains. The service and the registry must outlive the server.
 class GrpcServer {
  public:
   // Binds and starts serving at once (health NOT_SERVING until the service is ready). The
@@ -44,6 +46,17 @@ class GrpcServer {
 
   int port() const { return port_; }
   std::string address() const;  // HOST:PORT ([HOST]:PORT for IPv6)
+
+  // The drain's first step: new connections are refused (a proxy retries those on another
+  // replica), while the connections already open go on being served: a call on one gets the
+  // service's answer (UNAVAILABLE while draining), never gRPC's shutdown CANCELLED. Without
+  // the listener's sockets (no /proc) it does nothing and says so in the log.
+  void StopAccepting();
+
+  // After StopAccepting and once the service is idle: returns when no call has arrived for
+  // `quiet` (or at `deadline`). A call on a connection accepted just before StopAccepting can
+  // still be on its way to a handler; Shutdown would cancel it.
+  void WaitQuiet(std::chrono::milliseconds quiet, std::chrono::steady_clock::time_point deadline);
 
   // Health turns NOT_SERVING for good; no new calls are accepted; calls still running may go on
   // for up to `grace`, then they are cancelled (their queued work dropped). Returns once every
@@ -61,6 +74,8 @@ class GrpcServer {
   std::unique_ptr<::grpc::Service> tts_service_;
   std::unique_ptr<::grpc::Server> server_;
   int port_ = 0;
+  CallArrivals arrivals_;
+  std::vector<int> listening_sockets_;  // gRPC's; found at Create, closed by gRPC
 
   std::mutex mutex_;
   std::condition_variable stop_;
