@@ -6,7 +6,7 @@ sends every text to every server in turn), over texts from a few words to a long
 Prints per mode: the median latency and server CPU per sentence (and their ratio to `off`), and
 the server's peak and resident memory (VmHWM; VmRSS after the warm-up and after the run).
 
-Usage: bench/onnx_arena_bench.py [--build build] [--rounds 8] [--model PATH]
+Usage: bench/onnx_arena_bench.py [--build build] [--rounds 8] [--model PATH] [--without-long]
 The model defaults to bench/onnx/make_vits_graph.py's Piper-medium graph (random weights, real
 size), built into $VOXSERVE_BENCH_DIR (default /tmp/voxserve-onnx-bench) when missing.
 """
@@ -102,7 +102,10 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--model")
+    parser.add_argument("--without-long", action="store_true",
+                        help="leave out the long sentence: only the lengths an arena is kept for")
     args = parser.parse_args()
+    texts = [t for t in TEXTS if not (args.without_long and len(t.split()) > 40)]
     binary = str(pathlib.Path(args.build) / "bin" / "voxserve")
     model = args.model
     if not model:
@@ -118,13 +121,13 @@ def main():
             for mode, options in MODES.items():
                 servers.append(Server(binary, model, mode, options, workdir))
             for server in servers:  # one pass of every text: the arenas see every length once
-                for text in TEXTS:
+                for text in texts:
                     server.speak(text)
             warm = {s.mode: memory_kib(s.process.pid) for s in servers}
-            latency = {mode: {i: [] for i in range(len(TEXTS))} for mode in MODES}
+            latency = {mode: {i: [] for i in range(len(texts))} for mode in MODES}
             cpu = {mode: [] for mode in MODES}
             for _ in range(args.rounds):
-                for i, text in enumerate(TEXTS):
+                for i, text in enumerate(texts):
                     for server in servers:
                         wall, used = server.speak(text)
                         latency[server.mode][i].append(wall)
@@ -136,15 +139,15 @@ def main():
 
     print(f"machine: {os.cpu_count()} cores; date: {time.strftime('%Y-%m-%d')}; load average: "
           f"{open('/proc/loadavg').read().split()[:3]}; model: {os.path.basename(model)}; "
-          f"{args.rounds} rounds x {len(TEXTS)} texts per mode, one request at a time, interleaved")
-    words = [len(t.split()) for t in TEXTS]
+          f"{args.rounds} rounds x {len(texts)} texts per mode, one request at a time, interleaved")
+    words = [len(t.split()) for t in texts]
     print("| cpu_memory_arena | " + " | ".join(f"P50 ms ({w} words)" for w in words)
           + " | sum of P50 vs off | CPU ms/sentence | vs off | VmHWM MiB | VmRSS MiB warm -> end |")
-    print("|---" * (len(TEXTS) + 6) + "|")
-    base_sum = sum(statistics.median(latency["off"][i]) for i in range(len(TEXTS)))
+    print("|---" * (len(texts) + 6) + "|")
+    base_sum = sum(statistics.median(latency["off"][i]) for i in range(len(texts)))
     base_cpu = statistics.mean(cpu["off"])
     for mode in MODES:
-        p50 = [statistics.median(latency[mode][i]) for i in range(len(TEXTS))]
+        p50 = [statistics.median(latency[mode][i]) for i in range(len(texts))]
         mean_cpu = statistics.mean(cpu[mode])
         print(f"| {mode} | " + " | ".join(f"{v * 1000:.1f}" for v in p50)
               + f" | {sum(p50) / base_sum:.3f} | {mean_cpu * 1000:.1f} | {mean_cpu / base_cpu:.3f}"
