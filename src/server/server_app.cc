@@ -213,7 +213,13 @@ int RunServer(const ServerConfig& config) {
   }
   loader.join();
   faults.reset();  // its delay timers must not hand a request to a stopped service
-  service->reset();  // stops schedulers; unfinished requests end with Unavailable
+  (*service)->Shutdown();  // stops schedulers; unfinished requests end with Unavailable
+  // The transports go before the service: a response still being written when the I/O threads
+  // stopped is destroyed with its connection, and it holds its job, whose strand lives on the
+  // service's encode pool (destroying the service first was a use-after-free at exit).
+  grpc_server.reset();
+  server->reset();
+  service->reset();
   spdlog::info("stopped");
   return 0;
 }

@@ -103,12 +103,16 @@ absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
   return service;
 }
 
-TtsService::~TtsService() {
-  // Schedulers stop first (their workers post to the encode pool), then the pool drains, and
-  // only then do the models go: jobs finishing on the pool still point at their model.
+void TtsService::Shutdown() {
+  // Schedulers stop first (their workers post to the encode pool), then the pool drains; the
+  // models go only in the destructor: jobs finishing on the pool still point at their model.
   voices_.reset();  // finishes registrations being cloned: they use the engines
   for (auto& model : models_) model->Shutdown();
   encode_pool_.join();
+}
+
+TtsService::~TtsService() {
+  Shutdown();
   models_.clear();
 }
 

@@ -77,6 +77,11 @@ class TtsService {
   size_t InFlight() const;
   // Blocks until no request is in flight or the timeout passes; true when idle.
   bool WaitIdle(std::chrono::milliseconds timeout);
+  // Stops the schedulers (unfinished requests end with Unavailable) and joins the encode pool.
+  // The service object stays valid for what still holds its jobs (a transport's handlers not
+  // yet destroyed: a job's strand belongs to the pool), so transports are destroyed after this
+  // and before the service. Idempotent; the destructor calls it too.
+  void Shutdown();
 
   // Validates, splits and queues a request. Returns the running job, or the reason it was
   // refused (bad input, unknown model or voice, queue full, draining) — then the sink is never
