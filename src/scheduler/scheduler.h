@@ -56,6 +56,7 @@ struct SegmentTask {
   std::string text;
   std::string voice_id;
   double speed = 1.0;
+  std::shared_ptr<const engine::VoiceProfile> voice_profile;  // a cloned voice's (SegmentInput)
   bool first_of_request = true;
   core::Clock::time_point deadline = core::Clock::time_point::max();
   std::shared_ptr<const core::CancellationToken> cancellation;

@@ -1,0 +1,214 @@
+#include "engine/cosyvoice/cosyvoice_runner.h"
+
+#include <limits>
+#include <utility>
+
+#include "core/error.h"
+#include "engine/cosyvoice/hift_source.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+absl::StatusOr<const ProfileTensor*> Tensor(const VoiceProfile& profile, const std::string& name,
+                                            ProfileTensor::DType dtype) {
+  auto it = profile.tensors.find(name);
+  if (it == profile.tensors.end() || it->second.dtype != dtype) {
+    return core::InvalidArgument("the cloned voice's profile has no " +
+                                 std::string(dtype == ProfileTensor::DType::kInt32 ? "int32"
+                                                                                   : "float32") +
+                                 " tensor '" + name + "'; register the voice again");
+  }
+  return &it->second;
+}
+
+// SplitMix64's finalizer: distinct, well-mixed seeds for the pieces of one segment.
+uint64_t MixSeed(uint64_t seed, uint64_t piece) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (piece + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CosyVoiceRunner>> CosyVoiceRunner::Create(
+    const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder, int max_active) {
+  if (!stages.manifest || !stages.text || !stages.tokenizer || !stages.flow || !stages.hift ||
+      !decoder || max_active < 1) {
+    return core::Internal("CosyVoiceRunner::Create: a stage is missing");
+  }
+  return std::unique_ptr<CosyVoiceRunner>(
+      new CosyVoiceRunner(stages, std::move(decoder), max_active));
+}
+
+absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
+  if (segments_.contains(id)) return absl::AlreadyExistsError("sequence id in use");
+  if (segments_.size() >= static_cast<size_t>(max_active_)) {
+    return absl::ResourceExhaustedError("max_active segments are active");
+  }
+  if (!input.voice_profile || input.voice_profile->family != stages_.family) {
+    return core::InvalidArgument(
+        "cosyvoice speaks cloned voices only: register one (POST /v1/audio/voices) and name "
+        "its id or name as the voice",
+        "voice", "voice_not_found");
+  }
+  const VoiceProfile& profile = *input.voice_profile;
+  for (const char* name : {"prompt_speech_tokens", "transcript_tokens"}) {
+    if (auto t = Tensor(profile, name, ProfileTensor::DType::kInt32); !t.ok()) return t.status();
+  }
+  for (const char* name : {"prompt_mel", "speaker_embedding"}) {
+    if (auto t = Tensor(profile, name, ProfileTensor::DType::kFloat32); !t.ok()) return t.status();
+  }
+  const int64_t max_tokens = stages_.flow->max_tokens();
+  const auto prompt_tokens =
+      static_cast<int64_t>(profile.tensors.at("prompt_speech_tokens").ints.size());
+  if (max_tokens > 0 && prompt_tokens >= max_tokens) {
+    return absl::OutOfRangeError("the cloned voice's prompt has " + std::to_string(prompt_tokens) +
+                                 " speech tokens; this bundle's flow takes at most " +
+                                 std::to_string(max_tokens) + " in all");
+  }
+  // Upstream's inference_zero_shot normalizes with split=True and synthesizes piece by piece
+  // (cosyvoice/cli/cosyvoice.py, frontend.text_normalize).
+  auto pieces = stages_.text->Normalize(input.text);
+  if (!pieces.ok()) return pieces.status();
+  Segment segment;
+  for (const std::string& piece : *pieces) {
+    auto ids = stages_.tokenizer->Encode(piece);
+    if (!ids.ok()) return ids.status();
+    if (ids->empty()) continue;
+    segment.pieces.emplace_back(ids->begin(), ids->end());
+  }
+  if (segment.pieces.empty()) {
+    return core::InvalidArgument("the text has nothing to speak after normalization", "input");
+  }
+  segment.order = next_order_++;
+  segment.profile = input.voice_profile;
+  segment.speed = input.speed;
+  if (absl::Status admitted = AdmitNextPiece(segment); !admitted.ok()) return admitted;
+  by_llm_id_[segment.llm_id] = id;
+  segments_.emplace(id, std::move(segment));
+  return absl::OkStatus();
+}
+
+absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
+  const VoiceProfile& profile = *segment.profile;
+  LlmRequest request;
+  request.text_ids = segment.pieces[segment.next_piece];
+  // An empty transcript is cross-lingual synthesis: neither prompt text nor prompt speech
+  // tokens go to the LLM; the flow still takes the prompt (frontend_cross_lingual,
+  // cosyvoice/cli/frontend.py).
+  auto transcript = profile.attributes.find("transcript");
+  if (transcript != profile.attributes.end() && !transcript->second.empty()) {
+    const auto& text = profile.tensors.at("transcript_tokens").ints;
+    const auto& speech = profile.tensors.at("prompt_speech_tokens").ints;
+    request.prompt_text_ids.assign(text.begin(), text.end());
+    request.prompt_speech_tokens.assign(speech.begin(), speech.end());
+  }
+  request.seed = MixSeed(stages_.seed, segment.next_piece);
+  const uint64_t llm_id = next_llm_id_++;
+  if (absl::Status admitted = decoder_->Admit(llm_id, std::move(request)); !admitted.ok()) {
+    return admitted;
+  }
+  segment.llm_id = llm_id;
+  ++segment.next_piece;
+  segment.tokens.clear();
+  return absl::OkStatus();
+}
+
+std::vector<SequenceStep> CosyVoiceRunner::Step() {
+  std::map<uint64_t, SequenceStep> out;  // by Begin order
+  if (segments_.empty()) return {};
+  auto events = decoder_->Step();
+  if (!events.ok()) {
+    for (auto& [id, segment] : segments_) {
+      (void)decoder_->Release(segment.llm_id);
+      out[segment.order] = SequenceStep{id, {}, events.status()};
+    }
+    segments_.clear();
+    by_llm_id_.clear();
+  } else {
+    for (const LlmEvent& event : *events) {
+      auto owner = by_llm_id_.find(event.seq_id);
+      if (owner == by_llm_id_.end()) continue;  // released before this step
+      const SequenceId id = owner->second;
+      Segment& segment = segments_.at(id);
+      if (event.token >= 0) segment.tokens.push_back(static_cast<int32_t>(event.token));
+      if (event.finish == LlmFinish::kNone) {
+        if (segment.tokens.size() < TokenBudget(segment)) continue;
+        // The flow cannot take more: end the piece here, as max_len would.
+        (void)decoder_->Release(event.seq_id);
+      }
+      by_llm_id_.erase(owner);
+      SequenceStep step{id, {}, std::nullopt};
+      // A piece that stopped before its first token has no audio (min_len 0 only).
+      if (!segment.tokens.empty()) {
+        auto audio = Vocode(segment);
+        if (audio.ok()) {
+          step.chunk = *std::move(audio);
+        } else {
+          step.end = audio.status();
+        }
+      }
+      if (!step.end && segment.next_piece < segment.pieces.size()) {
+        if (absl::Status admitted = AdmitNextPiece(segment); admitted.ok()) {
+          by_llm_id_[segment.llm_id] = id;
+        } else {
+          step.end = admitted;
+        }
+      } else if (!step.end) {
+        step.end = absl::OkStatus();
+      }
+      const uint64_t order = segment.order;
+      if (step.end) segments_.erase(id);  // `segment` dangles from here
+      out[order] = std::move(step);
+    }
+  }
+  std::vector<SequenceStep> steps;
+  steps.reserve(out.size());
+  for (auto& [order, step] : out) steps.push_back(std::move(step));
+  return steps;
+}
+
+void CosyVoiceRunner::Release(SequenceId id) {
+  auto it = segments_.find(id);
+  if (it == segments_.end()) return;
+  (void)decoder_->Release(it->second.llm_id);  // NotFound when its piece just finished
+  by_llm_id_.erase(it->second.llm_id);
+  segments_.erase(it);
+}
+
+size_t CosyVoiceRunner::TokenBudget(const Segment& segment) const {
+  const int64_t max_tokens = stages_.flow->max_tokens();  // 0: not recorded, no bound
+  if (max_tokens <= 0) return std::numeric_limits<size_t>::max();
+  const auto prompt = static_cast<int64_t>(
+      segment.profile->tensors.at("prompt_speech_tokens").ints.size());
+  return static_cast<size_t>(max_tokens - prompt);  // > 0: checked by Begin
+}
+
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::Vocode(const Segment& segment) const {
+  const VoiceProfile& profile = *segment.profile;
+  FlowRequest request;
+  request.tokens = segment.tokens;
+  request.prompt_tokens = profile.tensors.at("prompt_speech_tokens").ints;
+  request.prompt_mel = profile.tensors.at("prompt_mel").floats;
+  request.embedding = profile.tensors.at("speaker_embedding").floats;
+  auto mel = stages_.flow->Run(request);
+  if (!mel.ok()) return mel.status();
+  std::vector<float> values = std::move(mel->values);
+  int64_t frames = mel->frames;
+  if (segment.speed != 1.0) {
+    // Non-streaming speed change on the mel, as token2wav does (cli/model.py:319-321).
+    auto changed = ChangeMelSpeed({values, frames}, mel->bins, segment.speed, &frames);
+    if (!changed.ok()) return changed.status();
+    values = *std::move(changed);
+  }
+  SeededSourceNoise noise(MixSeed(stages_.seed ^ 0x68696674ULL, segment.next_piece));
+  auto vocoded = stages_.hift->Vocode({values, frames}, {}, noise);
+  if (!vocoded.ok()) return vocoded.status();
+  audio::PcmAudio pcm;
+  pcm.samples = std::move(vocoded->audio);
+  pcm.sample_rate = stages_.manifest->audio.sample_rate;
+  return pcm;
+}
+
+}  // namespace voxserve::engine::cosyvoice
