@@ -13,7 +13,7 @@
 namespace voxserve::engine::cosyvoice {
 namespace {
 
-constexpr const char* kCosyVoiceKeys = "path, max_active, llm_capacity";
+constexpr const char* kCosyVoiceKeys = "path, max_active, llm_capacity, streaming";
 // No seed in the APIs yet: one fixed seed, so the same request gives the same audio.
 constexpr uint64_t kDefaultSeed = 1986;
 
@@ -45,6 +45,12 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
     return SetInt(key, value, 1, 256, &max_active);  // LlmDecoderConfig's range
   } else if (key == "llm_capacity") {
     return SetInt(key, value, 2, 65536, &llm_capacity);
+  } else if (key == "streaming") {
+    if (value != "true" && value != "false") {
+      return core::InvalidArgument("cosyvoice option streaming = '" + value +
+                                   "' must be true or false");
+    }
+    streaming = value == "true";
   } else if (absl::Status status = session.Set(key, value); !absl::IsNotFound(status)) {
     return status;
   } else {
@@ -129,6 +135,7 @@ absl::StatusOr<std::unique_ptr<StreamRunner>> CosyVoiceEngine::CreateRunner() {
   stages.flow = flow_.get();
   stages.hift = hift_.get();
   stages.family = info_.cloned_voices.family;
+  stages.streaming = config_.streaming;
   stages.seed = kDefaultSeed;
   auto runner = CosyVoiceRunner::Create(stages, *std::move(decoder), config_.max_active);
   if (!runner.ok()) return runner.status();

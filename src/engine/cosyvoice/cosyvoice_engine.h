@@ -33,6 +33,10 @@ struct CosyVoiceEngineConfig {
   // 1 + prompt speech tokens) + max_len - 1 slots, max_len = 20 x its text tokens (llm.py:498):
   // a 10 s prompt (250 tokens) and a 60-token sentence take about 1500.
   int llm_capacity = 2048;
+  // options.streaming: upstream's streaming schedule (audio every 25, 50, 100, 100... tokens)
+  // over the non-streaming flow graph; off: one chunk per normalized piece
+  // (docs/cosyvoice-generation.md, "The engine").
+  bool streaming = false;
   onnx::OnnxSessionConfig session;
 
   absl::Status Set(const std::string& key, const std::string& value);

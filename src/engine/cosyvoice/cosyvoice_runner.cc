@@ -1,5 +1,6 @@
 #include "engine/cosyvoice/cosyvoice_runner.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -110,8 +111,25 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
     return admitted;
   }
   segment.llm_id = llm_id;
-  ++segment.next_piece;
   segment.tokens.clear();
+  segment.stream.reset();
+  // Streaming pieces at speed 1 only: upstream changes speed on a whole mel (model.py:319).
+  if (stages_.streaming && segment.speed == 1.0) {
+    const BundleManifest& m = *stages_.manifest;
+    auto stream =
+        HiftStream::Create(*stages_.hift, m.streaming.mel_cache_len, m.streaming.source_cache_len);
+    if (!stream.ok()) return stream.status();
+    segment.stream.emplace(*std::move(stream));
+    segment.noise = std::make_unique<SeededSourceNoise>(
+        MixSeed(stages_.seed ^ 0x68696674ULL, segment.next_piece));
+    segment.token_offset = 0;
+    // The first hop is padded so that prompt + first hop is whole hops (model.py:345).
+    const auto hop = static_cast<size_t>(m.streaming.token_hop_len);
+    const size_t prompt = profile.tensors.at("prompt_speech_tokens").ints.size();
+    segment.base_hop = hop;
+    segment.hop = hop + ((prompt + hop - 1) / hop * hop - prompt);
+  }
+  ++segment.next_piece;
   return absl::OkStatus();
 }
 
@@ -134,7 +152,23 @@ std::vector<SequenceStep> CosyVoiceRunner::Step() {
       Segment& segment = segments_.at(id);
       if (event.token >= 0) segment.tokens.push_back(static_cast<int32_t>(event.token));
       if (event.finish == LlmFinish::kNone) {
-        if (segment.tokens.size() < TokenBudget(segment)) continue;
+        if (segment.tokens.size() < TokenBudget(segment)) {
+          if (!segment.stream) continue;
+          auto hop = VocodeHop(segment, /*finalize=*/false);
+          if (hop.ok() && hop->samples.empty()) continue;
+          SequenceStep step{id, {}, std::nullopt};
+          const uint64_t order = segment.order;
+          if (hop.ok()) {
+            step.chunk = *std::move(hop);
+          } else {
+            step.end = hop.status();
+            (void)decoder_->Release(event.seq_id);
+            by_llm_id_.erase(owner);
+            segments_.erase(id);  // `segment` dangles from here
+          }
+          out[order] = std::move(step);
+          continue;
+        }
         // The flow cannot take more: end the piece here, as max_len would.
         (void)decoder_->Release(event.seq_id);
       }
@@ -142,7 +176,7 @@ std::vector<SequenceStep> CosyVoiceRunner::Step() {
       SequenceStep step{id, {}, std::nullopt};
       // A piece that stopped before its first token has no audio (min_len 0 only).
       if (!segment.tokens.empty()) {
-        auto audio = Vocode(segment);
+        auto audio = segment.stream ? VocodeHop(segment, /*finalize=*/true) : Vocode(segment);
         if (audio.ok()) {
           step.chunk = *std::move(audio);
         } else {
@@ -175,6 +209,51 @@ void CosyVoiceRunner::Release(SequenceId id) {
   (void)decoder_->Release(it->second.llm_id);  // NotFound when its piece just finished
   by_llm_id_.erase(it->second.llm_id);
   segments_.erase(it);
+}
+
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(Segment& segment,
+                                                          bool finalize) const {
+  const BundleManifest& m = *stages_.manifest;
+  const auto lookahead = static_cast<size_t>(m.flow.pre_lookahead_len);
+  const auto ratio = static_cast<size_t>(m.tokens.token_mel_ratio);
+  audio::PcmAudio pcm;
+  pcm.sample_rate = m.audio.sample_rate;
+  if (!finalize && segment.tokens.size() < segment.token_offset + segment.hop + lookahead) {
+    return pcm;
+  }
+  // The bundle's flow encoder is the non-streaming one: each hop runs the flow over the whole
+  // prefix (finalize semantics) and keeps the hop's frames, dropping the lookahead's as
+  // upstream's finalize=False does (flow.py:268-269).
+  const size_t used = finalize ? segment.tokens.size()
+                               : segment.token_offset + segment.hop + lookahead;
+  const size_t end_frame = finalize ? used * ratio : (used - lookahead) * ratio;
+  const VoiceProfile& profile = *segment.profile;
+  FlowRequest request;
+  request.tokens = std::span(segment.tokens).first(used);
+  request.prompt_tokens = profile.tensors.at("prompt_speech_tokens").ints;
+  request.prompt_mel = profile.tensors.at("prompt_mel").floats;
+  request.embedding = profile.tensors.at("speaker_embedding").floats;
+  auto mel = stages_.flow->Run(request);
+  if (!mel.ok()) return mel.status();
+  const size_t begin_frame = segment.token_offset * ratio;
+  const auto bins = static_cast<size_t>(mel->bins);
+  const size_t frames = end_frame - begin_frame;
+  std::vector<float> slice(bins * frames);
+  for (size_t b = 0; b < bins; ++b) {
+    const float* row = mel->values.data() + b * static_cast<size_t>(mel->frames);
+    std::copy(row + begin_frame, row + end_frame, slice.begin() + static_cast<std::ptrdiff_t>(b * frames));
+  }
+  auto audio = segment.stream->Push({slice, static_cast<int64_t>(frames)}, finalize, *segment.noise);
+  if (!audio.ok()) return audio.status();
+  pcm.samples = *std::move(audio);
+  if (!finalize) {
+    segment.token_offset += segment.hop;
+    // Hops grow x stream_scale_factor up to token_max_hop_len (model.py:359-360).
+    segment.base_hop = std::min(static_cast<size_t>(m.streaming.token_max_hop_len),
+                                segment.base_hop * static_cast<size_t>(m.streaming.stream_scale_factor));
+    segment.hop = segment.base_hop;
+  }
+  return pcm;
 }
 
 size_t CosyVoiceRunner::TokenBudget(const Segment& segment) const {

@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
 #include "engine/cosyvoice/flow_matcher.h"
+#include "engine/cosyvoice/hift_source.h"
+#include "engine/cosyvoice/hift_stream.h"
 #include "engine/cosyvoice/hift_vocoder.h"
 #include "engine/cosyvoice/llm_decoder.h"
 #include "engine/cosyvoice/text_frontend.h"
@@ -30,6 +33,9 @@ struct GenerationStages {
   const FlowMatcher* flow = nullptr;
   const HiftVocoder* hift = nullptr;
   std::string family;  // the profiles it takes (VoiceProfile::family)
+  // Upstream's streaming schedule (CosyVoice2Model.tts, cli/model.py:343-375): audio every token
+  // hop instead of once per piece. Off: one chunk per piece.
+  bool streaming = false;
   // Seeds the LLM's sampler and HiFT's source noise of every segment: the API has no seed yet,
   // so equal requests give equal audio.
   uint64_t seed = 0;
@@ -61,6 +67,12 @@ class CosyVoiceRunner final : public StreamRunner {
     size_t next_piece = 0;                     // the piece after the one being decoded
     uint64_t llm_id = 0;                       // the decoder's id of the current piece
     std::vector<int32_t> tokens;               // the current piece's speech tokens so far
+    // Streaming: tokens already vocoded, the next hop, the piece's HiFT state and noise.
+    size_t token_offset = 0;
+    size_t hop = 0;       // this hop's tokens (the first padded, model.py:348)
+    size_t base_hop = 0;  // the unpadded hop, doubling up to token_max_hop_len
+    std::optional<HiftStream> stream;
+    std::unique_ptr<SeededSourceNoise> noise;
   };
   CosyVoiceRunner(const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder,
                   int max_active)
@@ -71,6 +83,9 @@ class CosyVoiceRunner final : public StreamRunner {
   size_t TokenBudget(const Segment& segment) const;
   // Flow + HiFT (+ speed) over the finished piece's tokens.
   absl::StatusOr<audio::PcmAudio> Vocode(const Segment& segment) const;
+  // Streaming: the audio of the next hop when enough tokens are out (else empty), or with
+  // `finalize` the rest of the piece.
+  absl::StatusOr<audio::PcmAudio> VocodeHop(Segment& segment, bool finalize) const;
 
   GenerationStages stages_;
   std::unique_ptr<LlmDecoder> decoder_;

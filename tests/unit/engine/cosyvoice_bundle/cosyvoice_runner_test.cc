@@ -28,11 +28,12 @@ struct Fixture {
   std::shared_ptr<const VoiceProfile> profile;
 };
 
-Fixture Load() {
+Fixture Load(bool streaming = false) {
   Fixture f;
   CosyVoiceEngineConfig config;
   config.model_id = "cv";
   config.bundle_path = TinyBundle();
+  config.streaming = streaming;
   auto engine = CosyVoiceEngine::Create(config);
   EXPECT_TRUE(engine.ok()) << engine.status();
   if (!engine.ok()) return f;
@@ -64,6 +65,7 @@ std::unique_ptr<CosyVoiceRunner> StoppingRunner(CosyVoiceEngine& engine, int tok
 // Steps until every begun sequence ended; the chunks joined per id, and each id's end.
 struct Outcome {
   std::map<SequenceId, std::vector<float>> audio;
+  std::map<SequenceId, std::vector<size_t>> chunks;  // sizes of the non-empty chunks
   std::map<SequenceId, absl::Status> ends;
 };
 Outcome RunToEnd(StreamRunner& runner) {
@@ -73,6 +75,7 @@ Outcome RunToEnd(StreamRunner& runner) {
       EXPECT_FALSE(out.ends.contains(step.id)) << "output after the end of " << step.id;
       if (!step.chunk.samples.empty()) {
         EXPECT_EQ(step.chunk.sample_rate, 24000);
+        out.chunks[step.id].push_back(step.chunk.samples.size());
       }
       auto& audio = out.audio[step.id];
       audio.insert(audio.end(), step.chunk.samples.begin(), step.chunk.samples.end());
@@ -156,6 +159,25 @@ TEST(CosyVoiceRunner, SpeedChangesTheMelLength) {
   ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
   // 10 tokens = 20 frames; F.interpolate to int(20 / 2) = 10 frames of 480 samples.
   EXPECT_EQ(out.audio.at(1).size(), 10u * 480u);
+}
+
+TEST(CosyVoiceRunner, StreamingEmitsTheFirstHopEarlyAndTheSameLengthInAll) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load(/*streaming=*/true);
+  ASSERT_TRUE(f.profile);
+  auto runner = StoppingRunner(*f.engine, 60);
+  ASSERT_TRUE(runner);
+  ASSERT_TRUE(runner->Begin(1, {"Hello world.", "v", 1.0, f.profile}).ok());
+  Outcome out = RunToEnd(*runner);
+  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  EXPECT_EQ(out.audio.at(1).size(), 60 * kSamplesPerToken);
+  // The first hop is 25 tokens padded so prompt + hop is whole hops (model.py:345-348); HiFT
+  // holds back its last 3840 samples for the cross-fade. The next hop (50 + 3 lookahead) does
+  // not fit in 60 tokens, so the rest comes with the final chunk.
+  const size_t prompt = f.profile->tensors.at("prompt_speech_tokens").ints.size();
+  const size_t first_hop = 25 + ((prompt + 24) / 25 * 25 - prompt);
+  ASSERT_EQ(out.chunks.at(1).size(), 2u);
+  EXPECT_EQ(out.chunks.at(1)[0], first_hop * kSamplesPerToken - 3840);
 }
 
 }  // namespace
