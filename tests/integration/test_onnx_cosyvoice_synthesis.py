@@ -24,13 +24,11 @@ SAMPLES_PER_TOKEN = 960
 TRANSCRIPT = "This is a short prompt recording."
 
 
-@pytest.fixture(scope="module")
-def cloning_server(voxserve_bin, bundle, tmp_path_factory):  # noqa: F811
-    root = tmp_path_factory.mktemp("cosyvoice-synthesis")
+def start_cloning_server(voxserve_bin, bundle, root, options=""):  # noqa: F811
     config = root / "voxserve.yaml"
     config.write_text(f"voices: {{dir: {root / 'voices'}}}\nmodels:\n  - id: espeak\n"
                       f"  - id: cosyvoice2\n    engine: cosyvoice\n"
-                      f"    options: {{path: {bundle}, max_active: 4}}\n")
+                      f"    options: {{path: {bundle}, max_active: 4{options}}}\n")
     server = VoxServer(voxserve_bin, ["--config", str(config)]).start()
     prompt = open(os.path.join(bundle, "goldens", "prompt.wav"), "rb").read()
     created = requests.post(server.url + "/v1/audio/voices", timeout=120,
@@ -39,6 +37,12 @@ def cloning_server(voxserve_bin, bundle, tmp_path_factory):  # noqa: F811
                             files={"audio_sample": ("prompt.wav", prompt, "audio/wav")})
     assert created.status_code == 200, created.text
     server.voice_id = created.json()["id"]
+    return server
+
+
+@pytest.fixture(scope="module")
+def cloning_server(voxserve_bin, bundle, tmp_path_factory):  # noqa: F811
+    server = start_cloning_server(voxserve_bin, bundle, tmp_path_factory.mktemp("cosyvoice"))
     yield server
     code = server.stop()
     assert code == 0, "voxserve exited with %d:\n%s" % (code, server.log())
@@ -92,6 +96,33 @@ def test_sse_stream_carries_each_sentence_and_equals_the_whole_response(cloning_
     assert len(deltas) >= 2, "a chunk per sentence at least"
     assert events[-1]["type"] == "speech.audio.done"
     assert b"".join(base64.b64decode(e["audio"]) for e in deltas) == whole.content
+
+
+def sse_deltas(response):
+    assert response.status_code == 200, response.text
+    assert response.headers["Content-Type"] == "text/event-stream"
+    events = [json.loads(block[len("data: "):]) for block in response.text.split("\n\n")
+              if block.strip()]
+    assert events[-1]["type"] == "speech.audio.done"
+    return [base64.b64decode(e["audio"]) for e in events if e["type"] == "speech.audio.delta"]
+
+
+def test_streaming_option_sends_one_sentence_in_several_chunks(voxserve_bin, bundle,  # noqa: F811
+                                                                tmp_path):
+    """options.streaming: upstream's token hops; one sentence (random weights: it runs to the
+    flow's 300-token limit, far past the first hop) streams as more than one delta."""
+    server = start_cloning_server(voxserve_bin, bundle, tmp_path, ", streaming: true")
+    try:
+        text = "Good morning."
+        whole = speech(server, text, server.voice_id, response_format="pcm")
+        assert whole.status_code == 200, whole.text
+        check_length(decode(whole.content, "pcm").samples, [text])
+        deltas = sse_deltas(speech(server, text, server.voice_id, response_format="pcm",
+                                   stream_format="sse"))
+        assert len(deltas) >= 2, "the first token hop comes before the sentence's end"
+        assert b"".join(deltas) == whole.content
+    finally:
+        assert server.stop() == 0, server.log()
 
 
 def test_grpc_synthesize_with_the_cloned_voice_gives_the_rest_audio(cloning_server):
