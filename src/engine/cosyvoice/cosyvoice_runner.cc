@@ -14,10 +14,10 @@ absl::StatusOr<const ProfileTensor*> Tensor(const VoiceProfile& profile, const s
                                             ProfileTensor::DType dtype) {
   auto it = profile.tensors.find(name);
   if (it == profile.tensors.end() || it->second.dtype != dtype) {
-    return core::InvalidArgument("the cloned voice's profile has no " +
-                                 std::string(dtype == ProfileTensor::DType::kInt32 ? "int32"
-                                                                                   : "float32") +
-                                 " tensor '" + name + "'; register the voice again");
+    return core::InvalidArgument(
+        "the cloned voice's profile has no " +
+        std::string(dtype == ProfileTensor::DType::kInt32 ? "int32" : "float32") + " tensor '" +
+        name + "'; register the voice again");
   }
   return &it->second;
 }
@@ -211,8 +211,7 @@ void CosyVoiceRunner::Release(SequenceId id) {
   segments_.erase(it);
 }
 
-absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(Segment& segment,
-                                                          bool finalize) const {
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(Segment& segment, bool finalize) const {
   const BundleManifest& m = *stages_.manifest;
   const auto lookahead = static_cast<size_t>(m.flow.pre_lookahead_len);
   const auto ratio = static_cast<size_t>(m.tokens.token_mel_ratio);
@@ -224,8 +223,8 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(Segment& segment,
   // The bundle's flow encoder is the non-streaming one: each hop runs the flow over the whole
   // prefix (finalize semantics) and keeps the hop's frames, dropping the lookahead's as
   // upstream's finalize=False does (flow.py:268-269).
-  const size_t used = finalize ? segment.tokens.size()
-                               : segment.token_offset + segment.hop + lookahead;
+  const size_t used =
+      finalize ? segment.tokens.size() : segment.token_offset + segment.hop + lookahead;
   const size_t end_frame = finalize ? used * ratio : (used - lookahead) * ratio;
   const VoiceProfile& profile = *segment.profile;
   FlowRequest request;
@@ -241,16 +240,19 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(Segment& segment,
   std::vector<float> slice(bins * frames);
   for (size_t b = 0; b < bins; ++b) {
     const float* row = mel->values.data() + b * static_cast<size_t>(mel->frames);
-    std::copy(row + begin_frame, row + end_frame, slice.begin() + static_cast<std::ptrdiff_t>(b * frames));
+    std::copy(row + begin_frame, row + end_frame,
+              slice.begin() + static_cast<std::ptrdiff_t>(b * frames));
   }
-  auto audio = segment.stream->Push({slice, static_cast<int64_t>(frames)}, finalize, *segment.noise);
+  auto audio =
+      segment.stream->Push({slice, static_cast<int64_t>(frames)}, finalize, *segment.noise);
   if (!audio.ok()) return audio.status();
   pcm.samples = *std::move(audio);
   if (!finalize) {
     segment.token_offset += segment.hop;
     // Hops grow x stream_scale_factor up to token_max_hop_len (model.py:359-360).
-    segment.base_hop = std::min(static_cast<size_t>(m.streaming.token_max_hop_len),
-                                segment.base_hop * static_cast<size_t>(m.streaming.stream_scale_factor));
+    segment.base_hop =
+        std::min(static_cast<size_t>(m.streaming.token_max_hop_len),
+                 segment.base_hop * static_cast<size_t>(m.streaming.stream_scale_factor));
     segment.hop = segment.base_hop;
   }
   return pcm;
@@ -259,8 +261,8 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(Segment& segment,
 size_t CosyVoiceRunner::TokenBudget(const Segment& segment) const {
   const int64_t max_tokens = stages_.flow->max_tokens();  // 0: not recorded, no bound
   if (max_tokens <= 0) return std::numeric_limits<size_t>::max();
-  const auto prompt = static_cast<int64_t>(
-      segment.profile->tensors.at("prompt_speech_tokens").ints.size());
+  const auto prompt =
+      static_cast<int64_t>(segment.profile->tensors.at("prompt_speech_tokens").ints.size());
   return static_cast<size_t>(max_tokens - prompt);  // > 0: checked by Begin
 }
 

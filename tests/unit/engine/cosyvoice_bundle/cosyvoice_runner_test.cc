@@ -107,7 +107,8 @@ TEST(CosyVoiceRunner, SameInputSameAudioAloneOrBatchedAndReleaseStopsOneSegment)
   Fixture f = Load();
   ASSERT_TRUE(f.profile);
   // Sampled (RAS) tokens up to max_len or a sampled stop: the engine's own schedule.
-  auto alone = f.engine->Synthesize(std::vector<SegmentInput>{{"Good morning.", "v", 1.0, f.profile}});
+  auto alone =
+      f.engine->Synthesize(std::vector<SegmentInput>{{"Good morning.", "v", 1.0, f.profile}});
   ASSERT_TRUE(alone[0].ok()) << alone[0].status();
   ASSERT_FALSE(alone[0]->samples.empty());
   EXPECT_EQ(alone[0]->samples.size() % kSamplesPerToken, 0u);
