@@ -4,7 +4,9 @@
 // segments) extend it: engine/streaming_engine.h; docs/engines.md describes both kinds.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,6 +60,8 @@ struct SegmentInput {
   // engines whose info().cloned_voices.family is the profile's; null otherwise. Shared,
   // immutable: an engine that keeps it past the call keeps the pointer.
   std::shared_ptr<const VoiceProfile> voice_profile;
+  // The request's sampling seed, for engines that sample (CosyVoice); unset = their default.
+  std::optional<uint64_t> seed;
 };
 
 // A loaded model. Threading: Synthesize and Warmup may be called concurrently from the

@@ -399,7 +399,8 @@ void Scheduler::RunBatch(int index, std::vector<Queued> batch) {
   inputs.reserve(batch.size());
   for (const Queued& queued : batch) {
     inputs.push_back(
-        {queued.task.text, queued.task.voice_id, queued.task.speed, queued.task.voice_profile});
+        {queued.task.text, queued.task.voice_id, queued.task.speed, queued.task.voice_profile,
+         queued.task.seed});
   }
   core::Clock::time_point started = core::Clock::now();
   BatchOutcome outcome = instances_[index]->Run(inputs);

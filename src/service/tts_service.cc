@@ -421,6 +421,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
 
   plan.voice = *voice;
   plan.voice_profile = std::move(request.voice_profile);
+  plan.seed = request.seed;
   plan.speed = request.speed;
   plan.streaming = request.streaming;
   plan.continues_stream = request.continues_stream;

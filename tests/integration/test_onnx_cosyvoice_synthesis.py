@@ -171,3 +171,21 @@ def test_worker_process_isolation_is_refused_with_a_clear_error(make_server, bun
                  if m["id"] == "cv")
     assert model["state"] == "failed", model
     assert "isolation: process is not supported for engine cosyvoice" in model["error"], model
+
+
+def test_elevenlabs_seed_picks_the_sampling_and_repeats(cloning_server):
+    """ElevenLabs' `seed` reaches the engine: the same seed gives the same audio, another seed
+    other audio (RAS draws and HiFT noise); without one the engine's fixed default applies."""
+    def tts(**body):
+        response = requests.post(
+            f"{cloning_server.url}/elevenlabs/v1/text-to-speech/{cloning_server.voice_id}",
+            params={"output_format": "pcm_24000"}, timeout=300,
+            json={"text": "Hello there.", "model_id": "cosyvoice2", **body})
+        assert response.status_code == 200, response.text
+        return response.content
+    seeded = tts(seed=7)
+    assert tts(seed=7) == seeded
+    assert tts(seed=8) != seeded
+    unseeded = speech(cloning_server, "Hello there.", cloning_server.voice_id,
+                      response_format="pcm").content
+    assert tts() == unseeded

@@ -85,6 +85,7 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
   segment.order = next_order_++;
   segment.profile = input.voice_profile;
   segment.speed = input.speed;
+  segment.seed = input.seed.value_or(stages_.seed);
   if (absl::Status admitted = AdmitNextPiece(segment); !admitted.ok()) return admitted;
   by_llm_id_[segment.llm_id] = id;
   segments_.emplace(id, std::move(segment));
@@ -105,7 +106,7 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
     request.prompt_text_ids.assign(text.begin(), text.end());
     request.prompt_speech_tokens.assign(speech.begin(), speech.end());
   }
-  request.seed = MixSeed(stages_.seed, segment.next_piece);
+  request.seed = MixSeed(segment.seed, segment.next_piece);
   const uint64_t llm_id = next_llm_id_++;
   if (absl::Status admitted = decoder_->Admit(llm_id, std::move(request)); !admitted.ok()) {
     return admitted;
@@ -121,7 +122,7 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
     if (!stream.ok()) return stream.status();
     segment.stream.emplace(*std::move(stream));
     segment.noise = std::make_unique<SeededSourceNoise>(
-        MixSeed(stages_.seed ^ 0x68696674ULL, segment.next_piece));
+        MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece));
     segment.token_offset = 0;
     // The first hop is padded so that prompt + first hop is whole hops (model.py:345).
     const auto hop = static_cast<size_t>(m.streaming.token_hop_len);
@@ -283,7 +284,7 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::Vocode(const Segment& segment) 
     if (!changed.ok()) return changed.status();
     values = *std::move(changed);
   }
-  SeededSourceNoise noise(MixSeed(stages_.seed ^ 0x68696674ULL, segment.next_piece));
+  SeededSourceNoise noise(MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece));
   auto vocoded = stages_.hift->Vocode({values, frames}, {}, noise);
   if (!vocoded.ok()) return vocoded.status();
   audio::PcmAudio pcm;

@@ -36,8 +36,8 @@ struct GenerationStages {
   // Upstream's streaming schedule (CosyVoice2Model.tts, cli/model.py:343-375): audio every token
   // hop instead of once per piece. Off: one chunk per piece.
   bool streaming = false;
-  // Seeds the LLM's sampler and HiFT's source noise of every segment: the API has no seed yet,
-  // so equal requests give equal audio.
+  // Seeds the LLM's sampler and HiFT's source noise of a segment whose request has no seed
+  // (SegmentInput::seed), so equal requests give equal audio.
   uint64_t seed = 0;
 };
 
@@ -63,6 +63,7 @@ class CosyVoiceRunner final : public StreamRunner {
     uint64_t order = 0;  // Begin order: Step reports in it
     std::shared_ptr<const VoiceProfile> profile;
     double speed = 1.0;
+    uint64_t seed = 0;  // the request's, or the engine's default
     std::vector<std::vector<int64_t>> pieces;  // text ids of each normalized piece
     size_t next_piece = 0;                     // the piece after the one being decoded
     uint64_t llm_id = 0;                       // the decoder's id of the current piece
