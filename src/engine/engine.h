@@ -4,6 +4,9 @@
 // segments) extend it: engine/streaming_engine.h; docs/engines.md describes both kinds.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,6 +42,13 @@ struct ModelInfo {
   int max_batch_size = 1;
   // True when every segment of a batch must use the same voice.
   bool batch_requires_same_voice = true;
+  // Cloned voices this engine speaks with (SegmentInput::voice_profile): profiles of this family
+  // (VoiceProfile::family), at this rate and listed under this language. Empty family: none.
+  struct ClonedVoices {
+    std::string family;
+    int sample_rate = 0;
+    std::string language;
+  } cloned_voices;
 };
 
 // One unit of synthesis, usually a sentence. Views stay valid for the duration of the call.
@@ -46,6 +56,12 @@ struct SegmentInput {
   std::string_view text;      // valid UTF-8, not empty
   std::string_view voice_id;  // a voice the engine accepts (see AcceptsVoice)
   double speed = 1.0;         // 0.25 .. 4.0; 1.0 is the voice's natural rate
+  // Set by the service when voice_id names a cloned voice (then voice_id is its stored id), for
+  // engines whose info().cloned_voices.family is the profile's; null otherwise. Shared,
+  // immutable: an engine that keeps it past the call keeps the pointer.
+  std::shared_ptr<const VoiceProfile> voice_profile;
+  // The request's sampling seed, for engines that sample (CosyVoice); unset = their default.
+  std::optional<uint64_t> seed;
 };
 
 // A loaded model. Threading: Synthesize and Warmup may be called concurrently from the

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +57,8 @@ struct SegmentTask {
   std::string text;
   std::string voice_id;
   double speed = 1.0;
+  std::shared_ptr<const engine::VoiceProfile> voice_profile;  // a cloned voice's (SegmentInput)
+  std::optional<uint64_t> seed;                               // SegmentInput::seed
   bool first_of_request = true;
   core::Clock::time_point deadline = core::Clock::time_point::max();
   std::shared_ptr<const core::CancellationToken> cancellation;

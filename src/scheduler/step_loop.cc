@@ -101,7 +101,8 @@ void Scheduler::StepLoop(int index) {
       }
       engine::SequenceId id = next_id++;
       const SegmentTask& task = queued.task;
-      absl::Status begun = instance.Begin(id, {task.text, task.voice_id, task.speed});
+      absl::Status begun = instance.Begin(
+          id, {task.text, task.voice_id, task.speed, task.voice_profile, task.seed});
       if (begun.ok()) {
         if (metrics_.queue_wait_seconds) {
           metrics_.queue_wait_seconds->Observe(

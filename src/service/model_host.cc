@@ -1,5 +1,6 @@
 #include "service/model_host.h"
 
+#include "core/error.h"
 #include "scheduler/worker_launcher.h"
 #include "spdlog/spdlog.h"
 
@@ -47,6 +48,15 @@ absl::Status ModelHost::Load() {
   if (auto status = engine_->Warmup(config_.warmup); !status.ok()) return fail(status);
   scheduler::InstanceFactory instances;  // empty: threads over engine_
   if (config_.scheduling.isolation == scheduler::Isolation::kProcess) {
+    if (!engine_->info().cloned_voices.family.empty()) {
+      // The worker protocol (scheduler/worker_protocol.h) carries text, voice id and speed, not
+      // a cloned voice's profile tensors.
+      return fail(core::InvalidArgument(
+          "model " + id() + ": scheduling.isolation: process is not supported for engine " +
+          engine_->info().engine +
+          " (its cloned voices' profiles cannot be sent to worker processes yet); use "
+          "isolation: thread"));
+    }
     instances = scheduler::WorkerProcessInstances(
         {config_.engine, config_.warmup, "", config_.scheduling.worker_test_faults},
         config_.scheduling);

@@ -57,6 +57,8 @@ absl::Status SynthesisJob::SubmitSegment(size_t index) {
   task.text = plan_.segments[index];
   task.voice_id = plan_.voice.voice_id;
   task.speed = plan_.speed;
+  task.voice_profile = plan_.voice_profile;
+  task.seed = plan_.seed;
   task.first_of_request = index == 0 && !plan_.continues_stream;
   task.deadline = plan_.context.deadline;
   task.cancellation = plan_.context.cancellation;

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ using EncodeStrand = boost::asio::strand<boost::asio::thread_pool::executor_type
 
 struct JobPlan {
   ResolvedVoice voice;
+  // A cloned voice's profile (SynthesisRequest::voice_profile), handed to every segment.
+  std::shared_ptr<const engine::VoiceProfile> voice_profile;
+  std::optional<uint64_t> seed;       // SynthesisRequest::seed
   std::vector<std::string> segments;  // non-empty
   double speed = 1.0;
   bool streaming = false;

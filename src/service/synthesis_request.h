@@ -40,6 +40,9 @@ struct SynthesisRequest {
   // the stored profile, for engines that synthesize with profiles (CosyVoice, issue 12 part 2).
   std::string cloned_voice_id;
   std::shared_ptr<const engine::VoiceProfile> voice_profile;
+  // ElevenLabs' "seed": the sampling seed of engines that sample (CosyVoice); unset = the
+  // engine's fixed default. Either way the same request gives the same audio.
+  std::optional<uint64_t> seed;
 };
 
 // The word timings of one segment (sentence) of a request, in the request's audio: the service

@@ -282,6 +282,8 @@ std::vector<VoiceListing> TtsService::ClonedVoiceListings() const {
       listing.id = stored.metadata.id;
       listing.model = model->id();
       listing.engine = info.engine;
+      listing.language = info.cloned_voices.language;
+      listing.sample_rate = info.cloned_voices.sample_rate;
       for (const engine::VoiceInfo& voice : info.voices) {
         if (voice.id == info.default_voice || listing.sample_rate == 0) {
           listing.language = voice.language;
@@ -313,16 +315,40 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
   if (!stored) return absl::OkStatus();
   auto profile = voices_->LoadProfile(stored->metadata.id);
   if (!profile.ok()) return core::WithModel(profile.status(), stored->metadata.model);
+  const ModelHost* host = nullptr;
+  for (const auto& model : models_) {
+    if (model->id() == stored->metadata.model) host = model.get();
+  }
+  if (host == nullptr || host->state() != ModelState::kReady) {
+    return core::WithModel(absl::UnavailableError("model '" + stored->metadata.model +
+                                                  "' of cloned voice '" + stored->metadata.id +
+                                                  "' is not ready"),
+                           stored->metadata.model);
+  }
+  if (host->engine().info().cloned_voices.family != profile->family) {
+    return core::WithModel(
+        absl::UnimplementedError("model '" + stored->metadata.model +
+                                 "' cannot synthesize with cloned voice '" + stored->metadata.id +
+                                 "' (profile family '" + profile->family +
+                                 "'): its engine speaks no cloned voices of that family"),
+        stored->metadata.model);
+  }
   request.cloned_voice_id = stored->metadata.id;
   request.voice_profile = std::make_shared<const engine::VoiceProfile>(*std::move(profile));
-  // Engines take no profile yet (engine::SegmentInput has none): CosyVoice's synthesis path
-  // (issue 12 part 2) reads request.voice_profile here instead of refusing.
-  return core::WithModel(
-      absl::UnimplementedError("model '" + stored->metadata.model +
-                               "' cannot synthesize with cloned voice '" + stored->metadata.id +
-                               "' (profile family '" + request.voice_profile->family +
-                               "') yet: synthesis with cloned voices comes with CosyVoice"),
-      stored->metadata.model);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ResolvedVoice> TtsService::ResolveVoice(const SynthesisRequest& request) const {
+  if (!request.voice_profile) return catalog_->Resolve(request.model, request.voice);
+  auto stored = voices_->Get(request.cloned_voice_id);
+  if (!stored.ok()) return stored.status();
+  for (const auto& model : models_) {
+    if (model->id() != stored->metadata.model) continue;
+    const engine::ModelInfo::ClonedVoices& cloned = model->engine().info().cloned_voices;
+    return ResolvedVoice{model.get(), stored->metadata.id, cloned.language, cloned.sample_rate};
+  }
+  return core::NotFound("model '" + stored->metadata.model + "' is not configured", "model",
+                        "model_not_found");
 }
 
 // The one place a refused synthesis request is counted. `model` is empty where none was
@@ -344,7 +370,7 @@ absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterForVoice(
   cloned.model = std::string(model);
   cloned.voice = std::string(voice);
   if (absl::Status status = ResolveClonedVoice(cloned); !status.ok()) return Reject("", status);
-  auto resolved = catalog_->Resolve(model, voice);
+  auto resolved = ResolveVoice(cloned);
   if (!resolved.ok()) return Reject("", resolved.status());
   const std::string& model_id = resolved->model->id();
   if (absl::Status allowed = CheckModelAllowed(allowed_models, model_id, model); !allowed.ok()) {
@@ -366,7 +392,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
     return Reject("", status);
   }
   if (absl::Status status = ResolveClonedVoice(request); !status.ok()) return Reject("", status);
-  auto voice = catalog_->Resolve(request.model, request.voice);
+  auto voice = ResolveVoice(request);
   if (!voice.ok()) return Reject("", voice.status());
   const std::string& model_id = voice->model->id();
   if (absl::Status allowed = CheckModelAllowed(request.allowed_models, model_id, request.model);
@@ -398,6 +424,8 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   if (!encoder.ok()) return Reject(model_id, encoder.status());
 
   plan.voice = *voice;
+  plan.voice_profile = std::move(request.voice_profile);
+  plan.seed = request.seed;
   plan.speed = request.speed;
   plan.streaming = request.streaming;
   plan.continues_stream = request.continues_stream;

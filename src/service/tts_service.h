@@ -123,6 +123,9 @@ class TtsService {
   // Fills request.voice_profile when request.voice names a cloned voice; then Unimplemented
   // until engines take profiles (issue 12 part 2). OK and nothing set for other voices.
   absl::Status ResolveClonedVoice(SynthesisRequest& request);
+  // The model and voice a request names: its cloned voice (ResolveClonedVoice ran) or the
+  // catalog's.
+  absl::StatusOr<ResolvedVoice> ResolveVoice(const SynthesisRequest& request) const;
   std::vector<VoiceListing> ClonedVoiceListings() const;
   void OnJobFinished();
 

@@ -3,15 +3,30 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "absl/strings/numbers.h"
 #include "engine/cosyvoice/bundle_check.h"
+#include "engine/cosyvoice/cosyvoice_runner.h"
+#include "engine/cosyvoice/llm_decoder.h"
 #include "engine/cosyvoice/prompt_audio.h"
 #include "engine/cosyvoice/special_tokens.h"
 
 namespace voxserve::engine::cosyvoice {
 namespace {
 
-constexpr const char* kCosyVoiceKeys = "path";
-constexpr const char* kNotYet = "generation arrives with CosyVoice part 2";
+constexpr const char* kCosyVoiceKeys = "path, max_active, llm_capacity, streaming";
+// No seed in the APIs yet: one fixed seed, so the same request gives the same audio.
+constexpr uint64_t kDefaultSeed = 1986;
+
+absl::Status SetInt(const std::string& key, const std::string& value, int min, int max, int* out) {
+  int parsed = 0;
+  if (!absl::SimpleAtoi(value, &parsed) || parsed < min || parsed > max) {
+    return core::InvalidArgument("cosyvoice option " + key + " = '" + value +
+                                 "' must be a whole number in " + std::to_string(min) + ".." +
+                                 std::to_string(max));
+  }
+  *out = parsed;
+  return absl::OkStatus();
+}
 
 ProfileTensor Floats(std::vector<int64_t> shape, std::vector<float> values) {
   ProfileTensor t;
@@ -26,6 +41,16 @@ ProfileTensor Floats(std::vector<int64_t> shape, std::vector<float> values) {
 absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::string& value) {
   if (key == "path") {
     bundle_path = value;
+  } else if (key == "max_active") {
+    return SetInt(key, value, 1, 256, &max_active);  // LlmDecoderConfig's range
+  } else if (key == "llm_capacity") {
+    return SetInt(key, value, 2, 65536, &llm_capacity);
+  } else if (key == "streaming") {
+    if (value != "true" && value != "false") {
+      return core::InvalidArgument("cosyvoice option streaming = '" + value +
+                                   "' must be true or false");
+    }
+    streaming = value == "true";
   } else if (absl::Status status = session.Set(key, value); !absl::IsNotFound(status)) {
     return status;
   } else {
@@ -71,6 +96,16 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   auto frontend = TextFrontend::Create(engine->tokenizer_.get());
   if (!frontend.ok()) return frontend.status();
   engine->text_frontend_ = std::move(*frontend);
+  auto flow = FlowMatcher::Create(engine->manifest_, config.bundle_path, config.session);
+  if (!flow.ok()) return flow.status();
+  engine->flow_ = std::move(*flow);
+  auto hift = HiftVocoder::Create(engine->manifest_, config.bundle_path, config.session);
+  if (!hift.ok()) return hift.status();
+  engine->hift_ = std::move(*hift);
+  engine->info_.cloned_voices.family = std::string(FamilyName(engine->manifest_.family));
+  engine->info_.cloned_voices.sample_rate = engine->manifest_.audio.sample_rate;
+  // Sentence rules only (the service splits by them); CosyVoice2 itself is multilingual.
+  engine->info_.cloned_voices.language = "en";
   engine->info_.id = config.model_id;
   engine->info_.engine = "cosyvoice";
   engine->info_.max_batch_size = 1;
@@ -81,17 +116,30 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
 bool CosyVoiceEngine::AcceptsVoice(std::string_view) const { return false; }
 
 absl::Status CosyVoiceEngine::Warmup(std::span<const std::string>) {
-  // Nothing to warm until generation exists; the graphs were opened (and checked) by Create.
+  // Synthesis needs a cloned voice, which the engine does not have at load; the graphs were
+  // opened (and checked) by Create.
   return absl::OkStatus();
 }
 
-std::vector<absl::StatusOr<audio::PcmAudio>> CosyVoiceEngine::Synthesize(
-    std::span<const SegmentInput> batch) {
-  std::vector<absl::StatusOr<audio::PcmAudio>> results;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    results.emplace_back(absl::UnimplementedError("model " + info_.id + ": " + kNotYet));
-  }
-  return results;
+absl::StatusOr<std::unique_ptr<StreamRunner>> CosyVoiceEngine::CreateRunner() {
+  LlmDecoderConfig llm;
+  llm.max_active = config_.max_active;
+  llm.capacity = config_.llm_capacity;
+  llm.session = config_.session;
+  auto decoder = LlmDecoder::Create(manifest_, config_.bundle_path, llm);
+  if (!decoder.ok()) return decoder.status();
+  GenerationStages stages;
+  stages.manifest = &manifest_;
+  stages.text = text_frontend_.get();
+  stages.tokenizer = tokenizer_.get();
+  stages.flow = flow_.get();
+  stages.hift = hift_.get();
+  stages.family = info_.cloned_voices.family;
+  stages.streaming = config_.streaming;
+  stages.seed = kDefaultSeed;
+  auto runner = CosyVoiceRunner::Create(stages, *std::move(decoder), config_.max_active);
+  if (!runner.ok()) return runner.status();
+  return std::unique_ptr<StreamRunner>(*std::move(runner));
 }
 
 absl::StatusOr<VoiceProfile> CosyVoiceEngine::CloneVoice(const VoicePrompt& prompt) {

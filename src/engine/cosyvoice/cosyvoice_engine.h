@@ -1,7 +1,9 @@
 // CosyVoice 2 as an engine (`engine: cosyvoice`, options.path = a bundle directory, see
-// docs/cosyvoice-bundle.md). Part 1: the bundle is loaded and checked (a bad bundle fails the
-// model's load with check-model's message) and the ONNX half of voice cloning runs; generation
-// (LLM decode loop, flow, HiFT) arrives with CosyVoice part 2.
+// docs/cosyvoice-bundle.md): the bundle is loaded and checked (a bad bundle fails the model's
+// load with check-model's message), voice cloning runs the ONNX frontend, and synthesis with a
+// cloned voice is a streaming engine whose runner (cosyvoice_runner.h) steps the LLM of all
+// active segments together, then runs flow and HiFT per finished piece
+// (docs/cosyvoice-generation.md, "The engine").
 #pragma once
 
 #include <memory>
@@ -11,9 +13,11 @@
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/cosyvoice/flow_matcher.h"
+#include "engine/cosyvoice/hift_vocoder.h"
 #include "engine/cosyvoice/prompt_encoder.h"
 #include "engine/cosyvoice/text_frontend.h"
-#include "engine/engine.h"
+#include "engine/streaming_engine.h"
 #include "engine/onnx/onnx_session_config.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -23,6 +27,16 @@ struct CosyVoiceEngineConfig {
   std::string model_id;
   std::string bundle_path;    // options.path (required)
   std::string default_voice;  // ignored: the engine has no voices of its own
+  // options.max_active: segments one instance decodes together (rows of its LLM's KV cache).
+  int max_active = 4;
+  // options.llm_capacity: KV cache slots per row. A piece needs prompt (1 + transcript + text +
+  // 1 + prompt speech tokens) + max_len - 1 slots, max_len = 20 x its text tokens (llm.py:498):
+  // a 10 s prompt (250 tokens) and a 60-token sentence take about 1500.
+  int llm_capacity = 2048;
+  // options.streaming: upstream's streaming schedule (audio every 25, 50, 100, 100... tokens)
+  // over the non-streaming flow graph; off: one chunk per normalized piece
+  // (docs/cosyvoice-generation.md, "The engine").
+  bool streaming = false;
   onnx::OnnxSessionConfig session;
 
   absl::Status Set(const std::string& key, const std::string& value);
@@ -38,8 +52,9 @@ struct PromptFeatures {
   double seconds = 0;
 };
 
-// Immutable after Create; safe cross thread (the sessions are).
-class CosyVoiceEngine final : public Engine, public VoiceCloner {
+// Immutable after Create; safe cross thread (the sessions are). Each runner owns its own LLM
+// (KV cache); flow, HiFT and the text frontend are shared, read-only.
+class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
  public:
   static absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> Create(
       const CosyVoiceEngineConfig& config);
@@ -48,9 +63,10 @@ class CosyVoiceEngine final : public Engine, public VoiceCloner {
   // Cloned voices live in the voice store; the engine lists none of its own.
   bool AcceptsVoice(std::string_view voice_id) const override;
   absl::Status Warmup(std::span<const std::string> texts) override;
-  std::vector<absl::StatusOr<audio::PcmAudio>> Synthesize(
-      std::span<const SegmentInput> batch) override;
   VoiceCloner* voice_cloner() override { return this; }
+  int max_active() const override { return config_.max_active; }
+  // A runner with its own LlmDecoder (max_active rows of llm_capacity slots). Safe cross thread.
+  absl::StatusOr<std::unique_ptr<StreamRunner>> CreateRunner() override;
 
   // Decodes and checks the recording (cosyvoice/prompt_audio.h: formats, >= 16 kHz, 0.1-30 s,
   // not silent), computes its features, runs the ONNX half (ProfileFromFeatures) and adds the
@@ -75,6 +91,8 @@ class CosyVoiceEngine final : public Engine, public VoiceCloner {
   std::unique_ptr<PromptEncoder> prompt_encoder_;
   std::unique_ptr<text::Qwen2Tokenizer> tokenizer_;  // the bundle's tokenizer/ + CosyVoice2's specials
   std::unique_ptr<TextFrontend> text_frontend_;      // uses tokenizer_ (split lengths)
+  std::unique_ptr<FlowMatcher> flow_;
+  std::unique_ptr<HiftVocoder> hift_;
   ModelInfo info_;
 };
 

@@ -60,6 +60,8 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
   }
   if (auto seed = body.find("seed"); seed != body.end() && !seed->is_null()) {
     if (!seed->is_number_integer()) return WrongType("seed", "an integer");
+    // A negative seed was always accepted (and meant nothing): it still picks the default.
+    if (seed->is_number_unsigned()) synthesis.seed = seed->get<uint64_t>();
   }
   if (auto settings = body.find("voice_settings"); settings != body.end() && !settings->is_null()) {
     if (!settings->is_object()) return WrongType("voice_settings", "an object");

@@ -1,0 +1,185 @@
+// CosyVoiceEngine's step runner on the tiny random-weight bundle: a cloned voice's profile in,
+// 24 kHz audio of 480 samples per mel frame (2 frames per speech token) out, reproducibly, the
+// same alone and batched, and segments that leave midway.
+#include "engine/cosyvoice/cosyvoice_runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+
+#include "engine/cosyvoice/cosyvoice_engine.h"
+#include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TinyBundle;
+
+constexpr int64_t kStopToken = 6562;      // one of 6561-6563: ends a piece at once (llm.py:544)
+constexpr size_t kSamplesPerToken = 960;  // 2 mel frames per token x 480 samples per frame
+
+struct Fixture {
+  std::unique_ptr<CosyVoiceEngine> engine;
+  std::shared_ptr<const VoiceProfile> profile;
+};
+
+Fixture Load(bool streaming = false) {
+  Fixture f;
+  CosyVoiceEngineConfig config;
+  config.model_id = "cv";
+  config.bundle_path = TinyBundle();
+  config.streaming = streaming;
+  auto engine = CosyVoiceEngine::Create(config);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  if (!engine.ok()) return f;
+  f.engine = std::move(*engine);
+  std::ifstream in(TinyBundle() + "/goldens/prompt.wav", std::ios::binary);
+  std::vector<uint8_t> wav((std::istreambuf_iterator<char>(in)), {});
+  auto profile = f.engine->CloneVoice({wav, "This is a short prompt recording."});
+  EXPECT_TRUE(profile.ok()) << profile.status();
+  if (profile.ok()) f.profile = std::make_shared<const VoiceProfile>(*std::move(profile));
+  return f;
+}
+
+// A runner whose LLM stops every piece after `tokens` tokens (a logp hook forcing the stop id),
+// so the audio length is known.
+std::unique_ptr<CosyVoiceRunner> StoppingRunner(CosyVoiceEngine& engine, int tokens) {
+  auto runner = engine.CreateRunner();
+  EXPECT_TRUE(runner.ok()) << runner.status();
+  if (!runner.ok()) return nullptr;
+  std::unique_ptr<CosyVoiceRunner> cv(dynamic_cast<CosyVoiceRunner*>(runner->release()));
+  auto seen = std::make_shared<std::map<uint64_t, int>>();
+  cv->decoder().SetLogpHook([seen, tokens](uint64_t id, std::span<float> logp) {
+    if (++(*seen)[id] <= tokens) return;
+    for (float& value : logp) value = -std::numeric_limits<float>::infinity();
+    logp[kStopToken] = 0;
+  });
+  return cv;
+}
+
+// Steps until every begun sequence ended; the chunks joined per id, and each id's end.
+struct Outcome {
+  std::map<SequenceId, std::vector<float>> audio;
+  std::map<SequenceId, std::vector<size_t>> chunks;  // sizes of the non-empty chunks
+  std::map<SequenceId, absl::Status> ends;
+};
+Outcome RunToEnd(StreamRunner& runner) {
+  Outcome out;
+  for (int guard = 0; runner.Active() > 0 && guard < 10000; ++guard) {
+    for (SequenceStep& step : runner.Step()) {
+      EXPECT_FALSE(out.ends.contains(step.id)) << "output after the end of " << step.id;
+      if (!step.chunk.samples.empty()) {
+        EXPECT_EQ(step.chunk.sample_rate, 24000);
+        out.chunks[step.id].push_back(step.chunk.samples.size());
+      }
+      auto& audio = out.audio[step.id];
+      audio.insert(audio.end(), step.chunk.samples.begin(), step.chunk.samples.end());
+      if (step.end) out.ends[step.id] = *step.end;
+    }
+  }
+  EXPECT_EQ(runner.Active(), 0u);
+  return out;
+}
+
+TEST(CosyVoiceRunner, SpeaksAClonedVoiceAt24kHzWith960SamplesPerToken) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load();
+  ASSERT_TRUE(f.profile);
+  auto runner = StoppingRunner(*f.engine, 7);
+  ASSERT_TRUE(runner);
+  ASSERT_TRUE(runner->Begin(1, {"Hello world.", "v", 1.0, f.profile}).ok());
+  Outcome out = RunToEnd(*runner);
+  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  EXPECT_EQ(out.audio.at(1).size(), 7 * kSamplesPerToken);
+  float peak = 0;
+  for (float s : out.audio.at(1)) peak = std::max(peak, std::abs(s));
+  EXPECT_GT(peak, 0.0f);
+  EXPECT_LE(peak, 0.99f);  // HiFT's audio_limit
+}
+
+TEST(CosyVoiceRunner, SameInputSameAudioAloneOrBatchedAndReleaseStopsOneSegment) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load();
+  ASSERT_TRUE(f.profile);
+  // Sampled (RAS) tokens up to max_len or a sampled stop: the engine's own schedule.
+  auto alone =
+      f.engine->Synthesize(std::vector<SegmentInput>{{"Good morning.", "v", 1.0, f.profile}});
+  ASSERT_TRUE(alone[0].ok()) << alone[0].status();
+  ASSERT_FALSE(alone[0]->samples.empty());
+  EXPECT_EQ(alone[0]->samples.size() % kSamplesPerToken, 0u);
+
+  auto runner = f.engine->CreateRunner();
+  ASSERT_TRUE(runner.ok());
+  ASSERT_TRUE((*runner)->Begin(1, {"Hello there.", "v", 1.0, f.profile}).ok());
+  ASSERT_TRUE((*runner)->Begin(2, {"Good morning.", "v", 1.0, f.profile}).ok());
+  (*runner)->Step();
+  ASSERT_TRUE((*runner)->Begin(3, {"Good morning.", "v", 1.0, f.profile}).ok());  // joins late
+  (*runner)->Step();
+  (*runner)->Release(1);
+  EXPECT_EQ((*runner)->Active(), 2u);
+  Outcome out = RunToEnd(**runner);
+  EXPECT_FALSE(out.ends.contains(1));
+  ASSERT_TRUE(out.ends.at(2).ok() && out.ends.at(3).ok());
+  EXPECT_EQ(out.audio.at(2), alone[0]->samples);
+  EXPECT_EQ(out.audio.at(3), alone[0]->samples);
+}
+
+TEST(CosyVoiceRunner, RefusesSegmentsWithoutAProfileOfItsFamily) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load();
+  ASSERT_TRUE(f.profile);
+  auto runner = f.engine->CreateRunner();
+  ASSERT_TRUE(runner.ok());
+  absl::Status none = (*runner)->Begin(1, {"Hello.", "v", 1.0, nullptr});
+  EXPECT_TRUE(absl::IsInvalidArgument(none));
+  EXPECT_THAT(std::string(none.message()), HasSubstr("cloned voices only"));
+  auto other = std::make_shared<VoiceProfile>(*f.profile);
+  other->family = "test";
+  EXPECT_TRUE(absl::IsInvalidArgument((*runner)->Begin(2, {"Hello.", "v", 1.0, other})));
+  auto broken = std::make_shared<VoiceProfile>(*f.profile);
+  broken->tensors.erase("prompt_mel");
+  absl::Status missing = (*runner)->Begin(3, {"Hello.", "v", 1.0, broken});
+  EXPECT_THAT(std::string(missing.message()), HasSubstr("'prompt_mel'"));
+  EXPECT_TRUE(absl::IsInvalidArgument((*runner)->Begin(4, {"...", "v", 1.0, f.profile})));
+  EXPECT_EQ((*runner)->Active(), 0u);
+}
+
+TEST(CosyVoiceRunner, SpeedChangesTheMelLength) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load();
+  ASSERT_TRUE(f.profile);
+  auto runner = StoppingRunner(*f.engine, 10);
+  ASSERT_TRUE(runner);
+  ASSERT_TRUE(runner->Begin(1, {"Hello world.", "v", 2.0, f.profile}).ok());
+  Outcome out = RunToEnd(*runner);
+  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  // 10 tokens = 20 frames; F.interpolate to int(20 / 2) = 10 frames of 480 samples.
+  EXPECT_EQ(out.audio.at(1).size(), 10u * 480u);
+}
+
+TEST(CosyVoiceRunner, StreamingEmitsTheFirstHopEarlyAndTheSameLengthInAll) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load(/*streaming=*/true);
+  ASSERT_TRUE(f.profile);
+  auto runner = StoppingRunner(*f.engine, 60);
+  ASSERT_TRUE(runner);
+  ASSERT_TRUE(runner->Begin(1, {"Hello world.", "v", 1.0, f.profile}).ok());
+  Outcome out = RunToEnd(*runner);
+  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  EXPECT_EQ(out.audio.at(1).size(), 60 * kSamplesPerToken);
+  // The first hop is 25 tokens padded so prompt + hop is whole hops (model.py:345-348); HiFT
+  // holds back its last 3840 samples for the cross-fade. The next hop (50 + 3 lookahead) does
+  // not fit in 60 tokens, so the rest comes with the final chunk.
+  const size_t prompt = f.profile->tensors.at("prompt_speech_tokens").ints.size();
+  const size_t first_hop = 25 + ((prompt + 24) / 25 * 25 - prompt);
+  ASSERT_EQ(out.chunks.at(1).size(), 2u);
+  EXPECT_EQ(out.chunks.at(1)[0], first_hop * kSamplesPerToken - 3840);
+}
+
+}  // namespace
+}  // namespace voxserve::engine::cosyvoice
