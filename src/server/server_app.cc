@@ -186,6 +186,14 @@ int RunServer(const ServerConfig& config) {
           std::chrono::milliseconds(0)))) {
     spdlog::warn("drain timeout passed with WebSocket connections open");
   }
+  // A request the service has finished may still have its last bytes queued on its connection
+  // (Stop closes every connection): wait for them too, within the drain time.
+  if (!(*server)->WaitResponsesWritten(std::max(
+          std::chrono::duration_cast<std::chrono::milliseconds>(drain_deadline -
+                                                                std::chrono::steady_clock::now()),
+          std::chrono::milliseconds(0)))) {
+    spdlog::warn("drain timeout passed with HTTP responses still being written");
+  }
   if (grpc_server) {
     // A call on a connection accepted just before StopAccepting may still be on its way to a
     // handler, and Shutdown would cancel it: wait until calls stop arriving. 250 ms is 20x the
@@ -212,7 +220,7 @@ int RunServer(const ServerConfig& config) {
     std::_Exit(0);
   }
   loader.join();
-  faults.reset();  // its delay timers must not hand a request to a stopped service
+  faults.reset();          // its delay timers must not hand a request to a stopped service
   (*service)->Shutdown();  // stops schedulers; unfinished requests end with Unavailable
   // The transports go before the service: a response still being written when the I/O threads
   // stopped is destroyed with its connection, and it holds its job, whose strand lives on the

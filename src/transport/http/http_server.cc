@@ -72,8 +72,7 @@ void HttpServer::Accept() {
                                                                tcp::socket socket) {
     if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
     if (ec) {
-      spdlog::warn("accept failed: {}; retrying in {} ms", ec.message(),
-                   kAcceptRetryDelay.count());
+      spdlog::warn("accept failed: {}; retrying in {} ms", ec.message(), kAcceptRetryDelay.count());
       accept_retry_.expires_after(kAcceptRetryDelay);
       accept_retry_.async_wait([this](boost::system::error_code wait_ec) {
         if (!wait_ec) Accept();
@@ -129,6 +128,10 @@ void HttpServer::StopAccepting() {
 
 bool HttpServer::WaitWebSocketsClosed(std::chrono::milliseconds timeout) {
   return shared_->websocket == nullptr || shared_->websocket->WaitClosed(timeout);
+}
+
+bool HttpServer::WaitResponsesWritten(std::chrono::milliseconds timeout) {
+  return shared_->open_exchanges.WaitNone(timeout);
 }
 
 void HttpServer::Stop() {

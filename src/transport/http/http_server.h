@@ -4,14 +4,13 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "absl/status/statusor.h"
 #include "transport/auth/authenticator.h"
@@ -25,7 +24,7 @@ namespace voxserve::transport::http {
 
 // Who may connect and call: both optional, both outlive the server.
 struct HttpSecurity {
-  const tls::ServerTlsContext* tls = nullptr;            // null: plain HTTP
+  const tls::ServerTlsContext* tls = nullptr;          // null: plain HTTP
   const auth::Authenticator* authenticator = nullptr;  // null: no API keys
 };
 
@@ -49,6 +48,9 @@ class HttpServer {
   void StopAccepting();
   // After StopAccepting: waits up to `timeout` for the WebSockets to close; true when all have.
   bool WaitWebSocketsClosed(std::chrono::milliseconds timeout);
+  // After StopAccepting: waits up to `timeout` until no HTTP response is still being written
+  // (a finished request's last bytes may be queued on its connection); true when none is.
+  bool WaitResponsesWritten(std::chrono::milliseconds timeout);
   // Closes every connection and joins the I/O threads.
   void Stop();
 

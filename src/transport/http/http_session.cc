@@ -135,8 +135,9 @@ void HttpSession::OnHeader(boost::system::error_code ec) {
   if (closed_) return;
   if (ec == bhttp::error::end_of_stream) return CloseSocket();
   if (ec == bhttp::error::header_limit) {
-    return RespondToBadRequest(431, "request headers exceed " +
-                                        std::to_string(shared_->config.max_header_bytes) + " bytes");
+    return RespondToBadRequest(
+        431,
+        "request headers exceed " + std::to_string(shared_->config.max_header_bytes) + " bytes");
   }
   if (ec == bhttp::error::body_limit) {
     // Beast checks Content-Length against the limit with the header: the body is never read.
@@ -180,10 +181,28 @@ void HttpSession::OnBody(boost::system::error_code ec) {
   Dispatch();
 }
 
+void OpenExchanges::Add() {
+  std::lock_guard lock(mutex_);
+  ++count_;
+}
+
+void OpenExchanges::Remove() {
+  std::lock_guard lock(mutex_);
+  if (--count_ == 0) none_.notify_all();
+}
+
+bool OpenExchanges::WaitNone(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return none_.wait_for(lock, timeout, [this] { return count_ == 0; });
+}
+
 void HttpSession::BeginExchange(std::string route, bool keep_alive, bool head_only) {
   exchange_ = Exchange{};
   exchange_.id = ++next_exchange_id_;
   exchange_.active = true;
+  shared_->open_exchanges.Add();
+  exchange_.open = std::shared_ptr<void>(
+      nullptr, [shared = shared_](void*) { shared->open_exchanges.Remove(); });
   exchange_.keep_alive = keep_alive && !shared_->draining.load();
   exchange_.head_only = head_only;
   exchange_.route = std::move(route);
@@ -282,9 +301,9 @@ absl::Status HttpSession::HandOverToWebSocket(auth::AuthResult caller, bool auth
     if (!admitted.ok()) return admitted.status();
     admission = std::move(*admitted);
   }
-  UpgradeRequest upgrade{std::move(stream_),       parser_->release(), exchange_.request_id,
-                         std::move(caller),        std::move(admission), remote_,
-                         exchange_.started,        authenticated};
+  UpgradeRequest upgrade{std::move(stream_), parser_->release(),   exchange_.request_id,
+                         std::move(caller),  std::move(admission), remote_,
+                         exchange_.started,  authenticated};
   // Nothing of this session touches the socket from now on (CloseSocket sees closed_).
   exchange_ = Exchange{};
   closed_ = true;
@@ -321,8 +340,7 @@ void HttpSession::StartStream(uint64_t exchange, HttpResponse head) {
   message->chunked(true);
   exchange_.status = head.status;
   exchange_.stream_started = true;
-  auto serializer =
-      std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*message);
+  auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*message);
   Enqueue(StreamHead{std::move(message), std::move(serializer)});
 }
 
@@ -378,15 +396,14 @@ void HttpSession::WriteNext() {
         [&](auto& current) {
           using T = std::decay_t<decltype(current)>;
           if constexpr (std::is_same_v<T, FullResponse>) {
-            bhttp::async_write(stream, *current.message,
-                               [self, keep = current.message](boost::system::error_code ec,
-                                                              size_t) {
-                                 self->OnWritten(ec, true, 0);
-                               });
+            bhttp::async_write(
+                stream, *current.message,
+                [self, keep = current.message](boost::system::error_code ec, size_t) {
+                  self->OnWritten(ec, true, 0);
+                });
           } else if constexpr (std::is_same_v<T, StreamHead>) {
             bhttp::async_write_header(stream, *current.serializer,
-                                      [self, keep = current](boost::system::error_code ec,
-                                                             size_t) {
+                                      [self, keep = current](boost::system::error_code ec, size_t) {
                                         self->OnWritten(ec, false, 0);
                                       });
           } else if constexpr (std::is_same_v<T, Chunk>) {
@@ -395,10 +412,9 @@ void HttpSession::WriteNext() {
                                self->OnWritten(ec, false, keep->size());
                              });
           } else if constexpr (std::is_same_v<T, LastChunk>) {
-            net::async_write(stream, bhttp::make_chunk_last(),
-                             [self](boost::system::error_code ec, size_t) {
-                               self->OnWritten(ec, true, 0);
-                             });
+            net::async_write(
+                stream, bhttp::make_chunk_last(),
+                [self](boost::system::error_code ec, size_t) { self->OnWritten(ec, true, 0); });
           } else {
             net::async_write(stream, net::buffer(*current.bytes),
                              [self, keep = current.bytes](boost::system::error_code ec, size_t) {
@@ -423,8 +439,7 @@ void HttpSession::OnWritten(boost::system::error_code ec, bool final, size_t chu
 }
 
 void HttpSession::FinishExchange() {
-  double seconds =
-      std::chrono::duration<double>(core::Clock::now() - exchange_.started).count();
+  double seconds = std::chrono::duration<double>(core::Clock::now() - exchange_.started).count();
   shared_->metrics->requests.WithLabels({exchange_.route, std::to_string(exchange_.status)})
       .Increment();
   shared_->metrics->duration.WithLabels({exchange_.route}).Observe(seconds);

@@ -5,18 +5,20 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
-#include <functional>
-#include <memory>
-#include <optional>
-#include <string>
-#include <variant>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
 
 #include "core/request_context.h"
 #include "core/structured_log.h"
@@ -29,6 +31,23 @@
 
 namespace voxserve::transport::http {
 
+// How many exchanges (requests answered over HTTP) have begun and not ended, i.e. whose
+// response is not yet written out (or whose connection has not closed). The drain waits for
+// none: a response the service has finished may still be queued on its connection. Safe cross
+// thread.
+class OpenExchanges {
+ public:
+  void Add();
+  void Remove();
+  // True once none is open, false when `timeout` passes first.
+  bool WaitNone(std::chrono::milliseconds timeout);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable none_;
+  int count_ = 0;
+};
+
 // What every session of one server shares; owned by HttpServer, which outlives its sessions'
 // I/O (the io_context stops before the server goes away).
 struct SessionShared {
@@ -37,7 +56,8 @@ struct SessionShared {
   HttpMetrics* metrics = nullptr;
   const auth::Authenticator* authenticator = nullptr;  // null: every request allowed
   WebSocketUpgrader* websocket = nullptr;              // null: no WebSocket routes
-  std::atomic<bool> draining{false};  // answer with Connection: close from now on
+  std::atomic<bool> draining{false};                   // answer with Connection: close from now on
+  OpenExchanges open_exchanges;
 };
 
 // Owned by shared_ptrs held by its pending I/O handlers and by the exchanges handed to routes.
@@ -74,8 +94,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   };
   struct StreamHead {
     std::shared_ptr<boost::beast::http::response<boost::beast::http::empty_body>> message;
-    std::shared_ptr<
-        boost::beast::http::response_serializer<boost::beast::http::empty_body>> serializer;
+    std::shared_ptr<boost::beast::http::response_serializer<boost::beast::http::empty_body>>
+        serializer;
   };
   struct Chunk {
     std::shared_ptr<std::string> bytes;
@@ -100,6 +120,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     core::RequestLogEntry log;  // written when the exchange ends
     std::function<void()> on_drained;
     std::function<void()> on_client_gone;
+    // Counted in SessionShared::open_exchanges while this exchange is active: released when it
+    // ends (written, handed to a WebSocket, or its connection closed), and with the session.
+    std::shared_ptr<void> open;
   };
 
   void StartTls();
