@@ -269,13 +269,13 @@ absl::StatusOr<FlowConditioning> FlowMatcher::EncodeWith(const FlowRequest& r, b
   const std::span<const int64_t> all(ids);
   const OnnxSession& encoder = stream ? *stream_encoder_ : *encoder_;
   // Upstream splits the prompt ++ prefix embedding at its last pre_lookahead_len rows
-  // (flow.py:260), so the context may reach into the prompt only when the hop is that short,
-  // which EncodeWith refused above.
+  // (flow.py:260); the context could reach into the prompt only for a hop that short, refused
+  // above.
   auto outputs =
-      stream ? encoder.Run({{stream_token_, ints(all.first(n_tokens - lookahead),
-                                                 stream_token_int32_)},
-                            {stream_context_, ints(all.last(lookahead), stream_context_int32_)},
-                            {stream_embedding_, std::move(embedding)}})
+      stream ? encoder.Run(
+                   {{stream_token_, ints(all.first(n_tokens - lookahead), stream_token_int32_)},
+                    {stream_context_, ints(all.last(lookahead), stream_context_int32_)},
+                    {stream_embedding_, std::move(embedding)}})
              : encoder.Run({{encoder_token_, ints(all, encoder_token_int32_)},
                             {encoder_embedding_, std::move(embedding)}});
   if (!outputs.ok()) return outputs.status();
@@ -285,12 +285,12 @@ absl::StatusOr<FlowConditioning> FlowMatcher::EncodeWith(const FlowRequest& r, b
   c.mu = outputs->at(0).ToFloats();
   c.spks = outputs->at(1).ToFloats();
   if (c.mu.size() != frames * mel_bins_ || c.spks.size() != static_cast<size_t>(mel_bins_)) {
-    return core::Internal("graph " + std::string(stream ? "flow_encoder_stream" : "flow_encoder") +
-                          " (" + encoder.path() + ") returned mu " +
-                          ShapeString(outputs->at(0).shape) + " and spks " +
-                          ShapeString(outputs->at(1).shape) + " for " +
-                          std::to_string(n_tokens - lookahead) + " tokens; expected [1, " + std::to_string(mel_bins_) + ", " +
-                          std::to_string(frames) + "] and [1, " + std::to_string(mel_bins_) + "]");
+    return core::Internal(
+        "graph " + std::string(stream ? "flow_encoder_stream" : "flow_encoder") + " (" +
+        encoder.path() + ") returned mu " + ShapeString(outputs->at(0).shape) + " and spks " +
+        ShapeString(outputs->at(1).shape) + " for " + std::to_string(n_tokens - lookahead) +
+        " tokens; expected [1, " + std::to_string(mel_bins_) + ", " + std::to_string(frames) +
+        "] and [1, " + std::to_string(mel_bins_) + "]");
   }
   // cond: the prompt mel (frame-major in the request) transposed into the first frames
   // (flow.py:265-267).

@@ -42,9 +42,8 @@ TEST(BundleCheck, TheStreamingFlowEncoderIsOptional) {
 TEST(BundleCheck, AStreamingFlowEncoderIsHeldToItsContract) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
   // Without its context input it would be the non-streaming signature under the streaming role.
-  BrokenBundle broken("stream-encoder-inputs", [](json& m) {
-    m["graphs"]["flow_encoder_stream"]["inputs"].erase(1);
-  });
+  BrokenBundle broken("stream-encoder-inputs",
+                      [](json& m) { m["graphs"]["flow_encoder_stream"]["inputs"].erase(1); });
   BundleReport report = CheckBundle(broken.dir());
   EXPECT_FALSE(report.ok());
   EXPECT_THAT(report.Summary(),

@@ -202,9 +202,9 @@ TEST_F(FlowStreamTest, EachHopsMelMatchesUpstreamsStreamingInference) {
 }
 
 TEST_F(FlowStreamTest, WithoutTheStreamGraphHopsLoadButAreOnlyAnApproximation) {
-  BrokenBundle old_export("no-stream-encoder", [](nlohmann::json& m) {
-    m["graphs"].erase("flow_encoder_stream");
-  }, {"flow_encoder_stream.onnx"});
+  BrokenBundle old_export("no-stream-encoder",
+                          [](nlohmann::json& m) { m["graphs"].erase("flow_encoder_stream"); },
+                          {"flow_encoder_stream.onnx"});
   auto manifest = LoadBundleManifest(old_export.dir());
   ASSERT_TRUE(manifest.ok()) << manifest.status();  // an optional role
   auto flow = FlowMatcher::Create(*manifest, old_export.dir(), Config());
@@ -329,9 +329,8 @@ TEST_F(FlowStreamTest, PrintsEachHopsFlowTimeOverTheGrowingPrefix) {
                   base.prompt_mel, base.embedding};
     auto start = std::chrono::steady_clock::now();
     auto mel = flow_->RunPrefix(r, offset, false);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          start)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(mel.ok()) << mel.status();
     EXPECT_EQ(mel->frames, static_cast<int>(2 * hop));
     char entry[96];
