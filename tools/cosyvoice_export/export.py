@@ -116,6 +116,9 @@ def main():
     g["llm_decoder"] = manifest.graph_entry(out, "llm_decoder.onnx", "export")
     graphs.export_flow_encoder(flow, os.path.join(out, "flow_encoder.onnx"))
     g["flow_encoder"] = manifest.graph_entry(out, "flow_encoder.onnx", "export")
+    # Optional role: the chunk-causal encoder of the streaming hops (docs/cosyvoice-bundle.md).
+    graphs.export_flow_stream_encoder(flow, os.path.join(out, "flow_encoder_stream.onnx"))
+    g["flow_encoder_stream"] = manifest.graph_entry(out, "flow_encoder_stream.onnx", "export")
     graphs.export_hift(hift, os.path.join(out, "hift_f0.onnx"), os.path.join(out, "hift_decoder.onnx"))
     g["hift_f0"] = manifest.graph_entry(out, "hift_f0.onnx", "export")
     g["hift_decoder"] = manifest.graph_entry(out, "hift_decoder.onnx", "export")

@@ -103,6 +103,7 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
         speech = torch.randint(0, 6561, (2 * len(ids),), dtype=torch.int32)
         mel_out = _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding)
         _hift(w, n, hift, mel_out)
+    _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding)
     _llm_ras(w, llm)
     w.finish({"prompt_wav": "goldens/prompt.wav", "prompt_text": PROMPT_TEXT, "texts": TEXTS})
 
@@ -283,3 +284,61 @@ def _hift(w, n, hift, mel):
     speech = hift.decode(x=mel, s=source)
     w.stage(f"hift.full/{n}", {"mel": mel, "source": source}, {"speech": speech}, 1e-3,
             "decode(): STFT, graphs, iSTFT, clamp")
+
+
+def _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
+    """Upstream's streaming hops on one token sequence, as CosyVoice2Model.tts schedules them
+    (cosyvoice/cli/model.py:343-375: the first hop padded so that prompt + hop is whole hops,
+    then x stream_scale_factor up to token_max_hop_len; each hop's flow over the first offset +
+    hop + pre_lookahead_len tokens, streaming=True, finalize=False; the rest with finalize=True
+    and streaming=False, as token2wav's default), each mel from token_offset x 2 (model.py:303).
+    The estimator runs with streaming=False, as upstream's ONNX/TensorRT estimator does (no
+    `streaming` input: full attention, reference/model-interfaces.md 3.5): the exported estimator
+    graph cannot be chunk-masked. flow.stream_encoder/N: the encoder graph's own inputs and
+    outputs (flow.py:253-261) for the non-final hops."""
+    from graphs import FlowStreamEncoder
+    hop, max_hop, scale, lookahead = 25, 100, 2, flow.pre_lookahead_len
+    prompt = len(prompt_tokens)
+    first = hop + (-prompt) % hop
+    offsets, ends, offset, this_hop = [], [], 0, first
+    for _ in range(hops):
+        offsets.append(offset)
+        ends.append(offset + this_hop + lookahead)
+        offset += this_hop
+        this_hop = hop = min(max_hop, hop * scale)
+    total = offset + 12  # the final call: what is left after the last hop (12 tokens)
+    speech = torch.randint(0, 6561, (total,), dtype=torch.int32)
+    decoder_forward = flow.decoder.forward
+    flow.decoder.forward = lambda *a, **k: decoder_forward(*a, **{**k, "streaming": False})
+    try:
+        for n, (offset, end) in enumerate(zip(offsets + [offset], ends + [total])):
+            finalize = end == total
+            token = speech[:end].to(torch.int64).unsqueeze(0)
+            feat, _ = flow.inference(
+                token=token, token_len=torch.tensor([end], dtype=torch.int32),
+                prompt_token=prompt_tokens.to(torch.int64).unsqueeze(0),
+                prompt_token_len=torch.tensor([prompt], dtype=torch.int32),
+                prompt_feat=prompt_mel.unsqueeze(0),
+                prompt_feat_len=torch.tensor([prompt_mel.shape[0]], dtype=torch.int32),
+                embedding=embedding.unsqueeze(0), streaming=not finalize, finalize=finalize)
+            w.stage(f"flow.stream/{n}",
+                    {"token": speech[:end], "prompt_token": prompt_tokens, "prompt_mel": prompt_mel,
+                     "embedding": embedding,
+                     "token_offset": torch.tensor([offset], dtype=torch.int32),
+                     "finalize": torch.tensor([int(finalize)], dtype=torch.int32)},
+                    {"mel": feat[0, :, 2 * offset:]}, 1e-2,
+                    f"hop {n}: tokens [{offset}, {end}) of {total}, "
+                    f"{'finalize' if finalize else 'streaming, last 3 as lookahead context'}; "
+                    f"mel [80, frames from 2 x token_offset], estimator full attention")
+            if not finalize:
+                all_tokens = torch.cat([prompt_tokens, speech[:end]]).to(torch.int64).unsqueeze(0)
+                mu, spks = FlowStreamEncoder(flow)(all_tokens[:, :-lookahead],
+                                                   all_tokens[:, -lookahead:],
+                                                   embedding.unsqueeze(0))
+                w.stage(f"flow.stream_encoder/{n}",
+                        {"token": all_tokens[:, :-lookahead].to(torch.int32),
+                         "context": all_tokens[:, -lookahead:].to(torch.int32),
+                         "embedding": embedding.unsqueeze(0)},
+                        {"mu": mu, "spks": spks}, 1e-3)
+    finally:
+        del flow.decoder.forward

@@ -102,6 +102,36 @@ def export_flow_encoder(flow, path):
     _export(FlowEncoder(flow), (torch.randint(0, 6561, (1, 20)), torch.randn(1, 192)), path,
             ["token", "embedding"], ["mu", "spks"],
             {"token": {1: "tokens"}, "mu": {2: "frames"}})
+    _record_max_tokens(flow, path)
+
+
+class FlowStreamEncoder(nn.Module):
+    """CausalMaskedDiffWithXvec.inference up to mu for a streaming hop, streaming=True,
+    finalize=False (cosyvoice/flow/flow.py:257-261): the prefix's last pre_lookahead_len tokens
+    come in as `context` (the pre-lookahead layer's right context, upsample_encoder.py:82-94)
+    instead of as tokens, and the encoder attends through its chunk masks (static_chunk_size
+    tokens, then x2 frames after the upsampling, upsample_encoder.py:286, :299). Traced with
+    streaming=True, so the masks (subsequent_chunk_mask, utils/mask.py:127-157, written by
+    upstream to be exportable) are inside the graph. mu covers the tokens only: [1, 80, 2 N]."""
+
+    def __init__(self, flow):
+        super().__init__()
+        self.flow = flow
+
+    def forward(self, token, context, embedding):
+        f = self.flow
+        spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+        # flow.py:261 passes the length with the context (prompt + N + 3); the encoder's pad masks
+        # (make_pad_mask against the shorter T, upsample_encoder.py:276, :292) are then all true,
+        # as they are with the tokens' own length.
+        token_len = (torch.ones_like(token).sum(dim=1) + torch.ones_like(context).sum(dim=1))
+        h, _ = f.encoder(f.input_embedding(torch.clamp(token, min=0)), token_len.to(torch.int32),
+                         context=f.input_embedding(torch.clamp(context, min=0)), streaming=True)
+        mu = f.encoder_proj(h).transpose(1, 2)
+        return mu, spks
+
+
+def _record_max_tokens(flow, path):
     # The traced graph holds the relative-position tables as constants (torch extends them on
     # demand, cosyvoice/transformer/embedding.py extend_pe; the graph cannot): longer inputs fail
     # inside ORT. The table (2 * positions - 1 rows) bounds the upsampled frames, so the tokens
@@ -113,6 +143,16 @@ def export_flow_encoder(flow, path):
     entry = model.metadata_props.add()
     entry.key, entry.value = "max_tokens", str(positions // flow.token_mel_ratio)
     onnx.save(model, path)
+
+
+def export_flow_stream_encoder(flow, path):
+    lookahead = flow.pre_lookahead_len
+    # 60 tokens: more than two chunks of 25, so the trace runs the chunk masks' general case.
+    _export(FlowStreamEncoder(flow), (torch.randint(0, 6561, (1, 60)),
+                                      torch.randint(0, 6561, (1, lookahead)), torch.randn(1, 192)),
+            path, ["token", "context", "embedding"], ["mu", "spks"],
+            {"token": {1: "tokens"}, "mu": {2: "frames"}})
+    _record_max_tokens(flow, path)
 
 
 def export_estimator(estimator, path):

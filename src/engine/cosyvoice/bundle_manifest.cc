@@ -316,7 +316,7 @@ void CheckConsistency(const BundleManifest& m, std::vector<std::string>& problem
           "sampling.min_token_text_ratio: larger than max_token_text_ratio");
 
   for (const RoleContract& contract : RoleContracts(m.family)) {
-    require(m.graphs.contains(std::string(contract.role)),
+    require(contract.optional || m.graphs.contains(std::string(contract.role)),
             "graphs." + std::string(contract.role) + ": missing (a " +
                 std::string(FamilyName(m.family)) + " bundle needs it)");
   }
@@ -393,6 +393,13 @@ const std::vector<RoleContract>& RoleContracts(Family family) {
       {"llm_backbone", {{"float32", 3}, {"int64", 2}, {"float32", 3}}, {{"float32", 3}}, true},
       {"llm_decoder", {{"float32", 2}}, {{"float32", 2}}},
       {"flow_encoder", {{"int", 2}, {"float32", 2}}, {{"float32", 3}, {"float32", 2}}},
+      // The streaming hops' chunk-causal encoder: token [1, N - 3], context [1, 3] (the
+      // pre-lookahead tokens), embedding -> mu, spks (tools/cosyvoice_export/graphs.py).
+      {"flow_encoder_stream",
+       {{"int", 2}, {"int", 2}, {"float32", 2}},
+       {{"float32", 3}, {"float32", 2}},
+       false,
+       true},
       {"flow_estimator",
        {{"float32", 3},
         {"float32", 3},

@@ -107,8 +107,9 @@ absl::StatusOr<BundleManifest> ParseBundleManifest(std::string_view json_text,
 // Reads <dir>/manifest.json and parses it.
 absl::StatusOr<BundleManifest> LoadBundleManifest(const std::string& dir);
 
-// The graph roles and tensors a bundle of `family` must have, and for each graph the element
-// types and ranks of its inputs and outputs in order (what the C++ stages feed and read).
+// The graph roles (all but the optional ones) and tensors a bundle of `family` must have, and
+// for each graph the element types and ranks of its inputs and outputs in order (what the C++
+// stages feed and read).
 inline constexpr size_t kAnyRank = static_cast<size_t>(-1);
 struct RoleContract {
   std::string_view role;
@@ -116,6 +117,9 @@ struct RoleContract {
   std::vector<std::pair<std::string_view, size_t>> inputs;
   std::vector<std::pair<std::string_view, size_t>> outputs;
   bool variadic_tail = false;  // llm_backbone: then per layer past/new key/value, rank 4
+  // A bundle without it still loads (flow_encoder_stream: older exports); when present it is
+  // checked like the others.
+  bool optional = false;
 };
 const std::vector<RoleContract>& RoleContracts(Family family);
 std::vector<std::string_view> RequiredTensors(Family family);

@@ -9,6 +9,7 @@
 #include "engine/cosyvoice/llm_decoder.h"
 #include "engine/cosyvoice/prompt_audio.h"
 #include "engine/cosyvoice/special_tokens.h"
+#include "spdlog/spdlog.h"
 
 namespace voxserve::engine::cosyvoice {
 namespace {
@@ -99,6 +100,13 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   auto flow = FlowMatcher::Create(engine->manifest_, config.bundle_path, config.session);
   if (!flow.ok()) return flow.status();
   engine->flow_ = std::move(*flow);
+  if (config.streaming && !engine->flow_->has_stream_encoder()) {
+    // An older export: the hops then run the non-streaming encoder over each prefix.
+    spdlog::warn(
+        "cosyvoice bundle {} has no flow_encoder_stream graph: streaming hops approximate "
+        "upstream's chunk-causal flow (re-export the bundle for the exact one)",
+        config.bundle_path);
+  }
   auto hift = HiftVocoder::Create(engine->manifest_, config.bundle_path, config.session);
   if (!hift.ok()) return hift.status();
   engine->hift_ = std::move(*hift);

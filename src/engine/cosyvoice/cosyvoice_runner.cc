@@ -215,37 +215,25 @@ void CosyVoiceRunner::Release(SequenceId id) {
 absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(Segment& segment, bool finalize) const {
   const BundleManifest& m = *stages_.manifest;
   const auto lookahead = static_cast<size_t>(m.flow.pre_lookahead_len);
-  const auto ratio = static_cast<size_t>(m.tokens.token_mel_ratio);
   audio::PcmAudio pcm;
   pcm.sample_rate = m.audio.sample_rate;
   if (!finalize && segment.tokens.size() < segment.token_offset + segment.hop + lookahead) {
     return pcm;
   }
-  // The bundle's flow encoder is the non-streaming one: each hop runs the flow over the whole
-  // prefix (finalize semantics) and keeps the hop's frames, dropping the lookahead's as
-  // upstream's finalize=False does (flow.py:268-269).
+  // Upstream's hop (token2wav, cli/model.py:292-303): the flow over the first offset + hop +
+  // lookahead tokens, chunk-causal with the lookahead as context, mel from 2 x offset
+  // (FlowMatcher::RunPrefix; without the bundle's flow_encoder_stream graph an approximation).
   const size_t used =
       finalize ? segment.tokens.size() : segment.token_offset + segment.hop + lookahead;
-  const size_t end_frame = finalize ? used * ratio : (used - lookahead) * ratio;
   const VoiceProfile& profile = *segment.profile;
   FlowRequest request;
   request.tokens = std::span(segment.tokens).first(used);
   request.prompt_tokens = profile.tensors.at("prompt_speech_tokens").ints;
   request.prompt_mel = profile.tensors.at("prompt_mel").floats;
   request.embedding = profile.tensors.at("speaker_embedding").floats;
-  auto mel = stages_.flow->Run(request);
+  auto mel = stages_.flow->RunPrefix(request, segment.token_offset, finalize);
   if (!mel.ok()) return mel.status();
-  const size_t begin_frame = segment.token_offset * ratio;
-  const auto bins = static_cast<size_t>(mel->bins);
-  const size_t frames = end_frame - begin_frame;
-  std::vector<float> slice(bins * frames);
-  for (size_t b = 0; b < bins; ++b) {
-    const float* row = mel->values.data() + b * static_cast<size_t>(mel->frames);
-    std::copy(row + begin_frame, row + end_frame,
-              slice.begin() + static_cast<std::ptrdiff_t>(b * frames));
-  }
-  auto audio =
-      segment.stream->Push({slice, static_cast<int64_t>(frames)}, finalize, *segment.noise);
+  auto audio = segment.stream->Push({mel->values, mel->frames}, finalize, *segment.noise);
   if (!audio.ok()) return audio.status();
   pcm.samples = *std::move(audio);
   if (!finalize) {

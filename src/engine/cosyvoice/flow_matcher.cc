@@ -130,6 +130,26 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
     }
     flow->max_tokens_ = value;
   }
+  // The optional chunk-causal encoder of the streaming hops (token, context, embedding -> mu,
+  // spks, as the manifest's role contract orders them).
+  if (const GraphEntry* graph = manifest.graph("flow_encoder_stream")) {
+    auto opened =
+        OnnxSession::Create((fs::path(bundle_dir) / graph->file).string(), session_config);
+    if (!opened.ok()) return opened.status();
+    const OnnxSession& s = **opened;
+    if (s.inputs().size() != 3 || s.outputs().size() != 2) {
+      return core::InvalidArgument("graph flow_encoder_stream (" + s.path() +
+                                   "): expected inputs (token, context, embedding) and outputs "
+                                   "(mu, spks)");
+    }
+    flow->stream_token_ = s.inputs()[0].name;
+    flow->stream_token_int32_ = s.inputs()[0].type == onnx::ElementType::kInt32;
+    flow->stream_context_ = s.inputs()[1].name;
+    flow->stream_context_int32_ = s.inputs()[1].type == onnx::ElementType::kInt32;
+    flow->stream_embedding_ = s.inputs()[2].name;
+    flow->stream_encoder_ = std::move(*opened);
+  }
+  flow->pre_lookahead_len_ = static_cast<int>(manifest.flow.pre_lookahead_len);
   const OnnxSession& est = *flow->estimator_;
   for (const char* name : {"x", "mask", "mu", "t", "spks", "cond"}) {
     if (absl::Status s = NeedInput(est, "flow_estimator", name); !s.ok()) return s;
@@ -169,7 +189,24 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
 }
 
 absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const {
+  return EncodeWith(r, /*stream=*/false);
+}
+
+absl::StatusOr<FlowConditioning> FlowMatcher::EncodeStream(const FlowRequest& r) const {
+  if (stream_encoder_ == nullptr) {
+    return absl::FailedPreconditionError("this bundle has no flow_encoder_stream graph");
+  }
+  return EncodeWith(r, /*stream=*/true);
+}
+
+absl::StatusOr<FlowConditioning> FlowMatcher::EncodeWith(const FlowRequest& r, bool stream) const {
   if (r.tokens.empty()) return core::InvalidArgument("flow request: no speech tokens");
+  // A hop's last pre_lookahead_len tokens are context only: it needs one more to make frames.
+  if (stream && r.tokens.size() <= static_cast<size_t>(pre_lookahead_len_)) {
+    return core::InvalidArgument("flow request: a streaming hop has " +
+                                 std::to_string(r.tokens.size()) + " tokens; it needs more than " +
+                                 std::to_string(pre_lookahead_len_) + " (the lookahead)");
+  }
   if (r.embedding.size() != static_cast<size_t>(embedding_dim_)) {
     return core::InvalidArgument("flow request: embedding has " +
                                  std::to_string(r.embedding.size()) + " values, expected " +
@@ -195,7 +232,8 @@ absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const
         std::to_string(r.prompt_tokens.size()) + " prompt tokens)");
   }
   const size_t n_tokens = r.prompt_tokens.size() + r.tokens.size();
-  const size_t frames = n_tokens * token_mel_ratio_;
+  const size_t lookahead = stream ? static_cast<size_t>(pre_lookahead_len_) : 0;
+  const size_t frames = (n_tokens - lookahead) * token_mel_ratio_;
   if (frames > static_cast<size_t>(noise_frames_)) {
     return absl::OutOfRangeError("flow request: " + std::to_string(n_tokens) +
                                  " tokens (prompt and new) make " + std::to_string(frames) +
@@ -221,15 +259,25 @@ absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const
       ids.push_back(part[i]);
     }
   }
-  const std::vector<int64_t> token_shape = {1, static_cast<int64_t>(n_tokens)};
-  // The role contract allows either integer type for the tokens (ours is int64).
-  Tensor token = encoder_token_int32_
-                     ? Tensor::Int32s(token_shape, std::vector<int32_t>(ids.begin(), ids.end()))
-                     : Tensor::Int64s(token_shape, std::move(ids));
-  auto outputs = encoder_->Run(
-      {{encoder_token_, std::move(token)},
-       {encoder_embedding_,
-        Tensor::Floats({1, embedding_dim_}, {r.embedding.begin(), r.embedding.end()})}});
+  // The role contracts allow either integer type for the tokens (ours are int64).
+  auto ints = [](std::span<const int64_t> v, bool int32) {
+    const std::vector<int64_t> shape = {1, static_cast<int64_t>(v.size())};
+    return int32 ? Tensor::Int32s(shape, std::vector<int32_t>(v.begin(), v.end()))
+                 : Tensor::Int64s(shape, std::vector<int64_t>(v.begin(), v.end()));
+  };
+  Tensor embedding = Tensor::Floats({1, embedding_dim_}, {r.embedding.begin(), r.embedding.end()});
+  const std::span<const int64_t> all(ids);
+  const OnnxSession& encoder = stream ? *stream_encoder_ : *encoder_;
+  // Upstream splits the prompt ++ prefix embedding at its last pre_lookahead_len rows
+  // (flow.py:260); the context could reach into the prompt only for a hop that short, refused
+  // above.
+  auto outputs =
+      stream ? encoder.Run(
+                   {{stream_token_, ints(all.first(n_tokens - lookahead), stream_token_int32_)},
+                    {stream_context_, ints(all.last(lookahead), stream_context_int32_)},
+                    {stream_embedding_, std::move(embedding)}})
+             : encoder.Run({{encoder_token_, ints(all, encoder_token_int32_)},
+                            {encoder_embedding_, std::move(embedding)}});
   if (!outputs.ok()) return outputs.status();
   FlowConditioning c;
   c.frames = static_cast<int>(frames);
@@ -237,11 +285,12 @@ absl::StatusOr<FlowConditioning> FlowMatcher::Encode(const FlowRequest& r) const
   c.mu = outputs->at(0).ToFloats();
   c.spks = outputs->at(1).ToFloats();
   if (c.mu.size() != frames * mel_bins_ || c.spks.size() != static_cast<size_t>(mel_bins_)) {
-    return core::Internal("graph flow_encoder (" + encoder_->path() + ") returned mu " +
-                          ShapeString(outputs->at(0).shape) + " and spks " +
-                          ShapeString(outputs->at(1).shape) + " for " + std::to_string(n_tokens) +
-                          " tokens; expected [1, " + std::to_string(mel_bins_) + ", " +
-                          std::to_string(frames) + "] and [1, " + std::to_string(mel_bins_) + "]");
+    return core::Internal(
+        "graph " + std::string(stream ? "flow_encoder_stream" : "flow_encoder") + " (" +
+        encoder.path() + ") returned mu " + ShapeString(outputs->at(0).shape) + " and spks " +
+        ShapeString(outputs->at(1).shape) + " for " + std::to_string(n_tokens - lookahead) +
+        " tokens; expected [1, " + std::to_string(mel_bins_) + ", " + std::to_string(frames) +
+        "] and [1, " + std::to_string(mel_bins_) + "]");
   }
   // cond: the prompt mel (frame-major in the request) transposed into the first frames
   // (flow.py:265-267).
@@ -319,11 +368,7 @@ std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunBatch(
       for (size_t j = start; j < std::min(members.size(), start + per_call); ++j) {
         group.push_back(&conditionings[members[j]]);
         // The fixed noise sliced to the length, the same for every request (flow_matching.py:222).
-        x.emplace_back(static_cast<size_t>(mel_bins_) * frames);
-        for (int b = 0; b < mel_bins_; ++b) {
-          std::copy_n(noise_.begin() + static_cast<size_t>(b) * noise_frames_, frames,
-                      x.back().begin() + static_cast<size_t>(b) * frames);
-        }
+        x.push_back(Noise(frames));
       }
       absl::Status solved = Solve(group, x);
       for (size_t k = 0; k < group.size(); ++k) {
@@ -333,14 +378,7 @@ std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunBatch(
           continue;
         }
         // Without the prompt frames (flow.py:279).
-        const FlowConditioning& c = *group[k];
-        FlowMel mel{mel_bins_, c.frames - c.prompt_frames, {}};
-        mel.values.reserve(static_cast<size_t>(mel.bins) * mel.frames);
-        for (int b = 0; b < mel_bins_; ++b) {
-          auto row = x[k].begin() + static_cast<size_t>(b) * c.frames;
-          mel.values.insert(mel.values.end(), row + c.prompt_frames, row + c.frames);
-        }
-        results[i] = std::move(mel);
+        results[i] = Slice(x[k], group[k]->frames, group[k]->prompt_frames, group[k]->frames);
       }
     }
   }
@@ -349,6 +387,54 @@ std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunBatch(
 
 absl::StatusOr<FlowMel> FlowMatcher::Run(const FlowRequest& request) const {
   return std::move(RunBatch(std::span<const FlowRequest>(&request, 1)).front());
+}
+
+std::vector<float> FlowMatcher::Noise(int frames) const {
+  std::vector<float> x(static_cast<size_t>(mel_bins_) * frames);
+  for (int b = 0; b < mel_bins_; ++b) {
+    std::copy_n(noise_.begin() + static_cast<size_t>(b) * noise_frames_, frames,
+                x.begin() + static_cast<size_t>(b) * frames);
+  }
+  return x;
+}
+
+FlowMel FlowMatcher::Slice(const std::vector<float>& x, int frames, int first, int end) const {
+  FlowMel mel{mel_bins_, end - first, {}};
+  mel.values.reserve(static_cast<size_t>(mel.bins) * mel.frames);
+  for (int b = 0; b < mel_bins_; ++b) {
+    auto row = x.begin() + static_cast<size_t>(b) * frames;
+    mel.values.insert(mel.values.end(), row + first, row + end);
+  }
+  return mel;
+}
+
+absl::StatusOr<FlowMel> FlowMatcher::RunPrefix(const FlowRequest& request, size_t token_offset,
+                                               bool finalize) const {
+  // The mel a hop hands on ends where its tokens' frames end: all of them when finalizing,
+  // before the lookahead's otherwise (flow.py:268-269 with the context split off).
+  const size_t lookahead = finalize ? 0 : static_cast<size_t>(pre_lookahead_len_);
+  if (token_offset + lookahead >= request.tokens.size()) {
+    return core::InvalidArgument(
+        "flow request: token_offset " + std::to_string(token_offset) + " leaves no frames of " +
+        std::to_string(request.tokens.size()) + " tokens" +
+        (finalize ? "" : " (the last " + std::to_string(lookahead) + " are lookahead)"));
+  }
+  const int first = static_cast<int>(token_offset) * token_mel_ratio_;
+  if (finalize || stream_encoder_ == nullptr) {
+    // The final hop is Run's path (token2wav's finalize call, model.py:364-369). Without the
+    // stream graph a non-final hop is approximated by it too, without the lookahead's frames.
+    auto mel = Run(request);
+    if (!mel.ok()) return mel.status();
+    const int end = mel->frames - static_cast<int>(lookahead) * token_mel_ratio_;
+    return Slice(mel->values, mel->frames, first, end);
+  }
+  auto c = EncodeStream(request);
+  if (!c.ok()) return c.status();
+  std::vector<std::vector<float>> x;
+  x.push_back(Noise(c->frames));
+  const FlowConditioning* group[] = {&*c};
+  if (absl::Status solved = Solve(group, x); !solved.ok()) return solved;
+  return Slice(x[0], c->frames, c->prompt_frames + first, c->frames);
 }
 
 }  // namespace voxserve::engine::cosyvoice

@@ -3,7 +3,8 @@
 // bundle's fixed noise, each a classifier-free-guidance pair of estimator rows (conditioned,
 // unconditioned), as upstream's CausalMaskedDiffWithXvec.inference and CausalConditionalCFM do
 // (cosyvoice/flow/flow.py:236-281, cosyvoice/flow/flow_matching.py:71-124, :196-227). This is
-// the non-streaming, finalize=True path: the only one the exported encoder graph has.
+// the non-streaming, finalize=True path (Run); RunPrefix adds upstream's streaming hops over a
+// growing prefix, through the bundle's chunk-causal flow_encoder_stream graph when it has one.
 #pragma once
 
 #include <atomic>
@@ -64,6 +65,24 @@ class FlowMatcher {
   // (15000 frames, 300 s of mel).
   absl::StatusOr<FlowMel> Run(const FlowRequest& request) const;
 
+  // One streaming hop of upstream's token2wav (cosyvoice/cli/model.py:292-303, scheduled by
+  // :343-375): `request.tokens` are the piece's first N tokens, and the result is the generated
+  // mel from frame token_mel_ratio * token_offset on. Non-final hops (finalize false) run the
+  // encoder as flow.inference(streaming=True, finalize=False) does (flow.py:257-261): the last
+  // pre_lookahead_len tokens are the lookahead layer's context, the attention chunk-masked, and
+  // the mel ends at token_mel_ratio * (N - pre_lookahead_len). The final hop is Run's path
+  // (token2wav's finalize call passes streaming=False). The estimator has full attention in both
+  // (the exported graph has no `streaming` input, reference/model-interfaces.md 3.5), and the
+  // noise is the same prefix of rand_noise every time. Without the stream graph a non-final hop
+  // falls back to Run's encoder over all N tokens with the lookahead frames dropped (an
+  // approximation: earlier frames move slightly in later hops). InvalidArgument as Run, and for
+  // a non-final hop of no more than pre_lookahead_len tokens or an offset at or past the end.
+  absl::StatusOr<FlowMel> RunPrefix(const FlowRequest& request, size_t token_offset,
+                                    bool finalize) const;
+  // Whether non-final RunPrefix hops use upstream's chunk-causal encoder (the bundle has the
+  // optional flow_encoder_stream graph) rather than the approximation.
+  bool has_stream_encoder() const { return stream_encoder_ != nullptr; }
+
   // Several requests. Each row pair of the CFG batch is independent, so requests of the same
   // length share estimator calls when the estimator's batch axis is dynamic; upstream's export
   // (cosyvoice/bin/export_onnx.py:80-86) fixes it at 2, and then requests run one after another.
@@ -73,7 +92,10 @@ class FlowMatcher {
   // The pieces of Run, public for the stage tests and verify-bundle. Encode checks the request as
   // Run does; EstimatorStep runs one CFG pair (row 0 conditioned, row 1 zeros) at flow time `t`
   // and returns the estimator's raw output [2, 80, T] (before the guidance combination).
+  // EncodeStream is the non-final hop's encoder (flow_encoder_stream; FailedPrecondition
+  // without it): T = token_mel_ratio * (prompt + new - pre_lookahead_len).
   absl::StatusOr<FlowConditioning> Encode(const FlowRequest& request) const;
+  absl::StatusOr<FlowConditioning> EncodeStream(const FlowRequest& request) const;
   absl::StatusOr<std::vector<float>> EstimatorStep(const FlowConditioning& conditioning,
                                                    std::span<const float> x, float t) const;
 
@@ -92,11 +114,21 @@ class FlowMatcher {
   // The Euler loop over conditionings of one length, in place of their noise slices.
   absl::Status Solve(std::span<const FlowConditioning* const> group,
                      std::vector<std::vector<float>>& x) const;
+  absl::StatusOr<FlowConditioning> EncodeWith(const FlowRequest& request, bool stream) const;
+  // rand_noise's first `frames` frames, [80, frames] (flow_matching.py:222).
+  std::vector<float> Noise(int frames) const;
+  // Frames [first, end) of every bin of `x` [80, frames].
+  FlowMel Slice(const std::vector<float>& x, int frames, int first, int end) const;
 
   std::unique_ptr<onnx::OnnxSession> encoder_;
   std::unique_ptr<onnx::OnnxSession> estimator_;
   std::string encoder_token_, encoder_embedding_, encoder_mu_, encoder_spks_;
   bool encoder_token_int32_ = false;
+  // Optional (older bundles lack it); its names by position as for the encoder.
+  std::unique_ptr<onnx::OnnxSession> stream_encoder_;
+  std::string stream_token_, stream_context_, stream_embedding_;
+  bool stream_token_int32_ = false, stream_context_int32_ = false;
+  int pre_lookahead_len_ = 3;
   std::string estimator_out_;
   std::vector<float> noise_;  // rand_noise [80, noise_frames_]
   int noise_frames_ = 0;

@@ -231,6 +231,13 @@ absl::Status AddOnnxStages(BundleVerifier& v) {
     if (!session.ok()) return session.status();
     v.AddStage(prefix, [s = *session](const GoldenStage& g) { return RunGraphStage(*s, g); });
   }
+  // Optional role (older bundles lack it, and then their goldens lack the stage too).
+  if (v.manifest().graph("flow_encoder_stream") != nullptr) {
+    auto session = Open(v, "flow_encoder_stream");
+    if (!session.ok()) return session.status();
+    v.AddStage("flow.stream_encoder",
+               [s = *session](const GoldenStage& g) { return RunGraphStage(*s, g); });
+  }
   auto backbone = Open(v, "llm_backbone");
   if (!backbone.ok()) return backbone.status();
   auto head = Open(v, "llm_decoder");

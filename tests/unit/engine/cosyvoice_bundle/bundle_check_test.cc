@@ -26,8 +26,28 @@ TEST(BundleCheck, TheTinyBundleIsValid) {
                                       HasSubstr("graph llm_backbone: llm_backbone.onnx"),
                                       HasSubstr("tensor rand_noise"), HasSubstr("[1, 80, 15000]")));
   ASSERT_TRUE(report.manifest.has_value());
-  EXPECT_EQ(report.manifest->graphs.size(), 8u);
+  EXPECT_EQ(report.manifest->graphs.size(), 9u);  // with the optional flow_encoder_stream
   EXPECT_EQ(report.manifest->special_ids.eos, 6561);
+}
+
+TEST(BundleCheck, TheStreamingFlowEncoderIsOptional) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  // A bundle exported before the role existed (docs/cosyvoice-bundle.md).
+  BrokenBundle older("no-stream-encoder", [](json& m) { m["graphs"].erase("flow_encoder_stream"); },
+                     {"flow_encoder_stream.onnx"});
+  BundleReport report = CheckBundle(older.dir());
+  EXPECT_TRUE(report.ok()) << report.Summary();
+}
+
+TEST(BundleCheck, AStreamingFlowEncoderIsHeldToItsContract) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  // Without its context input it would be the non-streaming signature under the streaming role.
+  BrokenBundle broken("stream-encoder-inputs",
+                      [](json& m) { m["graphs"]["flow_encoder_stream"]["inputs"].erase(1); });
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_FALSE(report.ok());
+  EXPECT_THAT(report.Summary(),
+              HasSubstr("graphs.flow_encoder_stream.inputs: 2 tensors, expected 3"));
 }
 
 TEST(BundleCheck, AMissingGraphFileIsNamed) {
