@@ -40,8 +40,9 @@ absl::StatusOr<std::optional<engine::VoiceMode>> ParseVoiceMode(std::string_view
   if (name == "zero_shot") return engine::VoiceMode::kZeroShot;
   if (name == "cross_lingual") return engine::VoiceMode::kCrossLingual;
   if (name == "instruct") return engine::VoiceMode::kInstruct;
-  return core::InvalidArgument("voice_mode must be \"zero_shot\", \"cross_lingual\" or \"instruct\"",
-                               "voice_mode", "invalid_voice_mode");
+  return core::InvalidArgument(
+      "voice_mode must be \"zero_shot\", \"cross_lingual\" or \"instruct\"", "voice_mode",
+      "invalid_voice_mode");
 }
 
 absl::StatusOr<engine::VoiceMode> ResolveVoiceMode(const SynthesisRequest& request,

@@ -18,9 +18,10 @@ namespace {
 // there is a mistake worth naming (instructions, by contrast, are accepted and ignored).
 absl::Status CheckVoiceModeTarget(const SynthesisRequest& request) {
   if (request.voice_profile || request.voice_mode.empty()) return absl::OkStatus();
-  return core::InvalidArgument("voice_mode applies to cloned voices only (POST /v1/audio/voices); '" +
-                                   request.voice + "' is not one",
-                               "voice_mode", "invalid_voice_mode");
+  return core::InvalidArgument(
+      "voice_mode applies to cloned voices only (POST /v1/audio/voices); '" + request.voice +
+          "' is not one",
+      "voice_mode", "invalid_voice_mode");
 }
 
 // A key limited to some models names them by id or by the name the client used (an alias).

@@ -155,9 +155,9 @@ absl::Status ReadSeed(const json& body, service::SynthesisRequest* request) {
 // The fields both routes share for cloned voices and sampling: instructions (OpenAI's),
 // voice_mode (docs/cosyvoice-generation.md, "Modes") and seed.
 absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* request) {
-  for (absl::Status status : {ReadString(body, "instructions", &request->instructions),
-                              ReadString(body, "voice_mode", &request->voice_mode),
-                              ReadSeed(body, request)}) {
+  for (absl::Status status :
+       {ReadString(body, "instructions", &request->instructions),
+        ReadString(body, "voice_mode", &request->voice_mode), ReadSeed(body, request)}) {
     if (!status.ok()) return status;
   }
   if (text::CountCodePoints(request->instructions) > kMaxInstructionsChars) {

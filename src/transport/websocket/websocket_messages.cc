@@ -114,9 +114,8 @@ bool HasTextFields(const json& message) {
 // Any field of the config message: a second config is recognised by any of them, not only
 // "voice" (a config of {"speed": 2} alone is as much a repeat as one with a voice).
 bool HasConfigFields(const json& message) {
-  for (const char* name :
-       {"model", "voice", "response_format", "speed", "instructions", "voice_mode", "seed",
-        "timeout_ms", "timestamps"}) {
+  for (const char* name : {"model", "voice", "response_format", "speed", "instructions",
+                           "voice_mode", "seed", "timeout_ms", "timestamps"}) {
     if (message.contains(name)) return true;
   }
   return false;

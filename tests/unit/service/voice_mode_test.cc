@@ -44,8 +44,7 @@ TEST(ResolveVoiceMode, WithoutAModeInstructionsMeanInstructElseTheTranscriptDeci
 TEST(ResolveVoiceMode, AnExplicitModeIsKept) {
   EXPECT_EQ(ResolveVoiceMode(Request("cross_lingual"), true).value(), VoiceMode::kCrossLingual);
   EXPECT_EQ(ResolveVoiceMode(Request("zero_shot"), true).value(), VoiceMode::kZeroShot);
-  EXPECT_EQ(ResolveVoiceMode(Request("instruct", "Whisper."), false).value(),
-            VoiceMode::kInstruct);
+  EXPECT_EQ(ResolveVoiceMode(Request("instruct", "Whisper."), false).value(), VoiceMode::kInstruct);
 }
 
 TEST(ResolveVoiceMode, ImpossibleCombinationsNameTheFieldAtFault) {

@@ -295,9 +295,9 @@ TEST(ParseOpenAiSpeechRequest, RejectsInstructionsOver4096CharactersAsPayloadToo
 }
 
 TEST(ParseOpenAiSpeechRequest, ReadsVoiceModeAndSeed) {
-  auto parsed = ParseOpenAiSpeechRequest(PostJson(
-      R"({"model": "tts-1", "input": "Hi.", "voice": "v", "voice_mode": "cross_lingual",)"
-      R"( "seed": 18446744073709551615})"));
+  auto parsed = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "tts-1", "input": "Hi.", "voice": "v", "voice_mode": "cross_lingual",)"
+               R"( "seed": 18446744073709551615})"));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->synthesis.voice_mode, "cross_lingual");  // the service checks the name
   EXPECT_EQ(parsed->synthesis.seed, 18446744073709551615ULL);

@@ -48,8 +48,7 @@ TEST(WebSocketConfigMessage, ReadsVoiceModeAndSeed) {
   EXPECT_EQ(ParamOf(ParseConfigMessage(R"({"voice_mode":[]})").status()), "voice_mode");
   // A second config of only these fields is still a repeated config.
   EXPECT_EQ(CodeOf(ParseClientMessage(R"({"seed":1})").status()), "repeated_config");
-  EXPECT_EQ(CodeOf(ParseClientMessage(R"({"voice_mode":"instruct"})").status()),
-            "repeated_config");
+  EXPECT_EQ(CodeOf(ParseClientMessage(R"({"voice_mode":"instruct"})").status()), "repeated_config");
 }
 
 TEST(WebSocketConfigMessage, BadJsonIsInvalidJson) {

@@ -54,12 +54,11 @@ TEST_P(ModeOracle, PromptTextAndSpeechTokensAreWhatUpstreamsFrontendGivesTheLlm)
   EXPECT_EQ(Longs(upstream["text"]), Longs(Cases()["text_ids"])) << name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Modes, ModeOracle,
-    ::testing::Values(std::pair{VoiceMode::kZeroShot, "zero_shot"},
-                      std::pair{VoiceMode::kCrossLingual, "cross_lingual"},
-                      std::pair{VoiceMode::kInstruct, "instruct"}),
-    [](const auto& info) { return std::string(info.param.second); });
+INSTANTIATE_TEST_SUITE_P(Modes, ModeOracle,
+                         ::testing::Values(std::pair{VoiceMode::kZeroShot, "zero_shot"},
+                                           std::pair{VoiceMode::kCrossLingual, "cross_lingual"},
+                                           std::pair{VoiceMode::kInstruct, "instruct"}),
+                         [](const auto& info) { return std::string(info.param.second); });
 
 TEST(InstructPromptText, EndsTheInstructionsWithEndOfPromptAsUpstreamsCallersWriteThem) {
   if (Cases().contains("skipped") || Cases().contains("missing")) {
