@@ -51,6 +51,16 @@ struct ModelInfo {
   } cloned_voices;
 };
 
+// How an engine that clones voices uses a cloned voice's prompt recording (CosyVoice2's
+// inference modes, upstream cosyvoice/cli/frontend.py:168-213; docs/cosyvoice-generation.md,
+// "Modes"). The flow (timbre) takes the prompt in every mode; what differs is the LLM's input.
+enum class VoiceMode {
+  kZeroShot,      // the prompt's transcript and speech tokens lead the LLM's input
+  kCrossLingual,  // neither: the text may be in another language than the prompt
+  kInstruct,      // the instructions (+ <|endofprompt|>) stand in the transcript's place; no
+                  // prompt speech tokens
+};
+
 // One unit of synthesis, usually a sentence. Views stay valid for the duration of the call.
 struct SegmentInput {
   std::string_view text;      // valid UTF-8, not empty
@@ -62,6 +72,12 @@ struct SegmentInput {
   std::shared_ptr<const VoiceProfile> voice_profile;
   // The request's sampling seed, for engines that sample (CosyVoice); unset = their default.
   std::optional<uint64_t> seed;
+  // With voice_profile: the mode the service resolved (unset = the engine's rule for the
+  // profile alone). Engines without cloned voices ignore both fields.
+  std::optional<VoiceMode> voice_mode;
+  // Style instructions (OpenAI's "instructions"); read in VoiceMode::kInstruct, ignored by
+  // engines that cannot follow them (espeak, Piper, Kokoro: docs say so).
+  std::string_view instructions;
 };
 
 // A loaded model. Threading: Synthesize and Warmup may be called concurrently from the

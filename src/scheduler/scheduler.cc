@@ -398,9 +398,9 @@ void Scheduler::RunBatch(int index, std::vector<Queued> batch) {
   std::vector<engine::SegmentInput> inputs;
   inputs.reserve(batch.size());
   for (const Queued& queued : batch) {
-    inputs.push_back(
-        {queued.task.text, queued.task.voice_id, queued.task.speed, queued.task.voice_profile,
-         queued.task.seed});
+    inputs.push_back({queued.task.text, queued.task.voice_id, queued.task.speed,
+                      queued.task.voice_profile, queued.task.seed, queued.task.voice_mode,
+                      queued.task.instructions});
   }
   core::Clock::time_point started = core::Clock::now();
   BatchOutcome outcome = instances_[index]->Run(inputs);

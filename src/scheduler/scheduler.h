@@ -59,6 +59,8 @@ struct SegmentTask {
   double speed = 1.0;
   std::shared_ptr<const engine::VoiceProfile> voice_profile;  // a cloned voice's (SegmentInput)
   std::optional<uint64_t> seed;                               // SegmentInput::seed
+  std::optional<engine::VoiceMode> voice_mode;                // SegmentInput::voice_mode
+  std::string instructions;                                   // SegmentInput::instructions
   bool first_of_request = true;
   core::Clock::time_point deadline = core::Clock::time_point::max();
   std::shared_ptr<const core::CancellationToken> cancellation;

@@ -101,8 +101,9 @@ void Scheduler::StepLoop(int index) {
       }
       engine::SequenceId id = next_id++;
       const SegmentTask& task = queued.task;
-      absl::Status begun = instance.Begin(
-          id, {task.text, task.voice_id, task.speed, task.voice_profile, task.seed});
+      absl::Status begun =
+          instance.Begin(id, {task.text, task.voice_id, task.speed, task.voice_profile, task.seed,
+                              task.voice_mode, task.instructions});
       if (begun.ok()) {
         if (metrics_.queue_wait_seconds) {
           metrics_.queue_wait_seconds->Observe(

@@ -24,6 +24,7 @@ absl::Status CheckRequestOptions(const SynthesisRequest& request, const ServiceC
         "instructions may hold at most " + std::to_string(kMaxInstructionsChars) + " characters",
         "instructions");
   }
+  if (auto mode = ParseVoiceMode(request.voice_mode); !mode.ok()) return mode.status();
   if (request.sample_rate != 0) {
     // The rate checks do not depend on the voice's own rate (24 kHz here is any rate), so a
     // stream is refused before its first sentence rather than at it.
@@ -32,6 +33,52 @@ absl::Status CheckRequestOptions(const SynthesisRequest& request, const ServiceC
     if (!rate.ok()) return rate.status();
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<engine::VoiceMode>> ParseVoiceMode(std::string_view name) {
+  if (name.empty()) return std::nullopt;
+  if (name == "zero_shot") return engine::VoiceMode::kZeroShot;
+  if (name == "cross_lingual") return engine::VoiceMode::kCrossLingual;
+  if (name == "instruct") return engine::VoiceMode::kInstruct;
+  return core::InvalidArgument(
+      "voice_mode must be \"zero_shot\", \"cross_lingual\" or \"instruct\"", "voice_mode",
+      "invalid_voice_mode");
+}
+
+absl::StatusOr<engine::VoiceMode> ResolveVoiceMode(const SynthesisRequest& request,
+                                                   bool voice_has_transcript) {
+  auto asked = ParseVoiceMode(request.voice_mode);
+  if (!asked.ok()) return asked.status();
+  const bool instructed = !request.instructions.empty();
+  if (!*asked) {
+    if (instructed) return engine::VoiceMode::kInstruct;
+    return voice_has_transcript ? engine::VoiceMode::kZeroShot : engine::VoiceMode::kCrossLingual;
+  }
+  switch (**asked) {
+    case engine::VoiceMode::kInstruct:
+      if (!instructed) {
+        return core::InvalidArgument("voice_mode \"instruct\" needs instructions", "instructions",
+                                     "missing_instructions");
+      }
+      break;
+    case engine::VoiceMode::kZeroShot:
+      if (!voice_has_transcript) {
+        return core::InvalidArgument(
+            "voice_mode \"zero_shot\" needs the voice's transcript, and this voice was "
+            "registered without one: use \"cross_lingual\" or register it with its transcript",
+            "voice_mode", "invalid_voice_mode");
+      }
+      [[fallthrough]];
+    case engine::VoiceMode::kCrossLingual:
+      if (instructed) {
+        return core::InvalidArgument("voice_mode \"" + request.voice_mode +
+                                         "\" does not follow instructions: drop them, or use "
+                                         "voice_mode \"instruct\"",
+                                     "voice_mode", "invalid_voice_mode");
+      }
+      break;
+  }
+  return **asked;
 }
 
 }  // namespace voxserve::service

@@ -67,8 +67,8 @@ absl::StatusOr<std::unique_ptr<SpeechSession>> SpeechSession::Create(
   if (core::Clock::now() >= options.deadline) {
     return absl::DeadlineExceededError("the stream's deadline has passed");
   }
-  absl::StatusOr<const text::SentenceSplitter*> splitter = service.SplitterForVoice(
-      options.request.model, options.request.voice, options.request.allowed_models);
+  absl::StatusOr<const text::SentenceSplitter*> splitter =
+      service.SplitterForVoice(options.request);
   if (!splitter.ok()) return splitter.status();
   return std::unique_ptr<SpeechSession>(new SpeechSession(
       service, std::move(options), **splitter, listener, std::move(post), std::move(keep_alive)));

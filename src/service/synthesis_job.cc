@@ -59,6 +59,8 @@ absl::Status SynthesisJob::SubmitSegment(size_t index) {
   task.speed = plan_.speed;
   task.voice_profile = plan_.voice_profile;
   task.seed = plan_.seed;
+  task.voice_mode = plan_.voice_mode;
+  task.instructions = plan_.instructions;
   task.first_of_request = index == 0 && !plan_.continues_stream;
   task.deadline = plan_.context.deadline;
   task.cancellation = plan_.context.cancellation;

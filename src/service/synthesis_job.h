@@ -31,6 +31,9 @@ struct JobPlan {
   // A cloned voice's profile (SynthesisRequest::voice_profile), handed to every segment.
   std::shared_ptr<const engine::VoiceProfile> voice_profile;
   std::optional<uint64_t> seed;       // SynthesisRequest::seed
+  // SynthesisRequest::resolved_voice_mode and instructions, handed to every segment.
+  std::optional<engine::VoiceMode> voice_mode;
+  std::string instructions;
   std::vector<std::string> segments;  // non-empty
   double speed = 1.0;
   bool streaming = false;

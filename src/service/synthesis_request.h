@@ -11,6 +11,7 @@
 #include "audio/audio_format.h"
 #include "audio/pcm.h"
 #include "core/request_context.h"
+#include "engine/engine.h"
 #include "engine/voice_cloning.h"
 
 namespace voxserve::service {
@@ -21,7 +22,14 @@ struct SynthesisRequest {
   std::string text;
   std::string text_field = "input";  // the request field holding the text, named in errors
   double speed = 1.0;  // 0.25 .. 4.0
-  std::string instructions;  // accepted for OpenAI compatibility; engines without style control ignore it
+  // OpenAI's style instructions: a cloned CosyVoice voice follows them (voice mode "instruct");
+  // engines without style control (espeak, Piper, Kokoro) accept and ignore them, as OpenAI's
+  // tts-1 does. At most kMaxInstructionsChars.
+  std::string instructions;
+  // How a cloned voice uses its prompt: "zero_shot", "cross_lingual" or "instruct" (the names of
+  // every API; ParseVoiceMode); empty = chosen by TtsService (ResolveVoiceMode). Only for cloned
+  // voices: with another voice it is an InvalidArgument naming "voice_mode".
+  std::string voice_mode;
   audio::AudioFormat format = audio::AudioFormat::kMp3;
   // The output rate asked for (audio::ResolveOutputSampleRate); 0 = the format's own. A voxserve
   // extension for telephony (pcm at 8/16 kHz) and ElevenLabs' output_format (pcm_16000, ...).
@@ -40,8 +48,11 @@ struct SynthesisRequest {
   // the stored profile, for engines that synthesize with profiles (CosyVoice, issue 12 part 2).
   std::string cloned_voice_id;
   std::shared_ptr<const engine::VoiceProfile> voice_profile;
-  // ElevenLabs' "seed": the sampling seed of engines that sample (CosyVoice); unset = the
-  // engine's fixed default. Either way the same request gives the same audio.
+  // Set by TtsService with voice_profile: the mode the engine speaks the voice in.
+  std::optional<engine::VoiceMode> resolved_voice_mode;
+  // "seed" (ElevenLabs, OpenAI-style REST, gRPC, WebSocket): the sampling seed of engines that
+  // sample (CosyVoice); unset = the engine's fixed default. Either way the same request gives
+  // the same audio; engines that do not sample ignore it.
   std::optional<uint64_t> seed;
 };
 

@@ -14,6 +14,16 @@
 namespace voxserve::service {
 namespace {
 
+// voice_mode is about a cloned voice's prompt; a built-in voice has none, so asking for a mode
+// there is a mistake worth naming (instructions, by contrast, are accepted and ignored).
+absl::Status CheckVoiceModeTarget(const SynthesisRequest& request) {
+  if (request.voice_profile || request.voice_mode.empty()) return absl::OkStatus();
+  return core::InvalidArgument(
+      "voice_mode applies to cloned voices only (POST /v1/audio/voices); '" + request.voice +
+          "' is not one",
+      "voice_mode", "invalid_voice_mode");
+}
+
 // A key limited to some models names them by id or by the name the client used (an alias).
 absl::Status CheckModelAllowed(const std::vector<std::string>& allowed_models,
                                const std::string& model_id, std::string_view asked) {
@@ -333,8 +343,11 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
                                  "'): its engine speaks no cloned voices of that family"),
         stored->metadata.model);
   }
+  auto mode = ResolveVoiceMode(request, !stored->metadata.transcript.empty());
+  if (!mode.ok()) return core::WithModel(mode.status(), stored->metadata.model);
   request.cloned_voice_id = stored->metadata.id;
   request.voice_profile = std::make_shared<const engine::VoiceProfile>(*std::move(profile));
+  request.resolved_voice_mode = *mode;
   return absl::OkStatus();
 }
 
@@ -363,12 +376,15 @@ absl::Status TtsService::Reject(const std::string& model, const absl::Status& st
 absl::Status TtsService::RejectUnparsed(const absl::Status& status) { return Reject("", status); }
 
 absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterForVoice(
-    std::string_view model, std::string_view voice,
-    const std::vector<std::string>& allowed_models) {
+    const SynthesisRequest& request) {
   if (draining_.load()) return Reject("", core::Draining("server is shutting down"));
   SynthesisRequest cloned;  // a stream naming a cloned voice gets the same answer as Synthesize
-  cloned.model = std::string(model);
-  cloned.voice = std::string(voice);
+  cloned.model = request.model;
+  cloned.voice = request.voice;
+  cloned.voice_mode = request.voice_mode;
+  cloned.instructions = request.instructions;
+  const std::vector<std::string>& allowed_models = request.allowed_models;
+  const std::string& model = request.model;
   if (absl::Status status = ResolveClonedVoice(cloned); !status.ok()) return Reject("", status);
   auto resolved = ResolveVoice(cloned);
   if (!resolved.ok()) return Reject("", resolved.status());
@@ -376,6 +392,7 @@ absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterForVoice(
   if (absl::Status allowed = CheckModelAllowed(allowed_models, model_id, model); !allowed.ok()) {
     return Reject(model_id, allowed);
   }
+  if (absl::Status mode = CheckVoiceModeTarget(cloned); !mode.ok()) return Reject(model_id, mode);
   auto splitter = SplitterFor(resolved->language);
   if (!splitter.ok()) return Reject(model_id, splitter.status());
   return *splitter;
@@ -399,6 +416,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
       !allowed.ok()) {
     return Reject(model_id, allowed);
   }
+  if (absl::Status mode = CheckVoiceModeTarget(request); !mode.ok()) return Reject(model_id, mode);
 
   auto timeout = std::chrono::milliseconds(config_.default_timeout_ms);
   if (request.timeout) timeout = *request.timeout;  // in range: CheckRequestOptions
@@ -426,6 +444,8 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   plan.voice = *voice;
   plan.voice_profile = std::move(request.voice_profile);
   plan.seed = request.seed;
+  plan.voice_mode = request.resolved_voice_mode;
+  plan.instructions = std::move(request.instructions);
   plan.speed = request.speed;
   plan.streaming = request.streaming;
   plan.continues_stream = request.continues_stream;

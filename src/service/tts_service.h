@@ -89,13 +89,12 @@ class TtsService {
   absl::StatusOr<std::shared_ptr<SynthesisJob>> Synthesize(SynthesisRequest request,
                                                            std::shared_ptr<SynthesisSink> sink);
 
-  // For SpeechSession, which cuts incremental text into sentences itself: resolves `model` and
-  // `voice` as Synthesize would (NotFound; Unavailable while loading or draining;
-  // PermissionDenied for a model outside `allowed_models`) and returns the sentence splitter of
-  // the voice's language, which lives as long as the service.
-  absl::StatusOr<const text::SentenceSplitter*> SplitterForVoice(
-      std::string_view model, std::string_view voice,
-      const std::vector<std::string>& allowed_models = {});
+  // For SpeechSession, which cuts incremental text into sentences itself: resolves the
+  // request's model and voice (and a cloned voice's voice_mode with its instructions) as
+  // Synthesize would (NotFound; InvalidArgument; Unavailable while loading or draining;
+  // PermissionDenied for a model outside allowed_models) and returns the sentence splitter of
+  // the voice's language, which lives as long as the service. The text is not looked at.
+  absl::StatusOr<const text::SentenceSplitter*> SplitterForVoice(const SynthesisRequest& request);
 
   // A synthesis request its transport could not parse (invalid JSON, a missing or wrong-typed
   // field), or a stream whose options fail their checks before any sentence, never reaches

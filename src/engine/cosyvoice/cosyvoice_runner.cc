@@ -82,6 +82,9 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
   if (segment.pieces.empty()) {
     return core::InvalidArgument("the text has nothing to speak after normalization", "input");
   }
+  auto llm_prompt = PromptFor(profile, input);
+  if (!llm_prompt.ok()) return llm_prompt.status();
+  segment.llm_prompt = *std::move(llm_prompt);
   segment.order = next_order_++;
   segment.profile = input.voice_profile;
   segment.speed = input.speed;
@@ -92,20 +95,45 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<LlmPrompt> CosyVoiceRunner::PromptFor(const VoiceProfile& profile,
+                                                     const SegmentInput& input) const {
+  // Without a mode from the service (unit tests, callers other than TtsService), the profile
+  // decides as before: an empty transcript is cross-lingual synthesis.
+  VoiceMode mode = VoiceMode::kCrossLingual;
+  if (input.voice_mode) {
+    mode = *input.voice_mode;
+  } else if (auto transcript = profile.attributes.find("transcript");
+             transcript != profile.attributes.end() && !transcript->second.empty()) {
+    mode = VoiceMode::kZeroShot;
+  }
+  std::vector<int32_t> instruction_ids;
+  if (mode == VoiceMode::kInstruct) {
+    if (input.instructions.empty()) {
+      return core::InvalidArgument("voice_mode \"instruct\" needs instructions", "instructions",
+                                   "missing_instructions");
+    }
+    auto ids = stages_.tokenizer->Encode(InstructPromptText(input.instructions));
+    if (!ids.ok()) return ids.status();
+    if (ids->size() > kMaxInstructionTokens) {
+      return core::InvalidArgument("instructions are " + std::to_string(ids->size()) +
+                                       " tokens long; cosyvoice follows at most " +
+                                       std::to_string(kMaxInstructionTokens),
+                                   "instructions", "instructions_too_long");
+    }
+    instruction_ids = *std::move(ids);
+  }
+  return PromptForMode(mode, profile.tensors.at("transcript_tokens").ints,
+                       profile.tensors.at("prompt_speech_tokens").ints, instruction_ids);
+}
+
 absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
   const VoiceProfile& profile = *segment.profile;
   LlmRequest request;
   request.text_ids = segment.pieces[segment.next_piece];
-  // An empty transcript is cross-lingual synthesis: neither prompt text nor prompt speech
-  // tokens go to the LLM; the flow still takes the prompt (frontend_cross_lingual,
-  // cosyvoice/cli/frontend.py).
-  auto transcript = profile.attributes.find("transcript");
-  if (transcript != profile.attributes.end() && !transcript->second.empty()) {
-    const auto& text = profile.tensors.at("transcript_tokens").ints;
-    const auto& speech = profile.tensors.at("prompt_speech_tokens").ints;
-    request.prompt_text_ids.assign(text.begin(), text.end());
-    request.prompt_speech_tokens.assign(speech.begin(), speech.end());
-  }
+  // Every piece of a segment gets the same prompt, as upstream's frontend builds it per piece
+  // (cli/cosyvoice.py:105-107, :177-179).
+  request.prompt_text_ids = segment.llm_prompt.text_ids;
+  request.prompt_speech_tokens = segment.llm_prompt.speech_tokens;
   request.seed = MixSeed(segment.seed, segment.next_piece);
   const uint64_t llm_id = next_llm_id_++;
   if (absl::Status admitted = decoder_->Admit(llm_id, std::move(request)); !admitted.ok()) {

@@ -18,6 +18,7 @@
 #include "engine/cosyvoice/hift_stream.h"
 #include "engine/cosyvoice/hift_vocoder.h"
 #include "engine/cosyvoice/llm_decoder.h"
+#include "engine/cosyvoice/llm_prompt.h"
 #include "engine/cosyvoice/text_frontend.h"
 #include "engine/streaming_engine.h"
 #include "text/bpe_tokenizer.h"
@@ -41,6 +42,12 @@ struct GenerationStages {
   uint64_t seed = 0;
 };
 
+// Instruct mode's prompt (instructions + <|endofprompt|>) takes KV slots from every piece's
+// budget (llm_capacity): 256 tokens is about 1000 characters of English, far beyond upstream's
+// own one-sentence instructions (cosyvoice/utils/common.py:28-...), and an eighth of the
+// default llm_capacity of 2048.
+inline constexpr size_t kMaxInstructionTokens = 256;
+
 // Owned by one scheduler instance thread (StreamRunner's contract); holds that instance's LLM
 // (its KV cache) and every active segment's state.
 class CosyVoiceRunner final : public StreamRunner {
@@ -49,7 +56,8 @@ class CosyVoiceRunner final : public StreamRunner {
       const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder, int max_active);
 
   // InvalidArgument without a profile of the engine's family (cosyvoice speaks cloned voices
-  // only), for a profile missing a tensor, or text with nothing to speak after normalization;
+  // only), for a profile missing a tensor, text with nothing to speak after normalization, or
+  // instruct mode with no instructions or more than kMaxInstructionTokens;
   // OutOfRange for a prompt that leaves the flow no room; ResourceExhausted past max_active.
   absl::Status Begin(SequenceId id, const SegmentInput& input) override;
   std::vector<SequenceStep> Step() override;
@@ -64,6 +72,7 @@ class CosyVoiceRunner final : public StreamRunner {
     std::shared_ptr<const VoiceProfile> profile;
     double speed = 1.0;
     uint64_t seed = 0;  // the request's, or the engine's default
+    LlmPrompt llm_prompt;  // the voice's prompt as its mode gives it to the LLM, every piece
     std::vector<std::vector<int64_t>> pieces;  // text ids of each normalized piece
     size_t next_piece = 0;                     // the piece after the one being decoded
     uint64_t llm_id = 0;                       // the decoder's id of the current piece
@@ -78,6 +87,8 @@ class CosyVoiceRunner final : public StreamRunner {
   CosyVoiceRunner(const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder,
                   int max_active)
       : stages_(stages), decoder_(std::move(decoder)), max_active_(max_active) {}
+  // The LLM's share of the voice's prompt in the segment's mode (llm_prompt.h, PromptForMode).
+  absl::StatusOr<LlmPrompt> PromptFor(const VoiceProfile& profile, const SegmentInput& input) const;
   absl::Status AdmitNextPiece(Segment& segment);
   // Speech tokens a piece may have: the flow encoder takes prompt + new tokens up to its
   // max_tokens (300 in the tiny bundle), so the LLM stops there even before its max_len.

@@ -24,6 +24,31 @@ absl::StatusOr<std::vector<float>> Table(const BundleManifest& m, const std::str
 
 }  // namespace
 
+LlmPrompt PromptForMode(VoiceMode mode, std::span<const int32_t> transcript_tokens,
+                        std::span<const int32_t> prompt_speech_tokens,
+                        std::span<const int32_t> instruction_ids) {
+  LlmPrompt prompt;
+  switch (mode) {
+    case VoiceMode::kZeroShot:
+      prompt.text_ids.assign(transcript_tokens.begin(), transcript_tokens.end());
+      prompt.speech_tokens.assign(prompt_speech_tokens.begin(), prompt_speech_tokens.end());
+      break;
+    case VoiceMode::kCrossLingual:
+      break;
+    case VoiceMode::kInstruct:
+      prompt.text_ids.assign(instruction_ids.begin(), instruction_ids.end());
+      break;
+  }
+  return prompt;
+}
+
+std::string InstructPromptText(std::string_view instructions) {
+  constexpr std::string_view kEndOfPrompt = "<|endofprompt|>";
+  std::string text(instructions);
+  if (!instructions.ends_with(kEndOfPrompt)) text += kEndOfPrompt;
+  return text;
+}
+
 TokenLimits LimitsFor(const BundleManifest::Sampling& sampling, size_t text_len) {
   double n = static_cast<double>(text_len);
   return {static_cast<int64_t>(n * sampling.min_token_text_ratio),

@@ -6,11 +6,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/engine.h"
 
 namespace voxserve::engine::cosyvoice {
 
@@ -23,6 +26,31 @@ struct LlmRequest {
   uint64_t seed = 0;                          // SequenceRng seed: same seed, same tokens
   bool greedy = false;                        // argmax instead of RAS (goldens, tests)
 };
+
+// What the LLM sees of a cloned voice's prompt in each mode (engine::VoiceMode), as upstream's
+// frontend leaves model_input for Qwen2LM.inference (cosyvoice/cli/frontend.py, ace7c47):
+// - zero-shot (frontend_zero_shot, :168-189): prompt text = the transcript's tokens, prompt
+//   speech tokens = the prompt's (:180-181);
+// - cross-lingual (frontend_cross_lingual, :191-198): both deleted (:194-197);
+// - instruct (frontend_instruct2, :209-213): prompt text = the instruct text's tokens (it is
+//   frontend_zero_shot's prompt_text argument, :210), prompt speech tokens deleted (:211-212).
+// The flow keeps flow_prompt_speech_token, prompt_speech_feat and the embedding in every mode.
+// A mode's missing part is empty: Qwen2LM.inference's defaults (cli/model.py:328-330).
+struct LlmPrompt {
+  std::vector<int64_t> text_ids;       // LlmRequest::prompt_text_ids
+  std::vector<int64_t> speech_tokens;  // LlmRequest::prompt_speech_tokens
+};
+LlmPrompt PromptForMode(VoiceMode mode, std::span<const int32_t> transcript_tokens,
+                        std::span<const int32_t> prompt_speech_tokens,
+                        std::span<const int32_t> instruction_ids);
+
+// The text upstream tokenizes as instruct mode's prompt: the user's instructions followed by
+// <|endofprompt|>. inference_instruct2 (cli/cosyvoice.py:177-179) tokenizes instruct_text as
+// given, neither normalized nor extended, and upstream's instruct prompts end with that token
+// (cosyvoice/utils/common.py:28, instruct_list: "You are a helpful assistant. 请用广东话表达。
+// <|endofprompt|>"). Appended unless the instructions already end with it, so text written for
+// upstream works unchanged.
+std::string InstructPromptText(std::string_view instructions);
 
 // min_len/max_len of llm.py:497-498: int(len(text) * ratio) over the text without the prompt.
 struct TokenLimits {

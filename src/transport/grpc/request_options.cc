@@ -44,6 +44,8 @@ absl::StatusOr<service::SynthesisRequest> ToSynthesisRequest(
   request.voice = options.voice();
   request.speed = options.speed() == 0 ? 1.0 : options.speed();
   request.instructions = options.instructions();
+  request.voice_mode = options.voice_mode();  // the service checks the name
+  if (options.has_seed()) request.seed = options.seed();
   absl::StatusOr<audio::AudioFormat> format = FromProtoFormat(options.format(), default_format);
   if (!format.ok()) return format.status();
   request.format = *format;

@@ -138,6 +138,34 @@ absl::Status ReadOpenAiVoice(const json& body, std::string* voice) {
   return absl::OkStatus();
 }
 
+// The sampling seed (CosyVoice; engines that do not sample ignore it), the same range on every
+// API but ElevenLabs' (which keeps accepting negative seeds as its clients send them).
+absl::Status ReadSeed(const json& body, service::SynthesisRequest* request) {
+  auto it = body.find("seed");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_number_integer()) return WrongType("seed", "an integer");
+  if (!it->is_number_unsigned()) {
+    return core::InvalidArgument("seed must be an integer from 0 to 18446744073709551615", "seed",
+                                 "invalid_seed");
+  }
+  request->seed = it->get<uint64_t>();
+  return absl::OkStatus();
+}
+
+// The fields both routes share for cloned voices and sampling: instructions (OpenAI's),
+// voice_mode (docs/cosyvoice-generation.md, "Modes") and seed.
+absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* request) {
+  for (absl::Status status :
+       {ReadString(body, "instructions", &request->instructions),
+        ReadString(body, "voice_mode", &request->voice_mode), ReadSeed(body, request)}) {
+    if (!status.ok()) return status;
+  }
+  if (text::CountCodePoints(request->instructions) > kMaxInstructionsChars) {
+    return core::PayloadTooLarge("instructions may hold at most 4096 characters", "instructions");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadTimestamps(const json& body, ParsedSpeechRequest* parsed) {
   auto found = body.find("timestamps");
   auto mode = ParseTimestampsMode(found == body.end() ? nullptr : &*found);
@@ -158,13 +186,10 @@ absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& 
        {ReadRequiredString(*body, "model", &synthesis.model),
         ReadRequiredString(*body, "input", &synthesis.text),
         ReadOpenAiVoice(*body, &synthesis.voice), ReadFormat(*body, "mp3", &synthesis),
-        ReadNumber(*body, "speed", &synthesis.speed),
-        ReadString(*body, "instructions", &synthesis.instructions), ReadTimeout(*body, &synthesis),
-        ReadSampleRate(*body, &synthesis), ReadTimestamps(*body, &parsed)}) {
+        ReadNumber(*body, "speed", &synthesis.speed), ReadVoiceOptions(*body, &synthesis),
+        ReadTimeout(*body, &synthesis), ReadSampleRate(*body, &synthesis),
+        ReadTimestamps(*body, &parsed)}) {
     if (!status.ok()) return status;
-  }
-  if (text::CountCodePoints(synthesis.instructions) > kMaxInstructionsChars) {
-    return core::PayloadTooLarge("instructions may hold at most 4096 characters", "instructions");
   }
   std::string stream_format;
   if (absl::Status status = ReadString(*body, "stream_format", &stream_format); !status.ok()) {
@@ -198,8 +223,8 @@ absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& re
        {ReadRequiredString(*body, "text", &synthesis.text),
         ReadString(*body, "voice", &synthesis.voice), ReadString(*body, "model", &synthesis.model),
         ReadFormat(*body, "wav", &synthesis), ReadNumber(*body, "speed", &synthesis.speed),
-        ReadTimeout(*body, &synthesis), ReadSampleRate(*body, &synthesis),
-        ReadTimestamps(*body, &parsed)}) {
+        ReadVoiceOptions(*body, &synthesis), ReadTimeout(*body, &synthesis),
+        ReadSampleRate(*body, &synthesis), ReadTimestamps(*body, &parsed)}) {
     if (!status.ok()) return status;
   }
   auto stream = body->find("stream");

@@ -20,12 +20,13 @@ struct ParsedSpeechRequest {
 };
 
 // POST /v1/audio/speech: {model, input, voice (string or {"id"}), response_format="mp3",
-// speed=1.0, instructions, stream_format ("audio" | "sse"), timeout_ms and sample_rate
-// and timestamps (voxserve extensions)}.
+// speed=1.0, instructions, stream_format ("audio" | "sse"), timeout_ms, sample_rate,
+// timestamps, voice_mode and seed (voxserve extensions)}.
 absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& request);
 
 // POST /v1/synthesize and /tts: {text, voice, speed, model, response_format="wav", stream,
-// timeout_ms, sample_rate, timestamps}; stream + timestamps streams SSE.
+// timeout_ms, sample_rate, timestamps, instructions, voice_mode, seed}; stream + timestamps
+// streams SSE.
 absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& request);
 
 }  // namespace voxserve::transport::http

@@ -54,6 +54,8 @@ absl::Status SpeechStream::Configure(std::string_view message) {
   options.request.format = config->format;
   options.request.speed = config->speed;
   options.request.instructions = std::move(config->instructions);
+  options.request.voice_mode = std::move(config->voice_mode);
+  options.request.seed = config->seed;
   options.request.timeout = config->timeout;
   timestamps_ = config->timestamps;
   options.request.allowed_models = caller_.auth.allowed_models;

@@ -82,6 +82,19 @@ absl::Status ReadSpeed(const json& message, double* speed) {
   return absl::OkStatus();
 }
 
+// As REST's seed (http/speech_request_parser.cc): 0 .. 2^64-1.
+absl::Status ReadSeed(const json& message, std::optional<uint64_t>* out) {
+  const json* value = Field(message, "seed");
+  if (value == nullptr) return absl::OkStatus();
+  if (!value->is_number_integer()) return WrongType("seed", "an integer");
+  if (!value->is_number_unsigned()) {
+    return core::InvalidArgument("seed must be an integer from 0 to 18446744073709551615", "seed",
+                                 "invalid_seed");
+  }
+  *out = value->get<uint64_t>();
+  return absl::OkStatus();
+}
+
 absl::Status ReadTimeout(const json& message, std::optional<std::chrono::milliseconds>* out) {
   const json* value = Field(message, "timeout_ms");
   if (value == nullptr) return absl::OkStatus();
@@ -101,8 +114,8 @@ bool HasTextFields(const json& message) {
 // Any field of the config message: a second config is recognised by any of them, not only
 // "voice" (a config of {"speed": 2} alone is as much a repeat as one with a voice).
 bool HasConfigFields(const json& message) {
-  for (const char* name :
-       {"model", "voice", "response_format", "speed", "instructions", "timeout_ms", "timestamps"}) {
+  for (const char* name : {"model", "voice", "response_format", "speed", "instructions",
+                           "voice_mode", "seed", "timeout_ms", "timestamps"}) {
     if (message.contains(name)) return true;
   }
   return false;
@@ -139,6 +152,7 @@ absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
        {ReadString(*message, "model", &config.model), ReadVoice(*message, &config.voice),
         ReadFormat(*message, &config.format), ReadSpeed(*message, &config.speed),
         ReadString(*message, "instructions", &config.instructions),
+        ReadString(*message, "voice_mode", &config.voice_mode), ReadSeed(*message, &config.seed),
         ReadTimeout(*message, &config.timeout)}) {
     if (!status.ok()) return status;
   }

@@ -18,7 +18,8 @@
 namespace voxserve::transport::websocket {
 
 // The first message: {"model", "voice" (a name or {"id"}), "response_format" (default "pcm"),
-// "speed", "instructions", "timeout_ms", "timestamps" ("word" | "char", docs/timings.md)}; every
+// "speed", "instructions", "voice_mode", "seed", "timeout_ms", "timestamps" ("word" | "char",
+// docs/timings.md)}; every
 // field is optional. Types are checked here,
 // ranges by the service (service::CheckRequestOptions), as for every transport.
 struct StreamConfig {
@@ -27,6 +28,8 @@ struct StreamConfig {
   audio::AudioFormat format = audio::AudioFormat::kPcm;
   double speed = 1.0;
   std::string instructions;
+  std::string voice_mode;  // a cloned voice's mode (service::ParseVoiceMode checks the name)
+  std::optional<uint64_t> seed;
   std::optional<std::chrono::milliseconds> timeout;  // per sentence, from when it is complete
   http::TimestampsMode timestamps = http::TimestampsMode::kNone;  // on each segment_done
 };

@@ -38,6 +38,18 @@ TEST(GrpcRequestOptions, CopiesWhatWasGiven) {
   EXPECT_EQ(request.timeout, milliseconds(2500));
 }
 
+TEST(GrpcRequestOptions, CopiesVoiceModeInstructionsAndSeedWhenSet) {
+  EXPECT_FALSE(Convert({}).seed.has_value());  // the seed oneof: unset is not 0
+  v1::SynthesisOptions options;
+  options.set_voice_mode("cross_lingual");
+  options.set_instructions("Speak calmly.");
+  options.set_seed(0);
+  service::SynthesisRequest request = Convert(options);
+  EXPECT_EQ(request.voice_mode, "cross_lingual");
+  EXPECT_EQ(request.instructions, "Speak calmly.");
+  EXPECT_EQ(request.seed, 0u);
+}
+
 TEST(GrpcRequestOptions, AnUnknownFormatIsInvalidArgument) {
   v1::SynthesisOptions options;
   options.set_format(static_cast<v1::AudioFormat>(42));

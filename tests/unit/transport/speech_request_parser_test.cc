@@ -294,6 +294,33 @@ TEST(ParseOpenAiSpeechRequest, RejectsInstructionsOver4096CharactersAsPayloadToo
   EXPECT_EQ(detail.param, "instructions");
 }
 
+TEST(ParseOpenAiSpeechRequest, ReadsVoiceModeAndSeed) {
+  auto parsed = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "tts-1", "input": "Hi.", "voice": "v", "voice_mode": "cross_lingual",)"
+               R"( "seed": 18446744073709551615})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->synthesis.voice_mode, "cross_lingual");  // the service checks the name
+  EXPECT_EQ(parsed->synthesis.seed, 18446744073709551615ULL);
+  auto unseeded = ParseOpenAiSpeechRequest(PostJson(kMinimalOpenAi));
+  ASSERT_TRUE(unseeded.ok());
+  EXPECT_FALSE(unseeded->synthesis.seed.has_value());
+  EXPECT_EQ(unseeded->synthesis.voice_mode, "");
+}
+
+TEST(ParseOpenAiSpeechRequest, BadSeedsAndVoiceModesNameTheField) {
+  auto body = [](const std::string& fields) {
+    return PostJson(R"({"model": "tts-1", "input": "Hi.", "voice": "v", )" + fields + "}");
+  };
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("seed": -1)")), "seed", "invalid_seed");
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("seed": 1.5)")), "seed", "invalid_type");
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("seed": "7")")), "seed", "invalid_type");
+  // Past 2^64 - 1 JSON numbers parse as doubles: not an integer.
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("seed": 18446744073709551616)")), "seed",
+                   "invalid_type");
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("voice_mode": 1)")), "voice_mode",
+                   "invalid_type");
+}
+
 TEST(ParseOpenAiSpeechRequest, ReadsIntegerTimeoutMs) {
   auto parsed = ParseOpenAiSpeechRequest(
       PostJson(R"({"model": "m", "input": "Hi", "voice": "a", "timeout_ms": 1500})"));
@@ -350,6 +377,21 @@ TEST(ParseSynthesizeRequest, FullBodySetsEveryField) {
   EXPECT_EQ(synthesis.timeout, std::chrono::milliseconds(900));
   EXPECT_EQ(parsed->stream, StreamMode::kAudio);
   EXPECT_TRUE(synthesis.streaming);
+}
+
+TEST(ParseSynthesizeRequest, ReadsInstructionsVoiceModeAndSeedAsTheOpenAiRouteDoes) {
+  auto parsed = ParseSynthesizeRequest(PostJson(
+      R"({"text": "Hi.", "instructions": "Speak calmly.", "voice_mode": "instruct", "seed": 7})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->synthesis.instructions, "Speak calmly.");
+  EXPECT_EQ(parsed->synthesis.voice_mode, "instruct");
+  EXPECT_EQ(parsed->synthesis.seed, 7u);
+  auto negative = ParseSynthesizeRequest(PostJson(R"({"text": "Hi.", "seed": -3})"));
+  ExpectFieldError(negative, "seed", "invalid_seed");
+  auto long_instructions = ParseSynthesizeRequest(
+      PostJson(R"({"text": "Hi.", "instructions": ")" + std::string(4097, 'a') + R"("})"));
+  ASSERT_FALSE(long_instructions.ok());
+  EXPECT_EQ(core::DetailOf(long_instructions.status()).param, "instructions");
 }
 
 TEST(ParseSynthesizeRequest, StreamFalseDoesNotStream) {

@@ -35,6 +35,22 @@ TEST(WebSocketConfigMessage, ReadsEveryField) {
   EXPECT_EQ(config->timeout, std::chrono::milliseconds(2500));
 }
 
+TEST(WebSocketConfigMessage, ReadsVoiceModeAndSeed) {
+  absl::StatusOr<StreamConfig> config =
+      ParseConfigMessage(R"({"voice":"v","voice_mode":"instruct","seed":42})");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->voice_mode, "instruct");
+  EXPECT_EQ(config->seed, 42u);
+  for (const char* message : {R"({"seed":-1})", R"({"seed":2.5})"}) {
+    EXPECT_EQ(ParamOf(ParseConfigMessage(message).status()), "seed") << message;
+  }
+  EXPECT_EQ(CodeOf(ParseConfigMessage(R"({"seed":-1})").status()), "invalid_seed");
+  EXPECT_EQ(ParamOf(ParseConfigMessage(R"({"voice_mode":[]})").status()), "voice_mode");
+  // A second config of only these fields is still a repeated config.
+  EXPECT_EQ(CodeOf(ParseClientMessage(R"({"seed":1})").status()), "repeated_config");
+  EXPECT_EQ(CodeOf(ParseClientMessage(R"({"voice_mode":"instruct"})").status()), "repeated_config");
+}
+
 TEST(WebSocketConfigMessage, BadJsonIsInvalidJson) {
   for (const char* text : {"{voice: en}", "[]", "\"voice\"", ""}) {
     absl::StatusOr<StreamConfig> config = ParseConfigMessage(text);

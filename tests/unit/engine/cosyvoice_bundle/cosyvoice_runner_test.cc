@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 
+#include "core/error.h"
 #include "engine/cosyvoice/cosyvoice_engine.h"
 #include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
 
@@ -179,6 +180,31 @@ TEST(CosyVoiceRunner, StreamingEmitsTheFirstHopEarlyAndTheSameLengthInAll) {
   const size_t first_hop = 25 + ((prompt + 24) / 25 * 25 - prompt);
   ASSERT_EQ(out.chunks.at(1).size(), 2u);
   EXPECT_EQ(out.chunks.at(1)[0], first_hop * kSamplesPerToken - 3840);
+}
+
+TEST(CosyVoiceRunner, InstructModeNeedsInstructionsWithinTheTokenBound) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load();
+  ASSERT_TRUE(f.profile);
+  auto runner = f.engine->CreateRunner();
+  ASSERT_TRUE(runner.ok());
+  SegmentInput input{"Hello.", "v", 1.0, f.profile};
+  input.voice_mode = VoiceMode::kInstruct;
+  absl::Status none = (*runner)->Begin(1, input);
+  EXPECT_TRUE(absl::IsInvalidArgument(none)) << none;
+  EXPECT_EQ(core::DetailOf(none).param, "instructions");
+  // The tiny bundle's tokenizer spends about a token per byte: 420 bytes are past 256 tokens.
+  std::string long_instructions;
+  for (int i = 0; i < 30; ++i) long_instructions += "Speak slowly. ";
+  input.instructions = long_instructions;
+  absl::Status too_long = (*runner)->Begin(2, input);
+  EXPECT_TRUE(absl::IsInvalidArgument(too_long)) << too_long;
+  EXPECT_EQ(core::DetailOf(too_long).code, "instructions_too_long");
+  EXPECT_EQ((*runner)->Active(), 0u);
+  input.instructions = "Speak cheerfully.";
+  EXPECT_TRUE((*runner)->Begin(3, input).ok());
+  EXPECT_EQ((*runner)->Active(), 1u);
+  (*runner)->Release(3);
 }
 
 }  // namespace
