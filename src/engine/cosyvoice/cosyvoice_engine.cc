@@ -1,7 +1,6 @@
 #include "engine/cosyvoice/cosyvoice_engine.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "core/error.h"
 #include "absl/strings/numbers.h"
@@ -48,7 +47,7 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
   } else if (key == "llm_capacity") {
     return SetInt(key, value, 2, 65536, &llm_capacity);
   } else if (key == "vocoder_threads") {
-    return SetInt(key, value, 0, 64, &vocoder_threads);  // 0: the default, min(2, cores)
+    return SetInt(key, value, 1, 64, &vocoder_threads);  // VocoderPool's range
   } else if (key == "streaming") {
     if (value != "true" && value != "false") {
       return core::InvalidArgument("cosyvoice option streaming = '" + value +
@@ -106,11 +105,7 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   auto hift = HiftVocoder::Create(engine->manifest_, config.bundle_path, config.session);
   if (!hift.ok()) return hift.status();
   engine->hift_ = std::move(*hift);
-  int threads = config.vocoder_threads;
-  if (threads == 0) {
-    threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
-  }
-  auto vocoder = VocoderPool::Create(threads);
+  auto vocoder = VocoderPool::Create(config.vocoder_threads);
   if (!vocoder.ok()) return vocoder.status();
   engine->vocoder_ = std::move(*vocoder);
   engine->info_.cloned_voices.family = std::string(FamilyName(engine->manifest_.family));

@@ -39,9 +39,11 @@ struct CosyVoiceEngineConfig {
   // (docs/cosyvoice-generation.md, "The engine").
   bool streaming = false;
   // options.vocoder_threads: threads running flow + HiFT for all of this model's instances, off
-  // their LLM step threads. 0 (default): min(2, cores), measured in docs/cosyvoice-generation.md
-  // ("The engine", Figures).
-  int vocoder_threads = 0;
+  // their LLM step threads. Default 1: each flow / HiFT run already spreads over every core
+  // (ONNX Runtime's intra-op default), and a second thread only contended for them in our
+  // measurements (docs/cosyvoice-generation.md, "The engine", Figures); more pay with
+  // intra_op_threads set to a share of the cores.
+  int vocoder_threads = 1;
   onnx::OnnxSessionConfig session;
 
   absl::Status Set(const std::string& key, const std::string& value);

@@ -56,9 +56,9 @@ struct GenerationStages {
 class CosyVoiceRunner final : public StreamRunner {
  public:
   // Longest a Step with no LLM row to advance waits for a vocoder job before returning empty
-  // (StreamRunner's contract): short enough that a scheduler loop calling Step again admits a
-  // newcomer within it, long enough that waiting costs nothing. 10 ms = a fraction of one
-  // piece's prefill at real size.
+  // (StreamRunner's contract): a newcomer waits at most this for its Begin, small beside its
+  // time to first audio (a prefill, a piece's tokens and its flow); a Step that times out costs
+  // the scheduler one look at its queue, 100 a second at most.
   static constexpr int kVocoderWaitMs = 10;
 
   static absl::StatusOr<std::unique_ptr<CosyVoiceRunner>> Create(
