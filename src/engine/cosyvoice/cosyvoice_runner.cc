@@ -34,7 +34,8 @@ uint64_t MixSeed(uint64_t seed, uint64_t piece) {
 }  // namespace
 
 struct CosyVoiceRunner::PieceStream {
-  PieceStream(HiftStream stream, uint64_t noise_seed) : hift(std::move(stream)), noise(noise_seed) {}
+  PieceStream(HiftStream stream, uint64_t noise_seed)
+      : hift(std::move(stream)), noise(noise_seed) {}
   HiftStream hift;
   SeededSourceNoise noise;
 };
@@ -352,8 +353,8 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(const GenerationStage
     std::copy(row + begin_frame, row + end_frame,
               slice.begin() + static_cast<std::ptrdiff_t>(b * frames));
   }
-  auto audio = job.stream->hift.Push({slice, static_cast<int64_t>(frames)}, job.finalize,
-                                     job.stream->noise);
+  auto audio =
+      job.stream->hift.Push({slice, static_cast<int64_t>(frames)}, job.finalize, job.stream->noise);
   if (!audio.ok()) return audio.status();
   pcm.samples = *std::move(audio);
   return pcm;

@@ -12,8 +12,8 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +41,7 @@ struct GenerationStages {
   const FlowMatcher* flow = nullptr;
   const HiftVocoder* hift = nullptr;
   VocoderPool* vocoder = nullptr;  // where flow + HiFT run
-  std::string family;  // the profiles it takes (VoiceProfile::family)
+  std::string family;              // the profiles it takes (VoiceProfile::family)
   // Upstream's streaming schedule (CosyVoice2Model.tts, cli/model.py:343-375): audio every token
   // hop instead of once per piece. Off: one chunk per piece.
   bool streaming = false;
@@ -95,7 +95,7 @@ class CosyVoiceRunner final : public StreamRunner {
     uint64_t order = 0;  // Begin order: Step reports in it
     std::shared_ptr<const VoiceProfile> profile;
     double speed = 1.0;
-    uint64_t seed = 0;  // the request's, or the engine's default
+    uint64_t seed = 0;                         // the request's, or the engine's default
     std::vector<std::vector<int64_t>> pieces;  // text ids of each normalized piece
     size_t next_piece = 0;                     // the piece after the one being decoded
     uint64_t llm_id = 0;                       // the decoder's id of the current piece; 0: none

@@ -30,6 +30,8 @@ VocoderPool::~VocoderPool() {
   impl_->pool.join();
 }
 
-void VocoderPool::Post(std::function<void()> job) { boost::asio::post(impl_->pool, std::move(job)); }
+void VocoderPool::Post(std::function<void()> job) {
+  boost::asio::post(impl_->pool, std::move(job));
+}
 
 }  // namespace voxserve::engine::cosyvoice

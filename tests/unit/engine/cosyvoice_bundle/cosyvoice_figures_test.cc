@@ -1,6 +1,7 @@
 // The figures of docs/cosyvoice-generation.md ("The engine"), tiny bundle: wall time of one
-// request against four at once on one runner, and the longest Step when pieces end apart. A measurement, not a check (timings depend on the
-// machine), so it is disabled; run it with `unit_engine_cosyvoice_bundle_tests
+// request against four at once on one runner, and the longest Step when pieces end apart. A
+// measurement, not a check (timings depend on the machine), so it is disabled; run it with
+// `unit_engine_cosyvoice_bundle_tests
 // --gtest_also_run_disabled_tests --gtest_filter='CosyVoiceFigures.*'`.
 #include <gtest/gtest.h>
 
@@ -42,10 +43,11 @@ void Measure(bool streaming, int vocoder_threads, int intra_op_threads) {
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     ASSERT_TRUE(results[0].ok()) << results[0].status();
-    std::printf("streaming=%d vocoder_threads=%d intra_op_threads=%d requests=%zu wall=%.2f s "
-                "audio=%.2f s each\n",
-                streaming, vocoder_threads, intra_op_threads, n, seconds,
-                static_cast<double>(results[0]->samples.size()) / 24000.0);
+    std::printf(
+        "streaming=%d vocoder_threads=%d intra_op_threads=%d requests=%zu wall=%.2f s "
+        "audio=%.2f s each\n",
+        streaming, vocoder_threads, intra_op_threads, n, seconds,
+        static_cast<double>(results[0]->samples.size()) / 24000.0);
     std::fflush(stdout);
   }
 }
@@ -90,9 +92,10 @@ void MeasureStaggered(int vocoder_threads, int intra_op_threads) {
   }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::printf("staggered vocoder_threads=%d intra_op_threads=%d wall=%.2f s longest step=%.3f s "
-              "steps=%d\n",
-              vocoder_threads, intra_op_threads, seconds, longest, steps);
+  std::printf(
+      "staggered vocoder_threads=%d intra_op_threads=%d wall=%.2f s longest step=%.3f s "
+      "steps=%d\n",
+      vocoder_threads, intra_op_threads, seconds, longest, steps);
   std::fflush(stdout);
 }
 

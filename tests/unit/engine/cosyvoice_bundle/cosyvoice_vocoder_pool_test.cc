@@ -108,8 +108,7 @@ class Gate {
   bool WaitStarted(SequenceId id) {
     std::unique_lock lock(state_->mutex);
     return state_->changed.wait_for(lock, kGateTimeout, [&] {
-      return std::find(state_->started.begin(), state_->started.end(), id) !=
-             state_->started.end();
+      return std::find(state_->started.begin(), state_->started.end(), id) != state_->started.end();
     });
   }
 
@@ -151,7 +150,8 @@ TEST(CosyVoiceVocoderPool, TheLlmKeepsSteppingWhileAnotherSegmentIsVocoded) {
   ASSERT_TRUE(f.profile);
   auto llm = std::make_shared<LlmSteps>();
   // Segment 1 (LLM id 1) ends after 3 tokens, segment 2 (id 2) after 40.
-  auto runner = Runner(*f.engine, [](uint64_t id) { return id == 1 ? 3 : 40; }, llm);
+  auto runner = Runner(
+      *f.engine, [](uint64_t id) { return id == 1 ? 3 : 40; }, llm);
   ASSERT_TRUE(runner);
   Gate gate({1});
   runner->SetVocodeHookForTest(gate.Hook());
@@ -179,7 +179,8 @@ TEST(CosyVoiceVocoderPool, AReleasedSegmentsVocodingIsDroppedRunningOrQueued) {
   Fixture f = Load(/*vocoder_threads=*/1);  // jobs run one at a time, in the order posted
   ASSERT_TRUE(f.profile);
   auto llm = std::make_shared<LlmSteps>();
-  auto runner = Runner(*f.engine, [](uint64_t) { return 3; }, llm);
+  auto runner = Runner(
+      *f.engine, [](uint64_t) { return 3; }, llm);
   ASSERT_TRUE(runner);
   Gate gate({1});
   runner->SetVocodeHookForTest(gate.Hook());
@@ -187,9 +188,8 @@ TEST(CosyVoiceVocoderPool, AReleasedSegmentsVocodingIsDroppedRunningOrQueued) {
   ASSERT_TRUE(runner->Begin(2, {"Hello world.", "v", 1.0, f.profile}).ok());
   Outcome out;
   // Every piece decoded: 1's job runs (held), 2's waits behind it in the pool.
-  StepUntil(*runner, out, [&] {
-    return runner->decoder().running() + runner->decoder().queued() == 0;
-  });
+  StepUntil(*runner, out,
+            [&] { return runner->decoder().running() + runner->decoder().queued() == 0; });
   ASSERT_TRUE(gate.WaitStarted(1));
   runner->Release(1);  // running
   runner->Release(2);  // queued, not started
@@ -213,7 +213,8 @@ TEST(CosyVoiceVocoderPool, PiecesComeInOrderAndTheSegmentEndsOnceAfterTheLast) {
   ASSERT_TRUE(f.profile);
   auto llm = std::make_shared<LlmSteps>();
   // Piece k (the LLM's id k) has k + 2 tokens: its chunk's length names it.
-  auto runner = Runner(*f.engine, [](uint64_t id) { return static_cast<int>(id) + 2; }, llm);
+  auto runner = Runner(
+      *f.engine, [](uint64_t id) { return static_cast<int>(id) + 2; }, llm);
   ASSERT_TRUE(runner);
   Gate gate({1});
   runner->SetVocodeHookForTest(gate.Hook());
@@ -243,7 +244,8 @@ TEST(CosyVoiceVocoderPool, StreamingHopsAreTheSameAloneOrBesideAnother) {
   Fixture f = Load(/*vocoder_threads=*/2, /*streaming=*/true);
   ASSERT_TRUE(f.profile);
   auto alone_steps = std::make_shared<LlmSteps>();
-  auto alone = Runner(*f.engine, [](uint64_t) { return 120; }, alone_steps);
+  auto alone = Runner(
+      *f.engine, [](uint64_t) { return 120; }, alone_steps);
   ASSERT_TRUE(alone);
   ASSERT_TRUE(alone->Begin(1, {"Good morning.", "v", 1.0, f.profile}).ok());
   Outcome one;
@@ -252,7 +254,8 @@ TEST(CosyVoiceVocoderPool, StreamingHopsAreTheSameAloneOrBesideAnother) {
   ASSERT_GE(one.chunks.at(1).size(), 3u);  // hops of 25 (padded) and 50, then the rest
 
   auto both_steps = std::make_shared<LlmSteps>();
-  auto both = Runner(*f.engine, [](uint64_t) { return 120; }, both_steps);
+  auto both = Runner(
+      *f.engine, [](uint64_t) { return 120; }, both_steps);
   ASSERT_TRUE(both);
   ASSERT_TRUE(both->Begin(1, {"Hello there.", "v", 1.0, f.profile}).ok());
   ASSERT_TRUE(both->Begin(2, {"Good morning.", "v", 1.0, f.profile}).ok());
