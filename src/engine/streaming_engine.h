@@ -30,6 +30,15 @@
 // overlap) lives in the runner, keyed by sequence id, so nothing passes between requests by
 // accident. Step() may block for as long as one step computes; it must never wait on anything
 // the scheduler holds.
+//
+// Work off the step thread: a runner may hand part of a step's work (CosyVoice: flow + HiFT of a
+// finished piece) to threads of its engine and report the result from a later Step. Such a
+// sequence stays active (Active() counts it) until its end is reported; its chunks keep their
+// order; Release drops its pending work (it may still run, nothing of it is reported). When a
+// runner has no sequence to advance and only such work pending, Step waits for it, up to a short
+// bound the runner documents (CosyVoice: 10 ms), and may return nothing: a caller that calls
+// Step in a loop while sequences are active (the scheduler's step loop does) neither spins nor
+// leaves new segments waiting to be begun for longer than that bound.
 #pragma once
 
 #include <cstdint>

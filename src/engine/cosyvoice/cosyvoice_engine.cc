@@ -14,7 +14,8 @@
 namespace voxserve::engine::cosyvoice {
 namespace {
 
-constexpr const char* kCosyVoiceKeys = "path, max_active, llm_capacity, streaming";
+constexpr const char* kCosyVoiceKeys =
+    "path, max_active, llm_capacity, streaming, vocoder_threads";
 // No seed in the APIs yet: one fixed seed, so the same request gives the same audio.
 constexpr uint64_t kDefaultSeed = 1986;
 
@@ -46,6 +47,8 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
     return SetInt(key, value, 1, 256, &max_active);  // LlmDecoderConfig's range
   } else if (key == "llm_capacity") {
     return SetInt(key, value, 2, 65536, &llm_capacity);
+  } else if (key == "vocoder_threads") {
+    return SetInt(key, value, 1, 64, &vocoder_threads);  // VocoderPool's range
   } else if (key == "streaming") {
     if (value != "true" && value != "false") {
       return core::InvalidArgument("cosyvoice option streaming = '" + value +
@@ -110,6 +113,9 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   auto hift = HiftVocoder::Create(engine->manifest_, config.bundle_path, config.session);
   if (!hift.ok()) return hift.status();
   engine->hift_ = std::move(*hift);
+  auto vocoder = VocoderPool::Create(config.vocoder_threads);
+  if (!vocoder.ok()) return vocoder.status();
+  engine->vocoder_ = std::move(*vocoder);
   engine->info_.cloned_voices.family = std::string(FamilyName(engine->manifest_.family));
   engine->info_.cloned_voices.sample_rate = engine->manifest_.audio.sample_rate;
   // Sentence rules only (the service splits by them); CosyVoice2 itself is multilingual.
@@ -142,6 +148,7 @@ absl::StatusOr<std::unique_ptr<StreamRunner>> CosyVoiceEngine::CreateRunner() {
   stages.tokenizer = tokenizer_.get();
   stages.flow = flow_.get();
   stages.hift = hift_.get();
+  stages.vocoder = vocoder_.get();
   stages.family = info_.cloned_voices.family;
   stages.streaming = config_.streaming;
   stages.seed = kDefaultSeed;

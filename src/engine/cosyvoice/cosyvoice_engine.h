@@ -2,7 +2,7 @@
 // docs/cosyvoice-bundle.md): the bundle is loaded and checked (a bad bundle fails the model's
 // load with check-model's message), voice cloning runs the ONNX frontend, and synthesis with a
 // cloned voice is a streaming engine whose runner (cosyvoice_runner.h) steps the LLM of all
-// active segments together, then runs flow and HiFT per finished piece
+// active segments together while the engine's vocoder pool runs flow and HiFT per finished piece
 // (docs/cosyvoice-generation.md, "The engine").
 #pragma once
 
@@ -17,6 +17,7 @@
 #include "engine/cosyvoice/hift_vocoder.h"
 #include "engine/cosyvoice/prompt_encoder.h"
 #include "engine/cosyvoice/text_frontend.h"
+#include "engine/cosyvoice/vocoder_pool.h"
 #include "engine/streaming_engine.h"
 #include "engine/onnx/onnx_session_config.h"
 
@@ -37,6 +38,12 @@ struct CosyVoiceEngineConfig {
   // over the non-streaming flow graph; off: one chunk per normalized piece
   // (docs/cosyvoice-generation.md, "The engine").
   bool streaming = false;
+  // options.vocoder_threads: threads running flow + HiFT for all of this model's instances, off
+  // their LLM step threads. Default 1: each flow / HiFT run already spreads over every core
+  // (ONNX Runtime's intra-op default), and a second thread only contended for them in our
+  // measurements (docs/cosyvoice-generation.md, "The engine", Figures); more pay with
+  // intra_op_threads set to a share of the cores.
+  int vocoder_threads = 1;
   onnx::OnnxSessionConfig session;
 
   absl::Status Set(const std::string& key, const std::string& value);
@@ -53,7 +60,8 @@ struct PromptFeatures {
 };
 
 // Immutable after Create; safe cross thread (the sessions are). Each runner owns its own LLM
-// (KV cache); flow, HiFT and the text frontend are shared, read-only.
+// (KV cache); flow, HiFT and the text frontend are shared, read-only; the vocoder pool, shared
+// by the runners, runs their flow + HiFT jobs.
 class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
  public:
   static absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> Create(
@@ -94,6 +102,8 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
   std::unique_ptr<FlowMatcher> flow_;
   std::unique_ptr<HiftVocoder> hift_;
   ModelInfo info_;
+  // Last: destroyed first, so a job still running finishes before the stages it reads go.
+  std::unique_ptr<VocoderPool> vocoder_;
 };
 
 }  // namespace voxserve::engine::cosyvoice

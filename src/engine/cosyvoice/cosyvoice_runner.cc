@@ -1,6 +1,7 @@
 #include "engine/cosyvoice/cosyvoice_runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <utility>
 
@@ -32,10 +33,17 @@ uint64_t MixSeed(uint64_t seed, uint64_t piece) {
 
 }  // namespace
 
+struct CosyVoiceRunner::PieceStream {
+  PieceStream(HiftStream stream, uint64_t noise_seed)
+      : hift(std::move(stream)), noise(noise_seed) {}
+  HiftStream hift;
+  SeededSourceNoise noise;
+};
+
 absl::StatusOr<std::unique_ptr<CosyVoiceRunner>> CosyVoiceRunner::Create(
     const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder, int max_active) {
   if (!stages.manifest || !stages.text || !stages.tokenizer || !stages.flow || !stages.hift ||
-      !decoder || max_active < 1) {
+      !stages.vocoder || !decoder || max_active < 1) {
     return core::Internal("CosyVoiceRunner::Create: a stage is missing");
   }
   return std::unique_ptr<CosyVoiceRunner>(
@@ -89,6 +97,7 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
   segment.profile = input.voice_profile;
   segment.speed = input.speed;
   segment.seed = input.seed.value_or(stages_.seed);
+  segment.dropped = std::make_shared<std::atomic<bool>>(false);
   if (absl::Status admitted = AdmitNextPiece(segment); !admitted.ok()) return admitted;
   by_llm_id_[segment.llm_id] = id;
   segments_.emplace(id, std::move(segment));
@@ -141,16 +150,15 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
   }
   segment.llm_id = llm_id;
   segment.tokens.clear();
-  segment.stream.reset();
+  segment.stream = nullptr;  // the last piece's jobs keep theirs
   // Streaming pieces at speed 1 only: upstream changes speed on a whole mel (model.py:319).
   if (stages_.streaming && segment.speed == 1.0) {
     const BundleManifest& m = *stages_.manifest;
     auto stream =
         HiftStream::Create(*stages_.hift, m.streaming.mel_cache_len, m.streaming.source_cache_len);
     if (!stream.ok()) return stream.status();
-    segment.stream.emplace(*std::move(stream));
-    segment.noise = std::make_unique<SeededSourceNoise>(
-        MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece));
+    segment.stream = std::make_shared<PieceStream>(
+        *std::move(stream), MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece));
     segment.token_offset = 0;
     // The first hop is padded so that prompt + first hop is whole hops (model.py:345).
     const auto hop = static_cast<size_t>(m.streaming.token_hop_len);
@@ -165,67 +173,54 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
 std::vector<SequenceStep> CosyVoiceRunner::Step() {
   std::map<uint64_t, SequenceStep> out;  // by Begin order
   if (segments_.empty()) return {};
-  auto events = decoder_->Step();
-  if (!events.ok()) {
-    for (auto& [id, segment] : segments_) {
-      (void)decoder_->Release(segment.llm_id);
-      out[segment.order] = SequenceStep{id, {}, events.status()};
+  // Released rows are freed by the decoder's Step, so it runs while it holds any.
+  const bool decoding = !by_llm_id_.empty();
+  if (decoding || decoder_->running() > 0 || decoder_->queued() > 0) {
+    auto events = decoder_->Step();
+    if (!events.ok()) {
+      for (auto& [id, segment] : segments_) {
+        if (segment.dropped) segment.dropped->store(true);
+        if (segment.llm_id != 0) (void)decoder_->Release(segment.llm_id);
+        out[segment.order] = SequenceStep{id, {}, events.status()};
+      }
+      segments_.clear();
+      by_llm_id_.clear();
+      std::vector<SequenceStep> steps;
+      for (auto& [order, step] : out) steps.push_back(std::move(step));
+      return steps;
     }
-    segments_.clear();
-    by_llm_id_.clear();
-  } else {
     for (const LlmEvent& event : *events) {
       auto owner = by_llm_id_.find(event.seq_id);
       if (owner == by_llm_id_.end()) continue;  // released before this step
       const SequenceId id = owner->second;
-      Segment& segment = segments_.at(id);
+      auto it = segments_.find(id);
+      Segment& segment = it->second;
       if (event.token >= 0) segment.tokens.push_back(static_cast<int32_t>(event.token));
       if (event.finish == LlmFinish::kNone) {
         if (segment.tokens.size() < TokenBudget(segment)) {
-          if (!segment.stream) continue;
-          auto hop = VocodeHop(segment, /*finalize=*/false);
-          if (hop.ok() && hop->samples.empty()) continue;
-          SequenceStep step{id, {}, std::nullopt};
-          const uint64_t order = segment.order;
-          if (hop.ok()) {
-            step.chunk = *std::move(hop);
-          } else {
-            step.end = hop.status();
-            (void)decoder_->Release(event.seq_id);
-            by_llm_id_.erase(owner);
-            segments_.erase(id);  // `segment` dangles from here
-          }
-          out[order] = std::move(step);
+          if (segment.stream) PostReadyHop(id, segment);
           continue;
         }
         // The flow cannot take more: end the piece here, as max_len would.
         (void)decoder_->Release(event.seq_id);
       }
       by_llm_id_.erase(owner);
-      SequenceStep step{id, {}, std::nullopt};
-      // A piece that stopped before its first token has no audio (min_len 0 only).
-      if (!segment.tokens.empty()) {
-        auto audio = segment.stream ? VocodeHop(segment, /*finalize=*/true) : Vocode(segment);
-        if (audio.ok()) {
-          step.chunk = *std::move(audio);
-        } else {
-          step.end = audio.status();
-        }
+      segment.llm_id = 0;
+      if (absl::Status finished = FinishPiece(id, segment); !finished.ok()) {
+        out[segment.order] = SequenceStep{id, {}, finished};
+        Forget(it);
+      } else if (segment.llm_id != 0) {
+        by_llm_id_[segment.llm_id] = id;
+      } else if (!segment.in_flight) {
+        // Its last piece stopped before its first token and no audio is pending: done now.
+        out[segment.order] = SequenceStep{id, {}, absl::OkStatus()};
+        segments_.erase(it);
       }
-      if (!step.end && segment.next_piece < segment.pieces.size()) {
-        if (absl::Status admitted = AdmitNextPiece(segment); admitted.ok()) {
-          by_llm_id_[segment.llm_id] = id;
-        } else {
-          step.end = admitted;
-        }
-      } else if (!step.end) {
-        step.end = absl::OkStatus();
-      }
-      const uint64_t order = segment.order;
-      if (step.end) segments_.erase(id);  // `segment` dangles from here
-      out[order] = std::move(step);
     }
   }
+  // Nothing to decode: the Step waits (briefly) for the vocoder instead of returning at once to
+  // a caller that would call again and spin.
+  Collect(out, /*wait=*/!decoding);
   std::vector<SequenceStep> steps;
   steps.reserve(out.size());
   for (auto& [order, step] : out) steps.push_back(std::move(step));
@@ -234,44 +229,149 @@ std::vector<SequenceStep> CosyVoiceRunner::Step() {
 
 void CosyVoiceRunner::Release(SequenceId id) {
   auto it = segments_.find(id);
-  if (it == segments_.end()) return;
-  (void)decoder_->Release(it->second.llm_id);  // NotFound when its piece just finished
-  by_llm_id_.erase(it->second.llm_id);
+  if (it != segments_.end()) Forget(it);
+}
+
+CosyVoiceRunner::~CosyVoiceRunner() {
+  // Jobs still queued skip; one running finishes into the outbox it shares, read by nobody.
+  for (auto& [id, segment] : segments_) segment.dropped->store(true);
+}
+
+void CosyVoiceRunner::Forget(std::map<SequenceId, Segment>::iterator it) {
+  Segment& segment = it->second;
+  segment.dropped->store(true);
+  if (segment.llm_id != 0) {
+    (void)decoder_->Release(segment.llm_id);  // NotFound when its piece just finished
+    by_llm_id_.erase(segment.llm_id);
+  }
   segments_.erase(it);
 }
 
-absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(Segment& segment, bool finalize) const {
+absl::Status CosyVoiceRunner::FinishPiece(SequenceId id, Segment& segment) {
+  // A piece that stopped before its first token has no audio (min_len 0 only).
+  if (!segment.tokens.empty()) {
+    VocodeJob job;
+    job.profile = segment.profile;
+    if (segment.stream) {
+      job.tokens = segment.tokens;
+      job.token_offset = segment.token_offset;
+      job.finalize = true;
+      job.stream = segment.stream;
+    } else {
+      job.tokens = segment.tokens;
+      job.speed = segment.speed;
+      // As before the move off the step thread: the index after this piece's.
+      job.noise_seed = MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece);
+    }
+    Enqueue(id, segment, std::move(job));
+  }
+  segment.tokens.clear();
+  if (segment.next_piece < segment.pieces.size()) return AdmitNextPiece(segment);
+  return absl::OkStatus();
+}
+
+void CosyVoiceRunner::PostReadyHop(SequenceId id, Segment& segment) {
   const BundleManifest& m = *stages_.manifest;
   const auto lookahead = static_cast<size_t>(m.flow.pre_lookahead_len);
+  const size_t used = segment.token_offset + segment.hop + lookahead;
+  if (segment.tokens.size() < used) return;
+  VocodeJob job;
+  job.profile = segment.profile;
+  job.tokens.assign(segment.tokens.begin(),
+                    segment.tokens.begin() + static_cast<std::ptrdiff_t>(used));
+  job.token_offset = segment.token_offset;
+  job.finalize = false;
+  job.stream = segment.stream;
+  Enqueue(id, segment, std::move(job));
+  segment.token_offset += segment.hop;
+  // Hops grow x stream_scale_factor up to token_max_hop_len (model.py:359-360).
+  segment.base_hop =
+      std::min(static_cast<size_t>(m.streaming.token_max_hop_len),
+               segment.base_hop * static_cast<size_t>(m.streaming.stream_scale_factor));
+  segment.hop = segment.base_hop;
+}
+
+void CosyVoiceRunner::Enqueue(SequenceId id, Segment& segment, VocodeJob job) {
+  segment.waiting.push_back(std::move(job));
+  if (!segment.in_flight) PostNext(id, segment);
+}
+
+void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
+  auto job = std::make_shared<const VocodeJob>(std::move(segment.waiting.front()));
+  segment.waiting.pop_front();
+  segment.in_flight = true;
+  // The job copies the stages (pointers into the engine, whose pool ends before its stages)
+  // and shares the rest, so neither Release nor the runner's end leaves it a dangling reference.
+  stages_.vocoder->Post([stages = stages_, job = std::move(job), outbox = outbox_,
+                         dropped = segment.dropped, hook = vocode_hook_, id,
+                         order = segment.order] {
+    Vocoded result{id, order, audio::PcmAudio{}};
+    if (!dropped->load()) {
+      if (hook) hook(id);
+      result.audio = job->stream ? VocodeHop(stages, *job) : Vocode(stages, *job);
+    }
+    {
+      std::lock_guard lock(outbox->mutex);
+      outbox->done.push_back(std::move(result));
+    }
+    outbox->ready.notify_one();
+  });
+}
+
+void CosyVoiceRunner::Collect(std::map<uint64_t, SequenceStep>& out, bool wait) {
+  std::vector<Vocoded> done;
+  {
+    std::unique_lock lock(outbox_->mutex);
+    if (wait && std::any_of(segments_.begin(), segments_.end(),
+                            [](const auto& entry) { return entry.second.in_flight; })) {
+      outbox_->ready.wait_for(lock, std::chrono::milliseconds(kVocoderWaitMs),
+                              [&] { return !outbox_->done.empty(); });
+    }
+    done.swap(outbox_->done);
+  }
+  // At most one result per segment: it had one job in flight, and its next is posted below.
+  for (Vocoded& vocoded : done) {
+    auto it = segments_.find(vocoded.id);
+    if (it == segments_.end() || it->second.order != vocoded.order) continue;  // released
+    Segment& segment = it->second;
+    segment.in_flight = false;
+    SequenceStep& step = out[segment.order];
+    step.id = vocoded.id;
+    if (!vocoded.audio.ok()) {
+      step.end = vocoded.audio.status();  // flow or HiFT failed: this segment only
+      Forget(it);
+      continue;
+    }
+    step.chunk = *std::move(vocoded.audio);
+    if (!segment.waiting.empty()) {
+      PostNext(vocoded.id, segment);
+    } else if (segment.llm_id == 0) {  // every piece decoded and vocoded
+      step.end = absl::OkStatus();
+      segments_.erase(it);
+    }
+  }
+}
+
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(const GenerationStages& stages,
+                                                           const VocodeJob& job) {
+  const BundleManifest& m = *stages.manifest;
   audio::PcmAudio pcm;
   pcm.sample_rate = m.audio.sample_rate;
-  if (!finalize && segment.tokens.size() < segment.token_offset + segment.hop + lookahead) {
-    return pcm;
-  }
   // Upstream's hop (token2wav, cli/model.py:292-303): the flow over the first offset + hop +
-  // lookahead tokens, chunk-causal with the lookahead as context, mel from 2 x offset
-  // (FlowMatcher::RunPrefix; without the bundle's flow_encoder_stream graph an approximation).
-  const size_t used =
-      finalize ? segment.tokens.size() : segment.token_offset + segment.hop + lookahead;
-  const VoiceProfile& profile = *segment.profile;
+  // lookahead tokens (PostReadyHop cut that prefix), chunk-causal with the lookahead as
+  // context, mel from 2 x offset (FlowMatcher::RunPrefix; without the bundle's
+  // flow_encoder_stream graph an approximation).
+  const VoiceProfile& profile = *job.profile;
   FlowRequest request;
-  request.tokens = std::span(segment.tokens).first(used);
+  request.tokens = job.tokens;
   request.prompt_tokens = profile.tensors.at("prompt_speech_tokens").ints;
   request.prompt_mel = profile.tensors.at("prompt_mel").floats;
   request.embedding = profile.tensors.at("speaker_embedding").floats;
-  auto mel = stages_.flow->RunPrefix(request, segment.token_offset, finalize);
+  auto mel = stages.flow->RunPrefix(request, job.token_offset, job.finalize);
   if (!mel.ok()) return mel.status();
-  auto audio = segment.stream->Push({mel->values, mel->frames}, finalize, *segment.noise);
+  auto audio = job.stream->hift.Push({mel->values, mel->frames}, job.finalize, job.stream->noise);
   if (!audio.ok()) return audio.status();
   pcm.samples = *std::move(audio);
-  if (!finalize) {
-    segment.token_offset += segment.hop;
-    // Hops grow x stream_scale_factor up to token_max_hop_len (model.py:359-360).
-    segment.base_hop =
-        std::min(static_cast<size_t>(m.streaming.token_max_hop_len),
-                 segment.base_hop * static_cast<size_t>(m.streaming.stream_scale_factor));
-    segment.hop = segment.base_hop;
-  }
   return pcm;
 }
 
@@ -283,29 +383,30 @@ size_t CosyVoiceRunner::TokenBudget(const Segment& segment) const {
   return static_cast<size_t>(max_tokens - prompt);  // > 0: checked by Begin
 }
 
-absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::Vocode(const Segment& segment) const {
-  const VoiceProfile& profile = *segment.profile;
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::Vocode(const GenerationStages& stages,
+                                                        const VocodeJob& job) {
+  const VoiceProfile& profile = *job.profile;
   FlowRequest request;
-  request.tokens = segment.tokens;
+  request.tokens = job.tokens;
   request.prompt_tokens = profile.tensors.at("prompt_speech_tokens").ints;
   request.prompt_mel = profile.tensors.at("prompt_mel").floats;
   request.embedding = profile.tensors.at("speaker_embedding").floats;
-  auto mel = stages_.flow->Run(request);
+  auto mel = stages.flow->Run(request);
   if (!mel.ok()) return mel.status();
   std::vector<float> values = std::move(mel->values);
   int64_t frames = mel->frames;
-  if (segment.speed != 1.0) {
+  if (job.speed != 1.0) {
     // Non-streaming speed change on the mel, as token2wav does (cli/model.py:319-321).
-    auto changed = ChangeMelSpeed({values, frames}, mel->bins, segment.speed, &frames);
+    auto changed = ChangeMelSpeed({values, frames}, mel->bins, job.speed, &frames);
     if (!changed.ok()) return changed.status();
     values = *std::move(changed);
   }
-  SeededSourceNoise noise(MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece));
-  auto vocoded = stages_.hift->Vocode({values, frames}, {}, noise);
+  SeededSourceNoise noise(job.noise_seed);
+  auto vocoded = stages.hift->Vocode({values, frames}, {}, noise);
   if (!vocoded.ok()) return vocoded.status();
   audio::PcmAudio pcm;
   pcm.samples = std::move(vocoded->audio);
-  pcm.sample_rate = stages_.manifest->audio.sample_rate;
+  pcm.sample_rate = stages.manifest->audio.sample_rate;
   return pcm;
 }
 

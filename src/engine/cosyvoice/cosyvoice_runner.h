@@ -1,12 +1,19 @@
 // The StreamRunner of CosyVoiceEngine (docs/cosyvoice-generation.md, "The engine"): each Step
 // advances every active segment's LLM by one token in one batched LlmDecoder::Step; when a
-// piece of a segment has all its tokens, the flow and HiFT turn them into 24 kHz audio, emitted
-// as that step's chunk (one chunk per normalized piece; the segment ends after its last piece).
+// piece of a segment has all its tokens (or, streaming, a hop is ready), its flow and HiFT run
+// on the engine's VocoderPool while the LLM goes on, and a later Step emits that 24 kHz audio as
+// the segment's chunk (one chunk per normalized piece or hop, in order; the segment ends after
+// its last piece's audio).
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +27,7 @@
 #include "engine/cosyvoice/llm_decoder.h"
 #include "engine/cosyvoice/llm_prompt.h"
 #include "engine/cosyvoice/text_frontend.h"
+#include "engine/cosyvoice/vocoder_pool.h"
 #include "engine/streaming_engine.h"
 #include "text/bpe_tokenizer.h"
 
@@ -33,7 +41,8 @@ struct GenerationStages {
   const text::Qwen2Tokenizer* tokenizer = nullptr;
   const FlowMatcher* flow = nullptr;
   const HiftVocoder* hift = nullptr;
-  std::string family;  // the profiles it takes (VoiceProfile::family)
+  VocoderPool* vocoder = nullptr;  // where flow + HiFT run
+  std::string family;              // the profiles it takes (VoiceProfile::family)
   // Upstream's streaming schedule (CosyVoice2Model.tts, cli/model.py:343-375): audio every token
   // hop instead of once per piece. Off: one chunk per piece.
   bool streaming = false;
@@ -49,9 +58,16 @@ struct GenerationStages {
 inline constexpr size_t kMaxInstructionTokens = 256;
 
 // Owned by one scheduler instance thread (StreamRunner's contract); holds that instance's LLM
-// (its KV cache) and every active segment's state.
+// (its KV cache) and every active segment's state. Its vocoder jobs run on the pool's threads
+// and share with the runner only the outbox they report to (and the dropped flag they read).
 class CosyVoiceRunner final : public StreamRunner {
  public:
+  // Longest a Step with no LLM row to advance waits for a vocoder job before returning empty
+  // (StreamRunner's contract): a newcomer waits at most this for its Begin, small beside its
+  // time to first audio (a prefill, a piece's tokens and its flow); a Step that times out costs
+  // the scheduler one look at its queue, 100 a second at most.
+  static constexpr int kVocoderWaitMs = 10;
+
   static absl::StatusOr<std::unique_ptr<CosyVoiceRunner>> Create(
       const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder, int max_active);
 
@@ -63,10 +79,26 @@ class CosyVoiceRunner final : public StreamRunner {
   std::vector<SequenceStep> Step() override;
   void Release(SequenceId id) override;
   size_t Active() const override { return segments_.size(); }
+  ~CosyVoiceRunner() override;
 
   LlmDecoder& decoder() { return *decoder_; }  // for tests (logp hook)
+  // For tests: called on the vocoder thread at the start of each job of this runner (with the
+  // sequence id), before the flow. A hook that blocks holds that job, and only that job.
+  using VocodeHook = std::function<void(SequenceId)>;
+  void SetVocodeHookForTest(VocodeHook hook) { vocode_hook_ = std::move(hook); }
 
  private:
+  // One vocoder job: what the flow and HiFT of one piece (or hop) read, owned by the job.
+  struct PieceStream;  // a streaming piece's HiFT state and noise, shared by its hops in turn
+  struct VocodeJob {
+    std::shared_ptr<const VoiceProfile> profile;
+    std::vector<int32_t> tokens;  // what the flow takes: the piece's tokens (a hop: its prefix)
+    size_t token_offset = 0;      // streaming: tokens vocoded by earlier hops
+    bool finalize = true;         // streaming: the piece's last hop
+    double speed = 1.0;
+    uint64_t noise_seed = 0;              // HiFT's source noise of a whole piece
+    std::shared_ptr<PieceStream> stream;  // set: a streaming hop
+  };
   struct Segment {
     uint64_t order = 0;  // Begin order: Step reports in it
     std::shared_ptr<const VoiceProfile> profile;
@@ -75,14 +107,29 @@ class CosyVoiceRunner final : public StreamRunner {
     LlmPrompt llm_prompt;  // the voice's prompt as its mode gives it to the LLM, every piece
     std::vector<std::vector<int64_t>> pieces;  // text ids of each normalized piece
     size_t next_piece = 0;                     // the piece after the one being decoded
-    uint64_t llm_id = 0;                       // the decoder's id of the current piece
+    uint64_t llm_id = 0;                       // the decoder's id of the current piece; 0: none
     std::vector<int32_t> tokens;               // the current piece's speech tokens so far
-    // Streaming: tokens already vocoded, the next hop, the piece's HiFT state and noise.
+    // Streaming: tokens already posted for vocoding, the next hop, the piece's HiFT state.
     size_t token_offset = 0;
     size_t hop = 0;       // this hop's tokens (the first padded, model.py:348)
     size_t base_hop = 0;  // the unpadded hop, doubling up to token_max_hop_len
-    std::optional<HiftStream> stream;
-    std::unique_ptr<SeededSourceNoise> noise;
+    std::shared_ptr<PieceStream> stream;
+    // Vocoder jobs: one in flight at a time (a piece's hops share its HiFT state, and chunks
+    // keep their order); the rest wait here. Bounded by the segment's hops and pieces.
+    std::deque<VocodeJob> waiting;
+    bool in_flight = false;
+    std::shared_ptr<std::atomic<bool>> dropped;  // set by Release: its jobs not started skip
+  };
+  // Where a runner's jobs report, shared by the runner and its jobs in flight.
+  struct Vocoded {
+    SequenceId id = 0;
+    uint64_t order = 0;  // Segment::order: an id is only matched with the segment that posted
+    absl::StatusOr<audio::PcmAudio> audio;
+  };
+  struct Outbox {
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::vector<Vocoded> done;  // guarded by mutex
   };
   CosyVoiceRunner(const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder,
                   int max_active)
@@ -93,11 +140,27 @@ class CosyVoiceRunner final : public StreamRunner {
   // Speech tokens a piece may have: the flow encoder takes prompt + new tokens up to its
   // max_tokens (300 in the tiny bundle), so the LLM stops there even before its max_len.
   size_t TokenBudget(const Segment& segment) const;
-  // Flow + HiFT (+ speed) over the finished piece's tokens.
-  absl::StatusOr<audio::PcmAudio> Vocode(const Segment& segment) const;
-  // Streaming: the audio of the next hop when enough tokens are out (else empty), or with
-  // `finalize` the rest of the piece.
-  absl::StatusOr<audio::PcmAudio> VocodeHop(Segment& segment, bool finalize) const;
+  // The piece's LLM finished (`segment.tokens` are all its tokens): posts its last vocoder job
+  // and admits the next piece, or notes that the segment has decoded all its pieces.
+  absl::Status FinishPiece(SequenceId id, Segment& segment);
+  // Streaming: posts the next hop when enough tokens are out for it.
+  void PostReadyHop(SequenceId id, Segment& segment);
+  // Queues a job behind the segment's job in flight, or posts it.
+  void Enqueue(SequenceId id, Segment& segment, VocodeJob job);
+  void PostNext(SequenceId id, Segment& segment);  // the first waiting job, to the pool
+  // Moves the jobs' results into `out` (one chunk per segment and Step, the next job posted),
+  // ending a segment whose job failed or whose last audio came. `wait`: first wait up to
+  // kVocoderWaitMs for one, as a Step with nothing else to do does.
+  void Collect(std::map<uint64_t, SequenceStep>& out, bool wait);
+  // Flow + HiFT (+ speed) of a whole piece; streaming, of one hop (or with finalize the rest of
+  // the piece). Run on the vocoder pool: they read the job and the engine's stages only.
+  static absl::StatusOr<audio::PcmAudio> Vocode(const GenerationStages& stages,
+                                                const VocodeJob& job);
+  static absl::StatusOr<audio::PcmAudio> VocodeHop(const GenerationStages& stages,
+                                                   const VocodeJob& job);
+  // Ends a segment now (not before its output was reported): frees its LLM row and drops its
+  // jobs.
+  void Forget(std::map<SequenceId, Segment>::iterator it);
 
   GenerationStages stages_;
   std::unique_ptr<LlmDecoder> decoder_;
@@ -106,6 +169,8 @@ class CosyVoiceRunner final : public StreamRunner {
   std::map<uint64_t, SequenceId> by_llm_id_;
   uint64_t next_llm_id_ = 1;
   uint64_t next_order_ = 0;
+  std::shared_ptr<Outbox> outbox_ = std::make_shared<Outbox>();
+  VocodeHook vocode_hook_;
 };
 
 }  // namespace voxserve::engine::cosyvoice

@@ -1,0 +1,270 @@
+// CosyVoiceRunner with flow + HiFT on the engine's vocoder pool (docs/cosyvoice-generation.md,
+// "The engine"), on the tiny random-weight bundle: while one segment's piece is being vocoded the
+// others' LLM keeps stepping, a released segment's vocoding is dropped, a segment's chunks keep
+// their order across pieces and it ends once, after its last audio. A test hook holds chosen
+// vocoder jobs on a gate, so the interleavings are forced, not timed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "engine/cosyvoice/cosyvoice_engine.h"
+#include "engine/cosyvoice/cosyvoice_runner.h"
+#include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
+
+namespace voxserve::engine::cosyvoice {
+namespace {
+
+using testing::TinyBundle;
+
+constexpr int64_t kStopToken = 6562;      // ends a piece at once (llm.py:544)
+constexpr size_t kSamplesPerToken = 960;  // 2 mel frames per token x 480 samples per frame
+// A held job waits at most this long: a runner that vocoded on its step thread would block its
+// own Step on the gate, and the test fails on the timeout instead of hanging.
+constexpr auto kGateTimeout = std::chrono::seconds(30);
+
+struct Fixture {
+  std::unique_ptr<CosyVoiceEngine> engine;
+  std::shared_ptr<const VoiceProfile> profile;
+};
+
+Fixture Load(int vocoder_threads, bool streaming = false) {
+  Fixture f;
+  CosyVoiceEngineConfig config;
+  config.model_id = "cv";
+  config.bundle_path = TinyBundle();
+  config.streaming = streaming;
+  config.vocoder_threads = vocoder_threads;
+  auto engine = CosyVoiceEngine::Create(config);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  if (!engine.ok()) return f;
+  f.engine = std::move(*engine);
+  std::ifstream in(TinyBundle() + "/goldens/prompt.wav", std::ios::binary);
+  std::vector<uint8_t> wav((std::istreambuf_iterator<char>(in)), {});
+  auto profile = f.engine->CloneVoice({wav, "This is a short prompt recording."});
+  EXPECT_TRUE(profile.ok()) << profile.status();
+  if (profile.ok()) f.profile = std::make_shared<const VoiceProfile>(*std::move(profile));
+  return f;
+}
+
+// Counts each LLM sequence's steps (the decoder's ids: 1, 2, ... in admission order) and stops
+// sequence k after tokens(k) tokens. Safe to read from the test thread: the hook runs in Step.
+struct LlmSteps {
+  std::map<uint64_t, int> seen;
+  int Of(uint64_t llm_id) const { return seen.contains(llm_id) ? seen.at(llm_id) : 0; }
+};
+std::unique_ptr<CosyVoiceRunner> Runner(CosyVoiceEngine& engine,
+                                        std::function<int(uint64_t)> tokens,
+                                        std::shared_ptr<LlmSteps> steps) {
+  auto runner = engine.CreateRunner();
+  EXPECT_TRUE(runner.ok()) << runner.status();
+  if (!runner.ok()) return nullptr;
+  std::unique_ptr<CosyVoiceRunner> cv(dynamic_cast<CosyVoiceRunner*>(runner->release()));
+  cv->decoder().SetLogpHook([steps, tokens](uint64_t id, std::span<float> logp) {
+    if (++steps->seen[id] <= tokens(id)) return;
+    for (float& value : logp) value = -std::numeric_limits<float>::infinity();
+    logp[kStopToken] = 0;
+  });
+  return cv;
+}
+
+// Holds the vocoder jobs of the sequences in `held` until Open(); records every job started.
+// Its state is shared with the hook, so a job outliving a failed test reads no freed memory;
+// the destructor opens the gate.
+class Gate {
+ public:
+  explicit Gate(std::set<SequenceId> held) : state_(std::make_shared<State>()) {
+    state_->held = std::move(held);
+  }
+  ~Gate() { Open(); }
+  CosyVoiceRunner::VocodeHook Hook() {
+    return [state = state_](SequenceId id) {
+      std::unique_lock lock(state->mutex);
+      state->started.push_back(id);
+      state->changed.notify_all();
+      if (state->held.contains(id)) {
+        EXPECT_TRUE(state->changed.wait_for(lock, kGateTimeout, [&] { return state->open; }))
+            << "the gate stayed shut: the test's Steps could not go on without this job";
+      }
+    };
+  }
+  void Open() {
+    std::lock_guard lock(state_->mutex);
+    state_->open = true;
+    state_->changed.notify_all();
+  }
+  std::vector<SequenceId> Started() {
+    std::lock_guard lock(state_->mutex);
+    return state_->started;
+  }
+  // Waits (bounded) until a job of `id` has started.
+  bool WaitStarted(SequenceId id) {
+    std::unique_lock lock(state_->mutex);
+    return state_->changed.wait_for(lock, kGateTimeout, [&] {
+      return std::find(state_->started.begin(), state_->started.end(), id) != state_->started.end();
+    });
+  }
+
+ private:
+  struct State {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::set<SequenceId> held;
+    std::vector<SequenceId> started;
+    bool open = false;
+  };
+  std::shared_ptr<State> state_;
+};
+
+// What the Steps reported, checked against the contract as it comes: nothing after an end.
+struct Outcome {
+  std::map<SequenceId, std::vector<size_t>> chunks;  // sizes of the non-empty chunks
+  std::map<SequenceId, std::vector<float>> audio;
+  std::map<SequenceId, absl::Status> ends;
+  void Take(std::vector<SequenceStep> steps) {
+    for (SequenceStep& step : steps) {
+      EXPECT_FALSE(ends.contains(step.id)) << "output after the end of " << step.id;
+      if (!step.chunk.samples.empty()) chunks[step.id].push_back(step.chunk.samples.size());
+      auto& joined = audio[step.id];
+      joined.insert(joined.end(), step.chunk.samples.begin(), step.chunk.samples.end());
+      if (step.end) ends[step.id] = *step.end;
+    }
+  }
+};
+// Steps until `done` or 5000 Steps (each Step with only vocoding pending waits <= 10 ms).
+template <typename Done>
+void StepUntil(CosyVoiceRunner& runner, Outcome& out, Done done) {
+  for (int guard = 0; !done() && guard < 5000; ++guard) out.Take(runner.Step());
+}
+
+TEST(CosyVoiceVocoderPool, TheLlmKeepsSteppingWhileAnotherSegmentIsVocoded) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load(/*vocoder_threads=*/2);  // one held, one for the other segment
+  ASSERT_TRUE(f.profile);
+  auto llm = std::make_shared<LlmSteps>();
+  // Segment 1 (LLM id 1) ends after 3 tokens, segment 2 (id 2) after 40.
+  auto runner = Runner(
+      *f.engine, [](uint64_t id) { return id == 1 ? 3 : 40; }, llm);
+  ASSERT_TRUE(runner);
+  Gate gate({1});
+  runner->SetVocodeHookForTest(gate.Hook());
+  ASSERT_TRUE(runner->Begin(1, {"Hello world.", "v", 1.0, f.profile}).ok());
+  ASSERT_TRUE(runner->Begin(2, {"Good morning.", "v", 1.0, f.profile}).ok());
+  Outcome out;
+  StepUntil(*runner, out, [&] { return out.ends.contains(2); });
+  // Segment 2 decoded all 40 tokens and was vocoded while segment 1's audio was held.
+  ASSERT_TRUE(out.ends.contains(2));
+  EXPECT_TRUE(out.ends.at(2).ok()) << out.ends.at(2);
+  EXPECT_EQ(out.audio.at(2).size(), 40 * kSamplesPerToken);
+  EXPECT_GE(llm->Of(2), 40);
+  EXPECT_FALSE(out.ends.contains(1));
+  EXPECT_TRUE(out.audio[1].empty());
+  EXPECT_EQ(runner->Active(), 1u);
+  gate.Open();
+  StepUntil(*runner, out, [&] { return runner->Active() == 0; });
+  ASSERT_TRUE(out.ends.contains(1));
+  EXPECT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  EXPECT_EQ(out.audio.at(1).size(), 3 * kSamplesPerToken);
+}
+
+TEST(CosyVoiceVocoderPool, AReleasedSegmentsVocodingIsDroppedRunningOrQueued) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load(/*vocoder_threads=*/1);  // jobs run one at a time, in the order posted
+  ASSERT_TRUE(f.profile);
+  auto llm = std::make_shared<LlmSteps>();
+  auto runner = Runner(
+      *f.engine, [](uint64_t) { return 3; }, llm);
+  ASSERT_TRUE(runner);
+  Gate gate({1});
+  runner->SetVocodeHookForTest(gate.Hook());
+  ASSERT_TRUE(runner->Begin(1, {"Hello world.", "v", 1.0, f.profile}).ok());
+  ASSERT_TRUE(runner->Begin(2, {"Hello world.", "v", 1.0, f.profile}).ok());
+  Outcome out;
+  // Every piece decoded: 1's job runs (held), 2's waits behind it in the pool.
+  StepUntil(*runner, out,
+            [&] { return runner->decoder().running() + runner->decoder().queued() == 0; });
+  ASSERT_TRUE(gate.WaitStarted(1));
+  runner->Release(1);  // running
+  runner->Release(2);  // queued, not started
+  EXPECT_EQ(runner->Active(), 0u);
+  EXPECT_TRUE(runner->Step().empty());
+  // A third segment's job queues behind both: once it ended, both were done with.
+  ASSERT_TRUE(runner->Begin(3, {"Hello world.", "v", 1.0, f.profile}).ok());
+  gate.Open();
+  StepUntil(*runner, out, [&] { return runner->Active() == 0; });
+  EXPECT_TRUE(out.ends.at(3).ok()) << out.ends.at(3);
+  EXPECT_EQ(out.audio.at(3).size(), 3 * kSamplesPerToken);
+  EXPECT_FALSE(out.ends.contains(1));
+  EXPECT_FALSE(out.ends.contains(2));
+  EXPECT_TRUE(out.audio[1].empty() && out.audio[2].empty());
+  EXPECT_EQ(gate.Started(), (std::vector<SequenceId>{1, 3}));  // 2's job never ran
+}
+
+TEST(CosyVoiceVocoderPool, PiecesComeInOrderAndTheSegmentEndsOnceAfterTheLast) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load(/*vocoder_threads=*/2);
+  ASSERT_TRUE(f.profile);
+  auto llm = std::make_shared<LlmSteps>();
+  // Piece k (the LLM's id k) has k + 2 tokens: its chunk's length names it.
+  auto runner = Runner(
+      *f.engine, [](uint64_t id) { return static_cast<int>(id) + 2; }, llm);
+  ASSERT_TRUE(runner);
+  Gate gate({1});
+  runner->SetVocodeHookForTest(gate.Hook());
+  std::string text;  // about 130 tokens: two or three pieces of 60-80 (SplitLimits)
+  for (int i = 0; i < 20; ++i) text += "Sentence number " + std::to_string(i) + " is here. ";
+  ASSERT_TRUE(runner->Begin(1, {text, "v", 1.0, f.profile}).ok());
+  Outcome out;
+  // Held: the first piece's audio. The LLM decodes every later piece meanwhile.
+  StepUntil(*runner, out, [&] {
+    return runner->decoder().running() + runner->decoder().queued() == 0 && llm->Of(2) > 0;
+  });
+  const size_t pieces = llm->seen.size();
+  ASSERT_GE(pieces, 2u);
+  EXPECT_TRUE(out.chunks[1].empty());
+  EXPECT_FALSE(out.ends.contains(1));
+  gate.Open();
+  StepUntil(*runner, out, [&] { return runner->Active() == 0; });
+  std::vector<size_t> expected;
+  for (size_t k = 1; k <= pieces; ++k) expected.push_back((k + 2) * kSamplesPerToken);
+  EXPECT_EQ(out.chunks[1], expected);
+  ASSERT_TRUE(out.ends.contains(1));
+  EXPECT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+}
+
+TEST(CosyVoiceVocoderPool, StreamingHopsAreTheSameAloneOrBesideAnother) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load(/*vocoder_threads=*/2, /*streaming=*/true);
+  ASSERT_TRUE(f.profile);
+  auto alone_steps = std::make_shared<LlmSteps>();
+  auto alone = Runner(
+      *f.engine, [](uint64_t) { return 120; }, alone_steps);
+  ASSERT_TRUE(alone);
+  ASSERT_TRUE(alone->Begin(1, {"Good morning.", "v", 1.0, f.profile}).ok());
+  Outcome one;
+  StepUntil(*alone, one, [&] { return alone->Active() == 0; });
+  ASSERT_TRUE(one.ends.at(1).ok()) << one.ends.at(1);
+  ASSERT_GE(one.chunks.at(1).size(), 3u);  // hops of 25 (padded) and 50, then the rest
+
+  auto both_steps = std::make_shared<LlmSteps>();
+  auto both = Runner(
+      *f.engine, [](uint64_t) { return 120; }, both_steps);
+  ASSERT_TRUE(both);
+  ASSERT_TRUE(both->Begin(1, {"Hello there.", "v", 1.0, f.profile}).ok());
+  ASSERT_TRUE(both->Begin(2, {"Good morning.", "v", 1.0, f.profile}).ok());
+  Outcome two;
+  StepUntil(*both, two, [&] { return both->Active() == 0; });
+  ASSERT_TRUE(two.ends.at(2).ok()) << two.ends.at(2);
+  EXPECT_EQ(two.chunks.at(2), one.chunks.at(1));
+  EXPECT_EQ(two.audio.at(2), one.audio.at(1));
+}
+
+}  // namespace
+}  // namespace voxserve::engine::cosyvoice
