@@ -80,6 +80,7 @@ fi
 work=$(mktemp -d)
 # start_server sets the EXIT trap (it stops the server); the work dir goes at the end.
 source "$here/start_server.sh"
+export VOXSERVE_READY_TIMEOUT_S=${VOXSERVE_READY_TIMEOUT_S:-900}
 
 for config in $configs; do
   variant=${config%%-*}

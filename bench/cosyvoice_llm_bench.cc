@@ -4,6 +4,7 @@
 // own rate and what the flow + HiFT inside the step loop take from it can be told apart.
 //
 //   cosyvoice_llm_bench BUNDLE [batches=1,4,16] [steps=24] [intra_op_threads=0] [provider=cpu]
+//                       [capacity=1024]
 //
 // Each point admits `batch` sequences like a served request of bench/cosyvoice_bench.sh (10
 // prompt-text + 5 text ids, 55 prompt speech tokens: the goldens' 2.2 s prompt at 25 tokens/s),
@@ -36,7 +37,8 @@ LlmRequest BenchRequest(int k) {
 
 int Run(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s BUNDLE [batches=1,4,16] [steps=24] [threads=0] [provider]\n",
+    std::fprintf(stderr,
+                 "usage: %s BUNDLE [batches=1,4,16] [steps=24] [threads=0] [provider] [capacity]\n",
                  argv[0]);
     return 2;
   }
@@ -50,11 +52,16 @@ int Run(int argc, char** argv) {
     }
     batches.push_back(b);
   }
-  int steps = 24, threads = 0;
+  int steps = 24, threads = 0, capacity = 1024;
   if ((argc > 3 && (!absl::SimpleAtoi(argv[3], &steps) || steps < 1 || steps > kText * 20 - 1)) ||
       (argc > 4 && (!absl::SimpleAtoi(argv[4], &threads) || threads < 0))) {
     std::fprintf(stderr, "steps: 1..%d (max_len = 20 x %d text ids), threads: >= 0\n",
                  kText * 20 - 1, kText);
+    return 2;
+  }
+  // A row needs prompt + max_len - 1 = 70 + 2 + 99 slots (LlmDecoder refuses less).
+  if (argc > 6 && (!absl::SimpleAtoi(argv[6], &capacity) || capacity < 171)) {
+    std::fprintf(stderr, "capacity: >= 171 slots\n");
     return 2;
   }
   auto manifest = LoadBundleManifest(bundle);
@@ -65,8 +72,9 @@ int Run(int argc, char** argv) {
   for (int batch : batches) {
     LlmDecoderConfig config;
     config.max_active = batch;
-    // As the served bench configures it (llm_capacity 1024): the attention spans every slot.
-    config.capacity = 1024;
+    // Default as the served bench configures it (llm_capacity 1024): the attention spans every
+    // slot, so the capacity costs time in every step.
+    config.capacity = capacity;
     config.session.intra_op_threads = threads;
     if (argc > 5) config.session.execution_provider = argv[5];
     auto decoder = LlmDecoder::Create(*manifest, bundle, config);
@@ -108,9 +116,9 @@ int Run(int argc, char** argv) {
     std::printf(
         "{\"batch\": %d, \"decode_steps\": %d, \"tokens\": %lld, \"ms_per_step\": %.1f, "
         "\"tokens_per_s\": %.1f, \"prefill_positions\": %lld, \"prefill_ms_mean\": %.1f, "
-        "\"prefill_ms_last\": %.1f}\n",
+        "\"prefill_ms_last\": %.1f, \"capacity\": %d}\n",
         batch, steps, static_cast<long long>(tokens), decode_ms / steps, tokens / (decode_ms / 1000),
-        static_cast<long long>(prefill_tokens), prefill_ms / batch, last_prefill_ms);
+        static_cast<long long>(prefill_tokens), prefill_ms / batch, last_prefill_ms, capacity);
     std::fflush(stdout);
   }
   return 0;
