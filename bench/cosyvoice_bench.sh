@@ -21,7 +21,10 @@
 #   CV_BENCH_B1_MAX_C   batching off serializes requests: its points stop at this concurrency
 #                       (default 4: c=16 would take 16x c=1 and add nothing but the same rate)
 #   CV_BENCH_TEXT       the sentence (default below); CV_BENCH_STREAM_TEXT for streaming
-#   CV_BENCH_MAX_S      a request taking longer counts as failed (default 900)
+#   CV_BENCH_MAX_S      a request taking longer counts as failed (default 900; also the server's
+#                       request deadline)
+#   CV_BENCH_WARMUP     0: no unmeasured "Hi." request before a configuration's points
+#   CV_BENCH_NO_LLM     1: skip the LLM-alone part
 #   CV_BENCH_OUT        results file (JSON lines; default /tmp/cosyvoice-bench.jsonl)
 set -euo pipefail
 build=${1:-build}
@@ -73,7 +76,7 @@ if [ -x "$llm_bench" ] && [ -z "${CV_BENCH_NO_LLM:-}" ]; then
     "$llm_bench" "$dir" 1,4,16 "${CV_BENCH_LLM_STEPS:-24}" "$threads" "$provider" |
       sed "s/^{/{\"variant\": \"$variant\", /" | tee -a "${out%.jsonl}-llm.jsonl"
   done
-else
+elif [ -z "${CV_BENCH_NO_LLM:-}" ]; then
   echo "(no $llm_bench: cmake -DVOXSERVE_BUILD_BENCH=ON, --target cosyvoice_llm_bench, for the LLM alone)"
 fi
 
@@ -97,6 +100,8 @@ for config in $configs; do
   # text tokens + max_len; the attention runs over all of them (masked), so no more than needed.
   cat >"$work/voxserve.yaml" <<EOF
 voices: {dir: $work/voices-$config}
+# The default 60 s request deadline is shorter than one real-size request on 2 busy cores.
+limits: {request_timeout_ms: $(( max_s * 1000 )), max_request_timeout_ms: $(( max_s * 1000 ))}
 models:
   - id: espeak
   - id: cosyvoice2
@@ -119,8 +124,10 @@ EOF
     cs="$(echo $concurrency | cut -d' ' -f1) $(echo $concurrency | rev | cut -d' ' -f1 | rev)"
   fi
   # Warm-up: ORT's first run of each graph shape allocates and plans; not measured.
-  "$py" "$here/cosyvoice_bench.py" point --port "$port" --model cosyvoice2 --voice "$voice" \
-    -c 1 --label warmup --text "Hi." --max-seconds "$max_s" >/dev/null
+  if [ "${CV_BENCH_WARMUP:-1}" = 1 ]; then
+    "$py" "$here/cosyvoice_bench.py" point --port "$port" --model cosyvoice2 --voice "$voice" \
+      -c 1 --label warmup --text "Hi." --max-seconds "$max_s" >/dev/null
+  fi
   for c in $cs; do
     if [ "$max_active" = 1 ] && [ "$c" -gt "$b1_max_c" ]; then continue; fi
     "$py" "$here/cosyvoice_bench.py" point --port "$port" --model cosyvoice2 --voice "$voice" \
