@@ -5,11 +5,20 @@
 //
 //   cosyvoice_llm_bench BUNDLE [batches=1,4,16] [steps=24] [intra_op_threads=0] [provider=cpu]
 //                       [capacity=1024]
+//   cosyvoice_llm_bench --compare BUNDLE OTHER_BUNDLE [requests=4]
+//
+// --compare: the first token's log-probabilities (the prefill's, as greedy decoding sees them)
+// of the same requests through two bundles' LLMs, e.g. fp32 and its int8 copy: the largest
+// absolute difference, the same over the top-25 tokens RAS samples from, and whether the argmax
+// agrees. (verify-bundle's llm.prefill golden does the same against upstream, but a real-size
+// verify-bundle also runs hundreds of greedy steps and full flows: minutes.)
 //
 // Each point admits `batch` sequences like a served request of bench/cosyvoice_bench.sh (10
 // prompt-text + 5 text ids, 55 prompt speech tokens: the goldens' 2.2 s prompt at 25 tokens/s),
 // prefills them (not timed as decode), then times `steps` batched decode steps. Stop ids are
 // masked (a logp hook) so that every row runs the whole point, as random weights almost always do.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -35,7 +44,67 @@ LlmRequest BenchRequest(int k) {
   return r;
 }
 
+// Log-probabilities of each request's first token (one Step: the prefills).
+absl::StatusOr<std::vector<std::vector<float>>> FirstLogp(const std::string& bundle,
+                                                          int requests) {
+  auto manifest = LoadBundleManifest(bundle);
+  if (!manifest.ok()) return manifest.status();
+  LlmDecoderConfig config;
+  config.max_active = requests;
+  config.max_prefills_per_step = requests;
+  config.capacity = 256;
+  auto decoder = LlmDecoder::Create(*manifest, bundle, config);
+  if (!decoder.ok()) return decoder.status();
+  std::vector<std::vector<float>> out(requests);
+  (*decoder)->SetLogpHook([&out](uint64_t seq, std::span<float> logp) {
+    if (out[seq].empty()) out[seq].assign(logp.begin(), logp.end());
+  });
+  for (int k = 0; k < requests; ++k) {
+    LlmRequest r = BenchRequest(k);
+    r.greedy = true;
+    if (auto s = (*decoder)->Admit(k, std::move(r)); !s.ok()) return s;
+  }
+  if (auto events = (*decoder)->Step(); !events.ok()) return events.status();
+  return out;
+}
+
+int Compare(const std::string& a, const std::string& b, int requests) {
+  auto la = FirstLogp(a, requests);
+  auto lb = la.ok() ? FirstLogp(b, requests) : la;
+  if (!la.ok() || !lb.ok()) {
+    std::fprintf(stderr, "%s\n", std::string((la.ok() ? lb : la).status().message()).c_str());
+    return 1;
+  }
+  for (int k = 0; k < requests; ++k) {
+    const auto& x = (*la)[k];
+    const auto& y = (*lb)[k];
+    std::vector<size_t> order(x.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + 25, order.end(),
+                      [&x](size_t i, size_t j) { return x[i] > x[j]; });
+    double all = 0, top = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isfinite(x[i]) && std::isfinite(y[i])) all = std::max(all, double(std::fabs(x[i] - y[i])));
+    }
+    for (int i = 0; i < 25; ++i) top = std::max(top, double(std::fabs(x[order[i]] - y[order[i]])));
+    const size_t argmax_b = std::max_element(y.begin(), y.end()) - y.begin();
+    std::printf(
+        "{\"request\": %d, \"logp_max_abs_diff\": %.4g, \"top25_max_abs_diff\": %.4g, "
+        "\"top1_logp\": %.4g, \"argmax_equal\": %s}\n",
+        k, all, top, x[order[0]], order[0] == argmax_b ? "true" : "false");
+  }
+  return 0;
+}
+
 int Run(int argc, char** argv) {
+  if (argc >= 4 && std::string(argv[1]) == "--compare") {
+    int requests = 4;
+    if (argc > 4 && (!absl::SimpleAtoi(argv[4], &requests) || requests < 1 || requests > 64)) {
+      std::fprintf(stderr, "requests: 1..64\n");
+      return 2;
+    }
+    return Compare(argv[2], argv[3], requests);
+  }
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s BUNDLE [batches=1,4,16] [steps=24] [threads=0] [provider] [capacity]\n",
