@@ -1,6 +1,7 @@
 # Sourced by the bench scripts: starts "$bin" on a free loopback port with any extra flags given
 # to start_server, waits until it is ready, and sets $server (pid) and $port. The server is
-# stopped when the calling script exits.
+# stopped when the calling script exits. VOXSERVE_READY_TIMEOUT_S (default 30) bounds the wait: a
+# real-size CosyVoice bundle takes minutes to open its sessions on a busy machine.
 start_server() {
   local log
   log=$(mktemp)
@@ -8,7 +9,7 @@ start_server() {
   server=$!
   trap "kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f '$log'" EXIT
   port=""
-  for _ in $(seq 300); do
+  for _ in $(seq $(( ${VOXSERVE_READY_TIMEOUT_S:-30} * 10 ))); do
     port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
     [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && return 0
     sleep 0.1
