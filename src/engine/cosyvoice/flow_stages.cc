@@ -3,6 +3,8 @@
 // noise), and flow.stream/N, its streaming hops (RunPrefix). flow.encoder, flow.stream_encoder
 // and flow.estimator, the graphs run alone, are onnx_stages.cc's.
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "engine/cosyvoice/bundle_verifier.h"
@@ -18,7 +20,14 @@ absl::StatusOr<std::vector<int32_t>> Ids(const GoldenStage& g, const std::string
   return std::vector<int32_t>(array->ints.begin(), array->ints.end());
 }
 
-absl::StatusOr<double> FlowFull(const FlowMatcher& flow, const GoldenStage& g) {
+// A golden's flow inputs, owned here (FlowRequest only views them).
+struct GoldenFlowInputs {
+  std::vector<int32_t> tokens, prompt_tokens;
+  std::vector<float> prompt_mel, embedding;
+  FlowRequest request() const { return {tokens, prompt_tokens, prompt_mel, embedding}; }
+};
+
+absl::StatusOr<GoldenFlowInputs> FlowInputs(const GoldenStage& g) {
   auto tokens = Ids(g, "token");
   if (!tokens.ok()) return tokens.status();
   auto prompt_tokens = Ids(g, "prompt_token");
@@ -27,7 +36,14 @@ absl::StatusOr<double> FlowFull(const FlowMatcher& flow, const GoldenStage& g) {
   if (!prompt_mel.ok()) return prompt_mel.status();
   auto embedding = g.Input("embedding");
   if (!embedding.ok()) return embedding.status();
-  auto mel = flow.Run({*tokens, *prompt_tokens, prompt_mel->floats, embedding->floats});
+  return GoldenFlowInputs{*std::move(tokens), *std::move(prompt_tokens),
+                          std::move(prompt_mel->floats), std::move(embedding->floats)};
+}
+
+absl::StatusOr<double> FlowFull(const FlowMatcher& flow, const GoldenStage& g) {
+  auto inputs = FlowInputs(g);
+  if (!inputs.ok()) return inputs.status();
+  auto mel = flow.Run(inputs->request());
   if (!mel.ok()) return mel.status();
   auto want = g.Output("mel");
   if (!want.ok()) return want.status();
@@ -50,16 +66,10 @@ absl::StatusOr<double> FlowStream(const FlowMatcher& flow, const GoldenStage& g)
         "the bundle has no flow_encoder_stream graph: streaming hops run the non-streaming "
         "encoder over the prefix (an approximation of upstream's chunk-causal encoder)");
   }
-  auto tokens = Ids(g, "token");
-  if (!tokens.ok()) return tokens.status();
-  auto prompt_tokens = Ids(g, "prompt_token");
-  if (!prompt_tokens.ok()) return prompt_tokens.status();
-  auto prompt_mel = g.Input("prompt_mel");
-  if (!prompt_mel.ok()) return prompt_mel.status();
-  auto embedding = g.Input("embedding");
-  if (!embedding.ok()) return embedding.status();
-  auto mel = flow.RunPrefix({*tokens, *prompt_tokens, prompt_mel->floats, embedding->floats},
-                            static_cast<size_t>(offset->front()), finalize->front() != 0);
+  auto inputs = FlowInputs(g);
+  if (!inputs.ok()) return inputs.status();
+  auto mel = flow.RunPrefix(inputs->request(), static_cast<size_t>(offset->front()),
+                            finalize->front() != 0);
   if (!mel.ok()) return mel.status();
   auto want = g.Output("mel");
   if (!want.ok()) return want.status();
