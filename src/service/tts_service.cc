@@ -143,13 +143,13 @@ absl::Status TtsService::LoadModels() {
     if (!status.ok() && first_error.ok()) {
       first_error = absl::Status(status.code(), "model " + model->id() + ": " +
                                                     std::string(status.message()));
+      // Reported at once (/health says "failed" while later models still load): a probe need
+      // not wait for them to learn that this server will never be ready.
+      SetStartupError(first_error);
     }
   }
   if (first_error.ok()) first_error = CheckVoiceAliases();
-  if (!first_error.ok()) {
-    std::lock_guard lock(startup_error_mutex_);
-    startup_error_ = std::string(first_error.message());
-  }
+  if (!first_error.ok()) SetStartupError(first_error);
   loaded_.store(first_error.ok());
   return first_error;
 }
@@ -176,10 +176,15 @@ ServiceHealth TtsService::Health() const {
     return model->state() == ModelState::kFailed;
   });
   if (Ready()) return any_failed ? ServiceHealth::kDegraded : ServiceHealth::kReady;
-  if ((any_failed && !config_.skip_broken_models) || !StartupError().empty()) {
-    return ServiceHealth::kFailed;
-  }
+  // Only the startup error says "failed": it is set after the model's own state, so whoever
+  // reads "failed" here then finds the failed model and the error beside it.
+  if (!StartupError().empty()) return ServiceHealth::kFailed;
   return ServiceHealth::kStarting;
+}
+
+void TtsService::SetStartupError(const absl::Status& error) {
+  std::lock_guard lock(startup_error_mutex_);
+  startup_error_ = std::string(error.message());
 }
 
 std::string TtsService::StartupError() const {

@@ -54,6 +54,10 @@ json ModelsJson(const service::TtsService& service) {
 }
 
 json HealthJson(const service::TtsService& service, const ServerIdentity& identity) {
+  // The overall status is read before the models: a model's failure is final, so a "failed"
+  // status is then always shown beside the failed model (read the other way round, a model could
+  // read "loading" and fail just before the status was taken).
+  service::ServiceHealth status = service.Health();
   json models = json::array();
   for (const service::ModelStatus& model : service.ModelStatuses()) {
     json entry = {{"id", model.id},
@@ -71,7 +75,7 @@ json HealthJson(const service::TtsService& service, const ServerIdentity& identi
   double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                 identity.started_at)
                       .count();
-  json health = {{"status", service::ServiceHealthName(service.Health())},
+  json health = {{"status", service::ServiceHealthName(status)},
                  {"version", identity.version},
                  {"uptime_seconds", uptime},
                  {"in_flight", service.InFlight()},
