@@ -10,32 +10,51 @@ namespace {
 
 using nlohmann::json;
 
-// Passes everything through to the real exchange, and breaks the stream off (AbortStream) as
-// soon as its first chunk has been written to the socket: the client has seen audio, then the
-// connection dies. It takes the route's OnDrained slot and calls the route's callback from it.
-class AbortingExchange final : public HttpExchange {
+// Lets exactly one chunk of a stream reach the client, then breaks the connection off: the
+// client has seen audio, then the connection dies. The first non-empty chunk passes; every later
+// write and the end are swallowed (so a fast response cannot queue its end and arrive whole), and
+// the socket is closed once that chunk has been written (the inner exchange's drain of it; the
+// route's own drain callback is called from there too). Aborting at the second write instead
+// could close the socket while the first chunk still sat in the session's queue: the client saw
+// no audio and rightly retried.
+class AbortingExchange final : public HttpExchange,
+                               public std::enable_shared_from_this<AbortingExchange> {
  public:
-  // Cuts the stream at its second write (or at its end, after one chunk): exactly one chunk
-  // gets out whatever the timing. Cutting at the first drain instead let a fast response queue
-  // all of its chunks and its end before that callback ran, and reach the client whole.
   explicit AbortingExchange(std::shared_ptr<HttpExchange> inner) : inner_(std::move(inner)) {}
+  void Arm() {
+    inner_->OnDrained([self = shared_from_this()] {
+      std::function<void()> route_callback;
+      {
+        std::lock_guard lock(self->mutex_);
+        route_callback = self->on_drained_;
+      }
+      if (route_callback) route_callback();
+      self->inner_->AbortStream();  // only the one chunk ever reached the inner exchange
+    });
+  }
   const HttpRequest& request() const override { return inner_->request(); }
   const std::string& request_id() const override { return inner_->request_id(); }
   const auth::AuthResult& auth() const override { return inner_->auth(); }
   void Respond(HttpResponse response) override { inner_->Respond(std::move(response)); }
   void StartStream(HttpResponse head) override { inner_->StartStream(std::move(head)); }
   void WriteStream(std::string bytes) override {
-    if (CutHere()) return;
+    if (bytes.empty()) return;  // the session drops empty chunks: no drain would follow
+    {
+      std::lock_guard lock(mutex_);
+      if (chunk_passed_) return;
+      chunk_passed_ = true;
+    }
     inner_->WriteStream(std::move(bytes));
   }
   void EndStream() override {
-    if (CutHere()) return;
-    inner_->EndStream();
+    std::lock_guard lock(mutex_);
+    if (!chunk_passed_) inner_->EndStream();  // nothing to cut: an empty stream ends normally
   }
   void AbortStream() override { inner_->AbortStream(); }
   size_t BufferedBytes() const override { return inner_->BufferedBytes(); }
   void OnDrained(std::function<void()> callback) override {
-    inner_->OnDrained(std::move(callback));
+    std::lock_guard lock(mutex_);
+    on_drained_ = std::move(callback);
   }
   void OnClientGone(std::function<void()> callback) override {
     inner_->OnClientGone(std::move(callback));
@@ -45,26 +64,10 @@ class AbortingExchange final : public HttpExchange {
   }
 
  private:
-  // True (and aborts, once) when a chunk is already out; later writes are swallowed.
-  bool CutHere() {
-    bool abort = false;
-    {
-      std::lock_guard lock(mutex_);
-      if (cut_) return true;
-      if (chunks_ == 0) {
-        ++chunks_;
-        return false;
-      }
-      cut_ = abort = true;
-    }
-    if (abort) inner_->AbortStream();
-    return true;
-  }
-
   const std::shared_ptr<HttpExchange> inner_;
   std::mutex mutex_;
-  int chunks_ = 0;
-  bool cut_ = false;
+  bool chunk_passed_ = false;
+  std::function<void()> on_drained_;
 };
 
 void RunRoute(const Handler& inner, const std::shared_ptr<HttpExchange>& exchange) {
@@ -204,7 +207,9 @@ void FaultInjector::Act(Action action, int status, int retry_after, const Handle
     case Action::kDrop:
       return exchange->AbortStream();
     case Action::kAbort: {
-      return RunRoute(inner, std::make_shared<AbortingExchange>(exchange));
+      auto aborting = std::make_shared<AbortingExchange>(exchange);
+      aborting->Arm();
+      return RunRoute(inner, aborting);
     }
     case Action::kFail: {
       const char* type = status == 429   ? "rate_limit_error"
