@@ -340,18 +340,18 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
                                                   "' is not ready"),
                            stored->metadata.model);
   }
-  if (host->engine().info().cloned_voices.family != profile->family) {
+  if (host->engine().info().cloned_voices.family != (*profile)->family) {
     return core::WithModel(
         absl::UnimplementedError("model '" + stored->metadata.model +
                                  "' cannot synthesize with cloned voice '" + stored->metadata.id +
-                                 "' (profile family '" + profile->family +
+                                 "' (profile family '" + (*profile)->family +
                                  "'): its engine speaks no cloned voices of that family"),
         stored->metadata.model);
   }
   auto mode = ResolveVoiceMode(request, !stored->metadata.transcript.empty());
   if (!mode.ok()) return core::WithModel(mode.status(), stored->metadata.model);
   request.cloned_voice_id = stored->metadata.id;
-  request.voice_profile = std::make_shared<const engine::VoiceProfile>(*std::move(profile));
+  request.voice_profile = *std::move(profile);
   request.resolved_voice_mode = *mode;
   return absl::OkStatus();
 }

@@ -156,7 +156,12 @@ absl::Status VoiceRegistry::Delete(std::string_view id) {
                           "voice_not_found");
   }
   absl::Status status = store_->Delete(id);
-  if (status.ok()) spdlog::info("voices: deleted {}", std::string(id));
+  if (status.ok()) {
+    spdlog::info("voices: deleted {}", std::string(id));
+    std::lock_guard lock(cache_mutex_);
+    ++deletions_;
+    std::erase_if(cache_, [id](const auto& entry) { return entry.first == id; });
+  }
   return status;
 }
 
@@ -167,10 +172,31 @@ std::optional<StoredVoice> VoiceRegistry::Find(std::string_view model_id,
   return store_->FindByName(model_id, voice);
 }
 
-absl::StatusOr<engine::VoiceProfile> VoiceRegistry::LoadProfile(std::string_view id) const {
+absl::StatusOr<std::shared_ptr<const engine::VoiceProfile>> VoiceRegistry::LoadProfile(
+    std::string_view id) const {
   if (!store_)
     return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
-  return store_->LoadProfile(id);
+  uint64_t deletions = 0;
+  {
+    std::lock_guard lock(cache_mutex_);
+    auto hit = std::find_if(cache_.begin(), cache_.end(),
+                            [id](const auto& entry) { return entry.first == id; });
+    if (hit != cache_.end()) {
+      cache_.splice(cache_.begin(), cache_, hit);
+      return hit->second;
+    }
+    deletions = deletions_;
+  }
+  auto loaded = store_->LoadProfile(id);  // outside the lock: a file read and its checksum
+  if (!loaded.ok()) return loaded.status();
+  auto profile = std::make_shared<const engine::VoiceProfile>(*std::move(loaded));
+  std::lock_guard lock(cache_mutex_);
+  if (deletions == deletions_) {
+    std::erase_if(cache_, [id](const auto& entry) { return entry.first == id; });  // a racing miss
+    cache_.emplace_front(std::string(id), profile);
+    if (cache_.size() > kProfileCacheSize) cache_.pop_back();
+  }
+  return profile;
 }
 
 }  // namespace voxserve::service

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
+#include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,7 +65,12 @@ class VoiceRegistry {
   // The cloned voice `voice` names within model `model_id`: its id, or its name (ASCII
   // case-insensitive). For synthesis and the voice catalog.
   std::optional<StoredVoice> Find(std::string_view model_id, std::string_view voice) const;
-  absl::StatusOr<engine::VoiceProfile> LoadProfile(std::string_view id) const;
+  // The stored profile, read from disk on first use and then kept (the last kProfileCacheSize
+  // used), so synthesis with a cloned voice reads no file on the I/O thread after its first
+  // request. NotFound once deleted.
+  absl::StatusOr<std::shared_ptr<const engine::VoiceProfile>> LoadProfile(
+      std::string_view id) const;
+  static constexpr size_t kProfileCacheSize = 32;  // ~0.3 MB each for a 10 s prompt
 
  private:
   VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup, std::unique_ptr<VoiceStore> store);
@@ -74,6 +81,11 @@ class VoiceRegistry {
   std::unique_ptr<VoiceStore> store_;  // null when cloning is off
   TestVoiceCloner test_cloner_;        // used only with config_.test_cloner
   std::atomic<int> pending_{0};        // registrations refused beyond config_.max_pending
+  // Most recently used first. deletions_ counts Deletes: a profile read while one happened is
+  // not cached (it may be the deleted voice's).
+  mutable std::mutex cache_mutex_;
+  mutable std::list<std::pair<std::string, std::shared_ptr<const engine::VoiceProfile>>> cache_;
+  uint64_t deletions_ = 0;  // guarded by cache_mutex_
   boost::asio::thread_pool pool_;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <future>
 
 #include "core/error.h"
@@ -66,7 +67,7 @@ TEST_F(VoiceRegistryTest, RegistersListsAndDeletesAVoice) {
 
   auto profile = service_->voices().LoadProfile(stored->metadata.id);
   ASSERT_TRUE(profile.ok());
-  EXPECT_EQ(profile->tensors.at("prompt_speech_tokens").ints.size(), 50u);  // 25 per second
+  EXPECT_EQ((*profile)->tensors.at("prompt_speech_tokens").ints.size(), 50u);  // 25 per second
 
   bool listed = false;
   for (const VoiceListing& voice : service_->ListVoices({"fake", ""})) {
@@ -84,6 +85,25 @@ TEST_F(VoiceRegistryTest, RegistersListsAndDeletesAVoice) {
   EXPECT_EQ(service_->voices().Get(stored->metadata.id).status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(FilesOnDisk(), 0u);
+}
+
+// Synthesis reads a cloned voice's profile on the I/O thread: after the first request it comes
+// from memory (the file is not read again), and a deleted voice's profile is gone at once.
+TEST_F(VoiceRegistryTest, ProfilesAreReadOnceAndForgottenWhenDeleted) {
+  StartWithVoices();
+  auto stored = Register("Cached", WavBytes(1.0));
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  const std::string id = stored->metadata.id;
+  auto first = service_->voices().LoadProfile(id);
+  ASSERT_TRUE(first.ok()) << first.status();
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/voices")) {
+    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << "not a voice file";
+  }
+  auto again = service_->voices().LoadProfile(id);
+  ASSERT_TRUE(again.ok()) << "read from disk again: " << again.status();
+  EXPECT_EQ(again->get(), first->get());  // the same profile object, shared
+  ASSERT_TRUE(service_->voices().Delete(id).ok());
+  EXPECT_EQ(service_->voices().LoadProfile(id).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(VoiceRegistryTest, BadUploadsAreRefusedWithTheirOwnCodeAndStoreNothing) {
