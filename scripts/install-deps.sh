@@ -31,6 +31,7 @@ packages=(
   python3-onnx  # tests build tiny Piper/Kokoro graphs (tests/onnx_models)
   python3-torch python3-torchaudio  # oracles of the audio feature tests (tests/unit/audio)
   python3-regex python3-inflect  # CosyVoice text tests: the Qwen2 pre-tokenizer regex, upstream's number words
+  python3-omegaconf python3-scipy  # upstream CosyVoice imports them (flow.py, class_utils.py -> hifigan): the export tool, the oracle tests
   espeak-ng  # the command line: test_onnx_models recomputes phonemes independently of the server
   curl wrk
   python3-fastapi python3-uvicorn  # bench/workers_bench.sh: the FastAPI + uvicorn peer
