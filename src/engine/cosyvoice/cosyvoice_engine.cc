@@ -15,7 +15,7 @@ namespace voxserve::engine::cosyvoice {
 namespace {
 
 constexpr const char* kCosyVoiceKeys =
-    "path, max_active, llm_capacity, streaming, vocoder_threads";
+    "path, max_active, llm_capacity, max_prefills_per_step, streaming, vocoder_threads";
 // No seed in the APIs yet: one fixed seed, so the same request gives the same audio.
 constexpr uint64_t kDefaultSeed = 1986;
 
@@ -47,6 +47,8 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
     return SetInt(key, value, 1, 256, &max_active);  // LlmDecoderConfig's range
   } else if (key == "llm_capacity") {
     return SetInt(key, value, 2, 65536, &llm_capacity);
+  } else if (key == "max_prefills_per_step") {
+    return SetInt(key, value, 1, 256, &max_prefills_per_step);  // <= max_active: Validate
   } else if (key == "vocoder_threads") {
     return SetInt(key, value, 1, 64, &vocoder_threads);  // VocoderPool's range
   } else if (key == "streaming") {
@@ -70,6 +72,11 @@ absl::Status CosyVoiceEngineConfig::Validate() const {
     return core::InvalidArgument(
         "options.path must name a CosyVoice bundle directory "
         "(tools/cosyvoice_export/export.py writes one)");
+  }
+  if (max_prefills_per_step > max_active) {
+    return core::InvalidArgument("cosyvoice option max_prefills_per_step = " +
+                                 std::to_string(max_prefills_per_step) +
+                                 " must not exceed max_active = " + std::to_string(max_active));
   }
   return session.Validate();
 }
@@ -139,6 +146,7 @@ absl::StatusOr<std::unique_ptr<StreamRunner>> CosyVoiceEngine::CreateRunner() {
   LlmDecoderConfig llm;
   llm.max_active = config_.max_active;
   llm.capacity = config_.llm_capacity;
+  llm.max_prefills_per_step = config_.max_prefills_per_step;
   llm.session = config_.session;
   auto decoder = LlmDecoder::Create(manifest_, config_.bundle_path, llm);
   if (!decoder.ok()) return decoder.status();

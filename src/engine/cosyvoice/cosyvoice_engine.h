@@ -34,6 +34,10 @@ struct CosyVoiceEngineConfig {
   // 1 + prompt speech tokens) + max_len - 1 slots, max_len = 20 x its text tokens (llm.py:498):
   // a 10 s prompt (250 tokens) and a 60-token sentence take about 1500.
   int llm_capacity = 2048;
+  // options.max_prefills_per_step: newcomers prefilled per LLM step (1..max_active). Each one's
+  // prefill stalls the running rows for that step: 1 bounds a running stream's longest gap to one
+  // decode step plus one prompt's prefill; more admit a burst of newcomers faster.
+  int max_prefills_per_step = 1;
   // options.streaming: upstream's streaming schedule (audio every 25, 50, 100, 100... tokens)
   // over the non-streaming flow graph; off: one chunk per normalized piece
   // (docs/cosyvoice-generation.md, "The engine").
