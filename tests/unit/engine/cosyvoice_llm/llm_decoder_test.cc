@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -251,6 +252,46 @@ TEST_F(LlmDecoderTest, ContinuousBatchingGivesEachRequestItsTokensAlone) {
       EXPECT_EQ(outcomes[k].tokens, alone[k].tokens) << "request " << k << " greedy " << greedy;
       EXPECT_EQ(outcomes[k].finish, alone[k].finish);
     }
+  }
+}
+
+// Sixteen rows: one request runs among fifteen others of other lengths that join at different
+// steps, leave when they finish, or are cancelled midway (three of them); with seeded sampling,
+// every request that ends gets exactly the tokens it gets alone, and the cancelled ones end
+// without an end event.
+TEST_F(LlmDecoderTest, OneRequestAmongFifteenJoiningAndLeavingGetsItsTokensAlone) {
+  constexpr int kRequests = 16, kProbe = 7;
+  std::vector<LlmRequest> requests;
+  for (int k = 0; k < kRequests; ++k) requests.push_back(Synthetic(k, 1 + k % 3, false));
+  auto d = Decoder(kRequests);
+  std::vector<int> join_at(kRequests);
+  for (int k = 0; k < kRequests; ++k) join_at[k] = (k * 5) % 23;  // 0, 5, 10, ... 22, 4, 9, ...
+  // Request -> step; the longest requests (3 text ids), each cancelled some steps after it joined.
+  const std::map<int, int> cancel_at = {{2, 20}, {5, 12}, {11, 25}};
+  std::vector<bool> admitted(kRequests, false), cancelled(kRequests, false);
+  size_t max_running = 0;
+  auto outcomes = RunAll(*d, [&](int step) {
+    max_running = std::max(max_running, d->running());
+    for (int k = 0; k < kRequests; ++k) {
+      if (!admitted[k] && step >= join_at[k]) {
+        ASSERT_TRUE(d->Admit(k, requests[k]).ok()) << k;
+        admitted[k] = true;
+      }
+      if (auto it = cancel_at.find(k); it != cancel_at.end() && it->second == step) {
+        cancelled[k] = d->Release(k).ok();  // NotFound only if it had already ended
+      }
+    }
+  });
+  EXPECT_GE(max_running, 12u);  // most of the sixteen rows ran together
+  EXPECT_GE(std::count(cancelled.begin(), cancelled.end(), true), 2);
+  for (int k = 0; k < kRequests; ++k) {
+    if (cancelled[k]) {
+      EXPECT_EQ(outcomes[k].finish, LlmFinish::kNone) << "cancelled request " << k;
+      continue;
+    }
+    Outcome alone = Alone(requests[k]);
+    EXPECT_EQ(outcomes[k].tokens, alone.tokens) << "request " << k << (k == kProbe ? " (probe)" : "");
+    EXPECT_EQ(outcomes[k].finish, alone.finish) << k;
   }
 }
 
