@@ -84,21 +84,39 @@ class Qwen2Attention(nn.Module):
         v = self.v_proj(x).view(b, s, c.num_key_value_heads, c.head_dim).transpose(1, 2)
         return rope(k, positions, c.rope_theta), v
 
-    def forward(self, x, positions, keys, values, bias):
-        """keys/values [B, kvh, T, D] already include x's; bias [B, 1, S, T] additive."""
+    def forward(self, x, positions, past, new, bias):
+        """past: the cache's (keys, values) [B, kvh, P, D] or None; new: x's own (key, value)
+        [B, kvh, S, D] (from new_kv); bias [B, 1, S, P + S] additive, past slots first.
+
+        The same attention as HF's (concatenate past and new, repeat each kv head for its query
+        heads, softmax), computed without building either copy: the exported graph runs this every
+        step, and torch.cat of the whole cache plus repeat_kv's `groups`-fold expansion of it moved
+        far more memory per step than the weights and the cache themselves (the scores are
+        concatenated instead, [B, H, S, P + S], a sliver of the cache at decode)."""
         b, s, _ = x.shape
         c = self.c
+        groups = c.num_attention_heads // c.num_key_value_heads
         q = self.q_proj(x).view(b, s, c.num_attention_heads, c.head_dim).transpose(1, 2)
         q = rope(q, positions, c.rope_theta)
-        groups = c.num_attention_heads // c.num_key_value_heads
-        # GQA: each kv head serves `groups` query heads (HF's repeat_kv; expand + reshape rather
-        # than repeat_interleave, which torch 1.13 exports with the traced sizes baked in).
-        k = keys.unsqueeze(2).expand(-1, -1, groups, -1, -1).reshape(
-            b, c.num_attention_heads, -1, c.head_dim)
-        v = values.unsqueeze(2).expand(-1, -1, groups, -1, -1).reshape(
-            b, c.num_attention_heads, -1, c.head_dim)
-        scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(c.head_dim) + bias
-        out = torch.matmul(torch.softmax(scores, dim=-1), v)
+        # GQA: kv head i serves query heads i * groups ... i * groups + groups - 1 (HF's
+        # repeat_kv order), so those heads' rows form one matmul against it.
+        q = q.reshape(b, c.num_key_value_heads, groups * s, c.head_dim)
+
+        def scores(keys):  # [B, kvh, T, D] -> [B, H, S, T]
+            t = torch.matmul(q, keys.transpose(2, 3)) / math.sqrt(c.head_dim)
+            return t.reshape(b, c.num_attention_heads, s, -1)
+
+        def weighted(probs, values):  # [B, H, S, T] x [B, kvh, T, D] -> [B, kvh, groups * S, D]
+            return torch.matmul(probs.reshape(b, c.num_key_value_heads, groups * s, -1), values)
+
+        k_new, v_new = new
+        if past is None:
+            out = weighted(torch.softmax(scores(k_new) + bias, dim=-1), v_new)
+        else:
+            p = past[0].shape[2]
+            probs = torch.softmax(torch.cat([scores(past[0]), scores(k_new)], dim=-1) + bias, dim=-1)
+            out = weighted(probs[..., :p], past[1]) + weighted(probs[..., p:], v_new)
+        out = out.reshape(b, c.num_attention_heads, s, c.head_dim)
         return self.o_proj(out.transpose(1, 2).reshape(b, s, -1))
 
 
@@ -138,14 +156,9 @@ class Qwen2Model(nn.Module):
         new = []
         for i, layer in enumerate(self.layers):
             h = layer.input_layernorm(x)
-            k_new, v_new = layer.self_attn.new_kv(h, positions)
-            new.append((k_new, v_new))
-            if past is not None:
-                keys = torch.cat([past[i][0], k_new], dim=2)
-                values = torch.cat([past[i][1], v_new], dim=2)
-            else:
-                keys, values = k_new, v_new
-            x = x + layer.self_attn(h, positions, keys, values, bias)
+            kv = layer.self_attn.new_kv(h, positions)
+            new.append(kv)
+            x = x + layer.self_attn(h, positions, None if past is None else past[i], kv, bias)
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         return self.norm(x), new
 
