@@ -74,9 +74,9 @@ absl::Status CosyVoiceEngineConfig::Validate() const {
         "(tools/cosyvoice_export/export.py writes one)");
   }
   if (max_prefills_per_step > max_active) {
-    return core::InvalidArgument("cosyvoice option max_prefills_per_step = " +
-                                 std::to_string(max_prefills_per_step) +
-                                 " must not exceed max_active = " + std::to_string(max_active));
+    return core::InvalidArgument(
+        "cosyvoice option max_prefills_per_step = " + std::to_string(max_prefills_per_step) +
+        " must not exceed max_active = " + std::to_string(max_active));
   }
   return session.Validate();
 }

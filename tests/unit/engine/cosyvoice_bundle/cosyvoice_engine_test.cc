@@ -60,8 +60,11 @@ TEST(CosyVoiceEngine, OptionsAreChecked) {
   EXPECT_THAT(std::string(no_path.status().message()), HasSubstr("options.path"));
   auto unknown = CreateEngine({"cv", "cosyvoice", "", {{"bundle", "/x"}}});
   EXPECT_THAT(std::string(unknown.status().message()), HasSubstr("unknown cosyvoice option"));
-  auto too_many_prefills = CreateEngine(
-      {"cv", "cosyvoice", "", {{"path", "/x"}, {"max_active", "2"}, {"max_prefills_per_step", "3"}}});
+  auto too_many_prefills =
+      CreateEngine({"cv",
+                    "cosyvoice",
+                    "",
+                    {{"path", "/x"}, {"max_active", "2"}, {"max_prefills_per_step", "3"}}});
   EXPECT_THAT(std::string(too_many_prefills.status().message()),
               HasSubstr("max_prefills_per_step = 3 must not exceed max_active = 2"));
   auto zero_prefills =

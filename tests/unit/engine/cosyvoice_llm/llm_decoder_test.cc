@@ -290,7 +290,8 @@ TEST_F(LlmDecoderTest, OneRequestAmongFifteenJoiningAndLeavingGetsItsTokensAlone
       continue;
     }
     Outcome alone = Alone(requests[k]);
-    EXPECT_EQ(outcomes[k].tokens, alone.tokens) << "request " << k << (k == kProbe ? " (probe)" : "");
+    EXPECT_EQ(outcomes[k].tokens, alone.tokens)
+        << "request " << k << (k == kProbe ? " (probe)" : "");
     EXPECT_EQ(outcomes[k].finish, alone.finish) << k;
   }
 }
