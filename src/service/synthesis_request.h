@@ -44,6 +44,11 @@ struct SynthesisRequest {
   // empty = every model. Another model is refused with PermissionDenied (403).
   std::vector<std::string> allowed_models;
   core::RequestContext context;
+  // An inline voice prompt (vLLM-Omni's ref_audio / ref_text), for TtsService::
+  // SynthesizeWithPrompt: a recording cloned for this request only, never stored, spoken with
+  // instead of `voice` (which is then ignored). Empty prompt_audio = none.
+  std::string prompt_audio;  // the recording as sent (WAV, FLAC, Ogg, MP3)
+  std::string prompt_text;   // what it says; empty: cross-lingual unless voice_mode says
   // Set by TtsService when `voice` names a cloned voice (its id, or its name within the model):
   // the stored profile, for engines that synthesize with profiles (CosyVoice, issue 12 part 2).
   std::string cloned_voice_id;

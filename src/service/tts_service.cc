@@ -315,6 +315,28 @@ std::vector<VoiceListing> TtsService::ClonedVoiceListings() const {
 }
 
 absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
+  if (request.voice_profile) {
+    // An inline prompt, cloned by SynthesizeWithPrompt with request.model's cloner.
+    const ModelHost* host = nullptr;
+    for (const auto& model : models_) {
+      if (model->id() == request.model) host = model.get();
+    }
+    if (host == nullptr || host->state() != ModelState::kReady) {
+      return core::WithModel(
+          absl::UnavailableError("model '" + request.model + "' is not ready"), request.model);
+    }
+    if (host->engine().info().cloned_voices.family != request.voice_profile->family) {
+      return core::WithModel(
+          absl::UnimplementedError("model '" + request.model +
+                                   "' cannot synthesize with the ref_audio prompt it cloned "
+                                   "(profile family '" + request.voice_profile->family + "')"),
+          request.model);
+    }
+    auto mode = ResolveVoiceMode(request, !request.prompt_text.empty());
+    if (!mode.ok()) return core::WithModel(mode.status(), request.model);
+    request.resolved_voice_mode = *mode;
+    return absl::OkStatus();
+  }
   if (!voices_ || !voices_->enabled() || request.voice.empty()) return absl::OkStatus();
   std::optional<StoredVoice> stored;
   if (auto by_id = voices_->Get(request.voice); by_id.ok()) {
@@ -358,6 +380,15 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
 
 absl::StatusOr<ResolvedVoice> TtsService::ResolveVoice(const SynthesisRequest& request) const {
   if (!request.voice_profile) return catalog_->Resolve(request.model, request.voice);
+  if (request.cloned_voice_id.empty()) {  // an inline prompt: its model is request.model
+    for (const auto& model : models_) {
+      if (model->id() != request.model) continue;
+      const engine::ModelInfo::ClonedVoices& cloned = model->engine().info().cloned_voices;
+      return ResolvedVoice{model.get(), "ref_audio", cloned.language, cloned.sample_rate};
+    }
+    return core::NotFound("model '" + request.model + "' is not configured", "model",
+                          "model_not_found");
+  }
   auto stored = voices_->Get(request.cloned_voice_id);
   if (!stored.ok()) return stored.status();
   for (const auto& model : models_) {
@@ -475,6 +506,58 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
     return Reject(model_id, status);
   }
   return job;
+}
+
+std::shared_ptr<PendingJob> TtsService::SynthesizeWithPrompt(
+    SynthesisRequest request, std::shared_ptr<SynthesisSink> sink) {
+  auto pending = std::make_shared<PendingJob>();
+  auto refuse = [&sink](const absl::Status& status) { sink->OnComplete(status, {}); };
+  // What can be refused without the prompt is, before the (expensive) cloning.
+  if (draining_.load()) {
+    refuse(Reject("", core::Draining("server is shutting down")));
+    return pending;
+  }
+  if (absl::Status status = text::CheckInput(request.text, config_.limits, request.text_field);
+      !status.ok()) {
+    refuse(Reject("", status));
+    return pending;
+  }
+  if (absl::Status status = CheckRequestOptions(request, config_); !status.ok()) {
+    refuse(Reject("", status));
+    return pending;
+  }
+  {
+    std::lock_guard lock(in_flight_mutex_);
+    ++in_flight_;
+    metrics_.in_flight.Set(static_cast<double>(in_flight_));
+  }
+  VoiceRegistration prompt;
+  prompt.model = request.model;
+  prompt.transcript = request.prompt_text;
+  prompt.audio = std::move(request.prompt_audio);
+  prompt.allowed_models = request.allowed_models;
+  request.prompt_audio.clear();
+  voices_->CloneForRequest(
+      std::move(prompt), [this, pending, sink, request = std::move(request)](
+                             absl::StatusOr<ClonedPrompt> cloned) mutable {
+        if (!cloned.ok()) {
+          sink->OnComplete(Reject("", cloned.status()), {});
+        } else if (pending->cancelled()) {
+          sink->OnComplete(absl::CancelledError("the client went away"), {});
+        } else {
+          request.model = cloned->model_id;
+          request.voice_profile = std::move(cloned->profile);
+          request.cloned_voice_id.clear();
+          auto job = Synthesize(std::move(request), sink);  // counts its own refusals
+          if (job.ok()) {
+            pending->Attach(*std::move(job));
+          } else {
+            sink->OnComplete(job.status(), {});
+          }
+        }
+        OnJobFinished();  // the cloning's own count; a started job holds its own
+      });
+  return pending;
 }
 
 }  // namespace voxserve::service

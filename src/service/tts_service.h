@@ -16,6 +16,7 @@
 #include "core/metrics.h"
 #include "scheduler/scheduler_metrics.h"
 #include "service/model_host.h"
+#include "service/pending_job.h"
 #include "service/service_config.h"
 #include "service/service_metrics.h"
 #include "service/synthesis_job.h"
@@ -88,6 +89,16 @@ class TtsService {
   // called. Never blocks on synthesis: safe on I/O threads.
   absl::StatusOr<std::shared_ptr<SynthesisJob>> Synthesize(SynthesisRequest request,
                                                            std::shared_ptr<SynthesisSink> sink);
+
+  // Synthesize for a request that carries an inline voice prompt (prompt_audio): the prompt is
+  // cloned for this request on the voice registry's workers (never on the caller's thread, never
+  // stored), then the request goes on as Synthesize's, spoken with it by the model that cloned
+  // it (request.model's). Returns at once. The job attaches to the returned PendingJob when it
+  // starts; a refusal at any point (Synthesize's, or the prompt's: VoiceRegistry::
+  // CloneForRequest) reaches sink->OnComplete instead, so the sink hears the end exactly once
+  // either way. Counted in flight from the start, so a drain waits for the cloning too.
+  std::shared_ptr<PendingJob> SynthesizeWithPrompt(SynthesisRequest request,
+                                                   std::shared_ptr<SynthesisSink> sink);
 
   // For SpeechSession, which cuts incremental text into sentences itself: resolves the
   // request's model and voice (and a cloned voice's voice_mode with its instructions) as

@@ -24,6 +24,18 @@ absl::Status CheckAllowed(const std::vector<std::string>& allowed, const std::st
                                 "model_not_allowed");
 }
 
+// A cloner's refusal of the recording (undecodable, silent, too long) names the field the
+// client sent it in.
+absl::Status AsRefAudioError(const absl::Status& status) {
+  const bool about_audio = status.code() == absl::StatusCode::kInvalidArgument ||
+                           status.code() == absl::StatusCode::kOutOfRange;
+  const std::string param = core::DetailOf(status).param;
+  if (!about_audio || !(param.empty() || param == "audio_sample")) return status;
+  return core::InvalidArgument(
+      "ref_audio: " + std::string(status.message()), "ref_audio",
+      status.code() == absl::StatusCode::kOutOfRange ? "audio_too_long" : "invalid_audio");
+}
+
 int PoolThreads(const VoiceStoreConfig& config) {
   return config.dir.empty() ? 1 : std::clamp(config.max_pending, 1, 4);
 }
@@ -64,29 +76,39 @@ absl::StatusOr<engine::VoiceCloner*> VoiceRegistry::ClonerFor(ModelHost& model) 
                                "model", "model_cannot_clone");
 }
 
+absl::Status VoiceRegistry::CheckPrompt(const VoiceRegistration& prompt,
+                                        const std::string& audio_field,
+                                        const std::string& transcript_field) const {
+  if (prompt.audio.size() > config_.max_upload_bytes) {
+    return core::PayloadTooLarge(audio_field + " is " + std::to_string(prompt.audio.size()) +
+                                     " bytes; at most " +
+                                     std::to_string(config_.max_upload_bytes) + " are accepted",
+                                 audio_field);
+  }
+  if (prompt.audio.empty()) {
+    return core::InvalidArgument(audio_field + " is missing or empty", audio_field,
+                                 "missing_audio");
+  }
+  if (absl::Status status = text::ValidateUtf8(prompt.transcript, transcript_field);
+      !status.ok()) {
+    return status;
+  }
+  if (text::CountCodePoints(prompt.transcript) > kMaxTranscriptChars) {
+    return core::PayloadTooLarge(transcript_field + " is longer than 4096 characters",
+                                 transcript_field);
+  }
+  return absl::OkStatus();
+}
+
 void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone done) {
   if (!store_) {
     return done(absl::UnimplementedError(
         "voice cloning is off on this server (set voices.dir to enable it)"));
   }
-  if (registration.audio.size() > config_.max_upload_bytes) {
-    return done(core::PayloadTooLarge(
-        "audio_sample is " + std::to_string(registration.audio.size()) + " bytes; at most " +
-            std::to_string(config_.max_upload_bytes) + " are accepted",
-        "audio_sample"));
-  }
-  if (registration.audio.empty()) {
-    return done(
-        core::InvalidArgument("audio_sample is missing or empty", "audio_sample", "missing_audio"));
-  }
-  if (absl::Status status = ValidateVoiceName(registration.name); !status.ok()) return done(status);
-  if (absl::Status status = text::ValidateUtf8(registration.transcript, "transcript");
-      !status.ok()) {
+  if (absl::Status status = CheckPrompt(registration, "audio_sample", "transcript"); !status.ok()) {
     return done(status);
   }
-  if (text::CountCodePoints(registration.transcript) > kMaxTranscriptChars) {
-    return done(core::PayloadTooLarge("transcript is longer than 4096 characters", "transcript"));
-  }
+  if (absl::Status status = ValidateVoiceName(registration.name); !status.ok()) return done(status);
   auto model = lookup_(registration.model);
   if (!model.ok()) return done(model.status());
   ModelHost& host = **model;
@@ -136,6 +158,37 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
     held.reset();
     pending_.fetch_sub(1);
     done(std::move(stored));
+  });
+}
+
+void VoiceRegistry::CloneForRequest(VoiceRegistration prompt, PromptCloned done) {
+  if (absl::Status status = CheckPrompt(prompt, "ref_audio", "ref_text"); !status.ok()) {
+    return done(status);
+  }
+  auto model = lookup_(prompt.model);
+  if (!model.ok()) return done(model.status());
+  ModelHost& host = **model;
+  if (absl::Status status = CheckAllowed(prompt.allowed_models, host.id(), prompt.model);
+      !status.ok()) {
+    return done(status);
+  }
+  auto cloner = ClonerFor(host);
+  if (!cloner.ok()) return done(cloner.status());
+  if (pending_.fetch_add(1) >= config_.max_pending) {
+    pending_.fetch_sub(1);
+    return done(core::QueueFull("too many voice prompts being cloned; retry shortly", 1));
+  }
+  boost::asio::post(pool_, [this, cloner = *cloner, model_id = host.id(),
+                            prompt = std::move(prompt), done = std::move(done)]() mutable {
+    engine::VoicePrompt voice_prompt;
+    voice_prompt.audio =
+        std::span(reinterpret_cast<const uint8_t*>(prompt.audio.data()), prompt.audio.size());
+    voice_prompt.transcript = prompt.transcript;
+    absl::StatusOr<engine::VoiceProfile> profile = cloner->CloneVoice(voice_prompt);
+    pending_.fetch_sub(1);
+    if (!profile.ok()) return done(AsRefAudioError(profile.status()));
+    done(ClonedPrompt{model_id,
+                      std::make_shared<const engine::VoiceProfile>(*std::move(profile))});
   });
 }
 

@@ -34,6 +34,13 @@ struct VoiceRegistration {
 // Called exactly once with the stored voice or why nothing was stored.
 using RegistrationDone = std::function<void(absl::StatusOr<StoredVoice>)>;
 
+// A voice prompt cloned for one request (an inline prompt: vLLM-Omni's ref_audio / ref_text).
+struct ClonedPrompt {
+  std::string model_id;  // the model that cloned it, the one to synthesize with
+  std::shared_ptr<const engine::VoiceProfile> profile;
+};
+using PromptCloned = std::function<void(absl::StatusOr<ClonedPrompt>)>;
+
 // Safe cross thread. Owned by TtsService; the model hosts outlive it. Cloning runs on its own
 // small pool (max_pending threads at most), never on the caller's thread.
 class VoiceRegistry {
@@ -58,6 +65,12 @@ class VoiceRegistry {
   // InvalidArgument or OutOfRange for bad audio, or the stored voice.
   void Register(VoiceRegistration registration, RegistrationDone done);
 
+  // Clones a voice prompt for one request and stores nothing: Register's checks of the audio
+  // (named "ref_audio" in errors), the transcript ("ref_text"), the model and the key, its
+  // workers and its max_pending (QueueFull beyond), none of the store's (it works with cloning's
+  // store off). `done` runs once: before this returns for a refusal, else on a worker.
+  void CloneForRequest(VoiceRegistration prompt, PromptCloned done);
+
   std::vector<StoredVoice> List(std::string_view model = {}) const;  // model id; empty = all
   absl::StatusOr<StoredVoice> Get(std::string_view id) const;        // NotFound
   absl::Status Delete(std::string_view id);                          // NotFound
@@ -75,6 +88,10 @@ class VoiceRegistry {
  private:
   VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup, std::unique_ptr<VoiceStore> store);
   absl::StatusOr<engine::VoiceCloner*> ClonerFor(ModelHost& model);
+  // Register's and CloneForRequest's checks of the sample and transcript, errors naming the
+  // given fields.
+  absl::Status CheckPrompt(const VoiceRegistration& prompt, const std::string& audio_field,
+                           const std::string& transcript_field) const;
 
   const VoiceStoreConfig config_;
   ModelLookup lookup_;

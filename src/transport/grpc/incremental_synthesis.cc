@@ -149,6 +149,12 @@ absl::Status IncrementalSynthesis::Configure(const v1::SynthesisOptions& options
                          std::chrono::system_clock::time_point::max(),
                          env_.service.config().max_timeout_ms);
   if (!request.ok()) return env_.service.RejectUnparsed(request.status());
+  if (!request->prompt_audio.empty()) {
+    return env_.service.RejectUnparsed(core::InvalidArgument(
+        "ref_audio is taken by Synthesize and SynthesizeStream; a StreamingSynthesize session "
+        "speaks registered voices (CreateVoice, then name it in voice)",
+        "ref_audio", "ref_audio_not_supported"));
+  }
   call_.Prepare(*request);  // the request id and the caller's allowed models
   const v1::AudioFormat format = ToProtoFormat(request->format);
   timestamps_ = options.timestamps();

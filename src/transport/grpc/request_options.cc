@@ -46,6 +46,12 @@ absl::StatusOr<service::SynthesisRequest> ToSynthesisRequest(
   request.instructions = options.instructions();
   request.voice_mode = options.voice_mode();  // the service checks the name
   if (options.has_seed()) request.seed = options.seed();
+  request.prompt_audio = options.ref_audio();
+  request.prompt_text = options.ref_text();
+  if (request.prompt_audio.empty() && !request.prompt_text.empty()) {
+    return core::InvalidArgument("ref_text needs ref_audio (the recording it transcribes)",
+                                 "ref_audio", "missing_audio");
+  }
   absl::StatusOr<audio::AudioFormat> format = FromProtoFormat(options.format(), default_format);
   if (!format.ok()) return format.status();
   request.format = *format;

@@ -77,7 +77,7 @@ class StreamSynthesis final : public WriteReactor {
   HandlerEnv& env_;
   ::grpc::CallbackServerContext* const context_;
   CallStart call_;
-  std::shared_ptr<service::SynthesisJob> job_;
+  std::shared_ptr<service::PendingJob> job_;  // the job, or its prompt still being cloned
 };
 
 // Owned by the job until OnComplete; calls arrive serialized on a service thread.
@@ -117,10 +117,15 @@ void StreamSynthesis::Start(const v1::SynthesizeRequest& request) {
   synthesis->streaming = true;
   call_.Prepare(*synthesis);
   auto sink = std::make_shared<StreamSink>(this, synthesis->format, request.options().timestamps());
+  if (!synthesis->prompt_audio.empty()) {  // refusals come back through the sink
+    job_ = env_.service.SynthesizeWithPrompt(*std::move(synthesis), std::move(sink));
+    return;
+  }
   absl::StatusOr<std::shared_ptr<service::SynthesisJob>> job =
       env_.service.Synthesize(*std::move(synthesis), std::move(sink));
   if (!job.ok()) return FinishWith(job.status());
-  job_ = *std::move(job);
+  job_ = std::make_shared<service::PendingJob>();
+  job_->Attach(*std::move(job));
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ class UnarySynthesis final : public ::grpc::ServerUnaryReactor {
   ::grpc::CallbackServerContext* const context_;
   v1::SynthesizeResponse* const response_;  // gRPC's, written once by Complete
   CallStart call_;
-  std::shared_ptr<service::SynthesisJob> job_;  // set in Start, read by OnCancel
+  std::shared_ptr<service::PendingJob> job_;  // the job, or its prompt still being cloned  // set in Start, read by OnCancel
 };
 
 // Owned by the job until OnComplete; calls arrive serialized on a service thread. A
@@ -86,10 +86,15 @@ void UnarySynthesis::Start(const v1::SynthesizeRequest& request) {
   synthesis->text = request.text();
   call_.Prepare(*synthesis);
   auto sink = std::make_shared<UnarySink>(this, synthesis->format, request.options().timestamps());
+  if (!synthesis->prompt_audio.empty()) {  // refusals come back through the sink
+    job_ = env_.service.SynthesizeWithPrompt(*std::move(synthesis), std::move(sink));
+    return;
+  }
   absl::StatusOr<std::shared_ptr<service::SynthesisJob>> job =
       env_.service.Synthesize(*std::move(synthesis), std::move(sink));
   if (!job.ok()) return FinishWith(job.status());
-  job_ = *std::move(job);
+  job_ = std::make_shared<service::PendingJob>();
+  job_->Attach(*std::move(job));
 }
 
 void UnarySynthesis::Complete(

@@ -27,6 +27,14 @@ void HandleSpeech(service::TtsService& service, const auth::Authenticator* authe
   }
   auto sink = std::make_shared<HttpSynthesisSink>(exchange, parsed->stream, request.format,
                                                   std::move(admission), parsed->timestamps);
+  if (!request.prompt_audio.empty()) {
+    // ref_audio: cloned off this thread first; refusals come back through the sink.
+    std::shared_ptr<service::PendingJob> pending =
+        service.SynthesizeWithPrompt(std::move(request), sink);
+    exchange->OnDrained([pending] { pending->Resume(); });
+    exchange->OnClientGone([pending] { pending->Cancel(); });
+    return;
+  }
   auto job = service.Synthesize(std::move(request), sink);
   if (!job.ok()) return exchange->Respond(ErrorResponse(job.status()));
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "core/error.h"
 #include "nlohmann/json.hpp"
@@ -123,10 +124,48 @@ absl::Status ReadSampleRate(const json& body, service::SynthesisRequest* request
   return absl::OkStatus();
 }
 
-// OpenAI accepts a voice name or a custom-voice object {"id": "..."}.
+// vLLM-Omni's inline voice prompt: ref_audio, the recording in base64 (or a data: URI of it;
+// never a URL: the server fetches nothing), and ref_text, its transcript.
+absl::Status ReadInlinePrompt(const json& body, service::SynthesisRequest* request) {
+  std::string encoded;
+  if (absl::Status status = ReadString(body, "ref_audio", &encoded); !status.ok()) return status;
+  if (absl::Status status = ReadString(body, "ref_text", &request->prompt_text); !status.ok()) {
+    return status;
+  }
+  if (encoded.empty()) {
+    if (!request->prompt_text.empty()) {
+      return core::InvalidArgument("ref_text needs ref_audio (the recording it transcribes)",
+                                   "ref_audio", "missing_audio");
+    }
+    return absl::OkStatus();
+  }
+  std::string_view data = encoded;
+  if (data.starts_with("data:")) {
+    size_t comma = data.find(',');
+    if (comma == std::string_view::npos ||
+        !data.substr(0, comma).ends_with(";base64")) {
+      return core::InvalidArgument("ref_audio must be base64 or a data: URI with ;base64",
+                                   "ref_audio", "invalid_audio");
+    }
+    data.remove_prefix(comma + 1);
+  }
+  if (!absl::Base64Unescape(data, &request->prompt_audio) || request->prompt_audio.empty()) {
+    return core::InvalidArgument("ref_audio is not valid base64", "ref_audio", "invalid_audio");
+  }
+  return absl::OkStatus();
+}
+
+// OpenAI accepts a voice name or a custom-voice object {"id": "..."}. With an inline prompt
+// (ref_audio) the voice may be left out, and is ignored.
 absl::Status ReadOpenAiVoice(const json& body, std::string* voice) {
   auto it = body.find("voice");
-  if (it == body.end() || it->is_null()) return Missing("voice");
+  if (it == body.end() || it->is_null()) {
+    auto ref = body.find("ref_audio");
+    if (ref != body.end() && ref->is_string() && !ref->get<std::string>().empty()) {
+      return absl::OkStatus();
+    }
+    return Missing("voice");
+  }
   if (it->is_string()) {
     *voice = it->get<std::string>();
   } else if (it->is_object() && it->contains("id") && (*it)["id"].is_string()) {
@@ -187,8 +226,8 @@ absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& 
         ReadRequiredString(*body, "input", &synthesis.text),
         ReadOpenAiVoice(*body, &synthesis.voice), ReadFormat(*body, "mp3", &synthesis),
         ReadNumber(*body, "speed", &synthesis.speed), ReadVoiceOptions(*body, &synthesis),
-        ReadTimeout(*body, &synthesis), ReadSampleRate(*body, &synthesis),
-        ReadTimestamps(*body, &parsed)}) {
+        ReadInlinePrompt(*body, &synthesis), ReadTimeout(*body, &synthesis),
+        ReadSampleRate(*body, &synthesis), ReadTimestamps(*body, &parsed)}) {
     if (!status.ok()) return status;
   }
   std::string stream_format;
@@ -223,7 +262,8 @@ absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& re
        {ReadRequiredString(*body, "text", &synthesis.text),
         ReadString(*body, "voice", &synthesis.voice), ReadString(*body, "model", &synthesis.model),
         ReadFormat(*body, "wav", &synthesis), ReadNumber(*body, "speed", &synthesis.speed),
-        ReadVoiceOptions(*body, &synthesis), ReadTimeout(*body, &synthesis),
+        ReadVoiceOptions(*body, &synthesis), ReadInlinePrompt(*body, &synthesis),
+        ReadTimeout(*body, &synthesis),
         ReadSampleRate(*body, &synthesis), ReadTimestamps(*body, &parsed)}) {
     if (!status.ok()) return status;
   }

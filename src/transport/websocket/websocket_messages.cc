@@ -147,6 +147,13 @@ absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
         "the first message must be the config ({\"voice\": ...}); text comes after it", "config",
         "missing_config");
   }
+  if (message->contains("ref_audio") || message->contains("ref_text")) {
+    // Not ignored: the session would speak another voice than the client asked for.
+    return core::InvalidArgument(
+        "ref_audio is taken by POST /v1/audio/speech and gRPC Synthesize; a WebSocket session "
+        "speaks registered voices (POST /v1/audio/voices, then name it in voice)",
+        "ref_audio", "ref_audio_not_supported");
+  }
   StreamConfig config;
   for (absl::Status status :
        {ReadString(*message, "model", &config.model), ReadVoice(*message, &config.voice),

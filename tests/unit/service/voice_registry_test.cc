@@ -195,6 +195,44 @@ TEST_F(VoiceRegistryTest, SynthesisResolvesACloneByIdOrNameToItsProfile) {
   EXPECT_TRUE(sink->status().ok());
 }
 
+// An inline prompt (ref_audio) is cloned off the caller's thread, stored nowhere, and every
+// outcome reaches the sink exactly once: FakeEngine takes no profiles, so a good prompt ends in
+// the same 501 as a registered voice; a bad one in a 400 naming ref_audio.
+TEST_F(VoiceRegistryTest, AnInlinePromptIsClonedForTheRequestAndEndsThroughTheSink) {
+  StartWithVoices();
+  struct Case {
+    std::string audio;
+    absl::StatusCode code;
+    std::string param;
+  };
+  for (const Case& c : {Case{WavBytes(1.0), absl::StatusCode::kUnimplemented, ""},
+                        Case{std::string(3000, 'x'), absl::StatusCode::kInvalidArgument,
+                             "ref_audio"}}) {
+    SynthesisRequest request = Request("Hello.");
+    request.voice.clear();
+    request.prompt_audio = c.audio;
+    request.prompt_text = "hello world";
+    auto sink = std::make_shared<RecordingSink>();
+    std::shared_ptr<PendingJob> pending = service_->SynthesizeWithPrompt(request, sink);
+    ASSERT_NE(pending, nullptr);
+    ASSERT_TRUE(sink->WaitComplete());
+    EXPECT_EQ(sink->status().code(), c.code) << sink->status();
+    EXPECT_EQ(core::DetailOf(sink->status()).param, c.param) << sink->status();
+    EXPECT_TRUE(sink->chunks().empty());
+    EXPECT_TRUE(service_->WaitIdle(std::chrono::seconds(5)));  // the cloning left the count
+    EXPECT_EQ(sink->completions(), 1);
+  }
+  EXPECT_EQ(FilesOnDisk(), 0u);
+  EXPECT_TRUE(service_->voices().List().empty());
+  // Refused before cloning: what the request itself gets wrong, and a model that cannot clone.
+  SynthesisRequest empty = Request("");
+  empty.prompt_audio = WavBytes(1.0);
+  auto sink = std::make_shared<RecordingSink>();
+  service_->SynthesizeWithPrompt(empty, sink);
+  EXPECT_EQ(sink->completions(), 1);  // at once, on this thread
+  EXPECT_EQ(sink->status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(VoiceRegistryTest, ConcurrentRegistrationsOfOneNameStoreItOnce) {
   StartWithVoices();
   constexpr int kAttempts = 8;

@@ -1,3 +1,4 @@
+#include "core/error.h"
 #include "gtest/gtest.h"
 #include "transport/grpc/request_options.h"
 
@@ -48,6 +49,21 @@ TEST(GrpcRequestOptions, CopiesVoiceModeInstructionsAndSeedWhenSet) {
   EXPECT_EQ(request.voice_mode, "cross_lingual");
   EXPECT_EQ(request.instructions, "Speak calmly.");
   EXPECT_EQ(request.seed, 0u);
+}
+
+TEST(GrpcRequestOptions, CopiesAnInlinePromptAndRefusesATranscriptWithoutOne) {
+  v1::SynthesisOptions options;
+  options.set_ref_audio(std::string("RIFF\0\1", 6));
+  options.set_ref_text("Hello there.");
+  service::SynthesisRequest request = Convert(options);
+  EXPECT_EQ(request.prompt_audio, std::string("RIFF\0\1", 6));
+  EXPECT_EQ(request.prompt_text, "Hello there.");
+  v1::SynthesisOptions text_only;
+  text_only.set_ref_text("Hello there.");
+  absl::StatusOr<service::SynthesisRequest> refused =
+      ToSynthesisRequest(text_only, audio::AudioFormat::kWav, kNoDeadline, kMaxTimeoutMs);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(core::DetailOf(refused.status()).param, "ref_audio");
 }
 
 TEST(GrpcRequestOptions, AnUnknownFormatIsInvalidArgument) {

@@ -321,6 +321,44 @@ TEST(ParseOpenAiSpeechRequest, BadSeedsAndVoiceModesNameTheField) {
                    "invalid_type");
 }
 
+// vLLM-Omni's inline prompt: base64 ("UklGRg==" is "RIFF") or a data: URI of it; the voice may
+// then be left out.
+TEST(ParseOpenAiSpeechRequest, ReadsAnInlinePromptAsBase64OrADataUri) {
+  auto plain = ParseOpenAiSpeechRequest(PostJson(
+      R"({"model": "cv", "input": "Hi.", "ref_audio": "UklGRg==", "ref_text": "Hello there."})"));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->synthesis.prompt_audio, "RIFF");
+  EXPECT_EQ(plain->synthesis.prompt_text, "Hello there.");
+  EXPECT_EQ(plain->synthesis.voice, "");
+  auto uri = ParseOpenAiSpeechRequest(PostJson(
+      R"({"model": "cv", "input": "Hi.", "voice": "alloy", "ref_audio": "data:audio/wav;base64,UklGRg=="})"));
+  ASSERT_TRUE(uri.ok()) << uri.status();
+  EXPECT_EQ(uri->synthesis.prompt_audio, "RIFF");
+  EXPECT_EQ(uri->synthesis.prompt_text, "");
+  auto synthesize = ParseSynthesizeRequest(
+      PostJson(R"({"text": "Hi.", "ref_audio": "UklGRg==", "ref_text": "Hello."})"));
+  ASSERT_TRUE(synthesize.ok()) << synthesize.status();
+  EXPECT_EQ(synthesize->synthesis.prompt_audio, "RIFF");
+  EXPECT_EQ(synthesize->synthesis.prompt_text, "Hello.");
+}
+
+TEST(ParseOpenAiSpeechRequest, BadInlinePromptsNameRefAudio) {
+  auto body = [](const std::string& fields) {
+    return PostJson(R"({"model": "cv", "input": "Hi.", )" + fields + "}");
+  };
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("ref_audio": "not base64!")")), "ref_audio",
+                   "invalid_audio");
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("ref_audio": "data:audio/wav,UklGRg==")")),
+                   "ref_audio", "invalid_audio");  // a data: URI that is not base64
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("voice": "v", "ref_audio": 12)")), "ref_audio",
+                   "invalid_type");
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("voice": "v", "ref_text": "Hello.")")),
+                   "ref_audio", "missing_audio");  // a transcript of nothing
+  // Without ref_audio the voice is required as ever.
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("ref_audio": "")")), "voice",
+                   "missing_field");
+}
+
 TEST(ParseOpenAiSpeechRequest, ReadsIntegerTimeoutMs) {
   auto parsed = ParseOpenAiSpeechRequest(
       PostJson(R"({"model": "m", "input": "Hi", "voice": "a", "timeout_ms": 1500})"));

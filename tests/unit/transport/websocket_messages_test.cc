@@ -51,6 +51,16 @@ TEST(WebSocketConfigMessage, ReadsVoiceModeAndSeed) {
   EXPECT_EQ(CodeOf(ParseClientMessage(R"({"voice_mode":"instruct"})").status()), "repeated_config");
 }
 
+TEST(WebSocketConfigMessage, AnInlinePromptIsRefusedNotIgnored) {
+  for (const char* message :
+       {R"({"voice":"v","ref_audio":"UklGRg=="})", R"({"voice":"v","ref_text":"Hi."})"}) {
+    absl::Status status = ParseConfigMessage(message).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_EQ(ParamOf(status), "ref_audio") << message;
+    EXPECT_EQ(CodeOf(status), "ref_audio_not_supported") << message;
+  }
+}
+
 TEST(WebSocketConfigMessage, BadJsonIsInvalidJson) {
   for (const char* text : {"{voice: en}", "[]", "\"voice\"", ""}) {
     absl::StatusOr<StreamConfig> config = ParseConfigMessage(text);
