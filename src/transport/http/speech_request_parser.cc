@@ -149,7 +149,9 @@ absl::Status ReadInlinePrompt(const json& body, service::SynthesisRequest* reque
     }
     data.remove_prefix(comma + 1);
   }
-  if (!absl::Base64Unescape(data, &request->prompt_audio) || request->prompt_audio.empty()) {
+  if (!absl::Base64Unescape(absl::string_view(data.data(), data.size()),
+                             &request->prompt_audio) ||
+      request->prompt_audio.empty()) {
     return core::InvalidArgument("ref_audio is not valid base64", "ref_audio", "invalid_audio");
   }
   return absl::OkStatus();
