@@ -182,6 +182,39 @@ TEST(CosyVoiceRunner, StreamingEmitsTheFirstHopEarlyAndTheSameLengthInAll) {
   EXPECT_EQ(out.chunks.at(1)[0], first_hop * kSamplesPerToken - 3840);
 }
 
+// Every hop of a long piece falls where upstream's schedule puts it (model.py:340-360): the
+// first is 25 tokens padded to a whole number of hops with the prompt, then 50, then 100 each,
+// each emitted once its hop plus 3 lookahead tokens exist; the final chunk holds the rest.
+TEST(CosyVoiceRunner, StreamingHopsFollowUpstreamsScheduleToTheEnd) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load(/*streaming=*/true);
+  ASSERT_TRUE(f.profile);
+  constexpr size_t kTokens = 330;
+  auto runner = StoppingRunner(*f.engine, kTokens);
+  ASSERT_TRUE(runner);
+  // One piece (no inner punctuation), long enough that max_len (20 x its tokens) is no limit.
+  ASSERT_TRUE(runner->Begin(1, {"Hello world and all who live on it.", "v", 1.0, f.profile}).ok());
+  Outcome out = RunToEnd(*runner);
+  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  EXPECT_EQ(out.audio.at(1).size(), kTokens * kSamplesPerToken);
+  const size_t prompt = f.profile->tensors.at("prompt_speech_tokens").ints.size();
+  std::vector<size_t> expected;
+  size_t offset = 0, hop = 25;
+  for (;;) {
+    size_t this_hop = offset == 0 ? hop + ((prompt + 24) / 25 * 25 - prompt) : hop;
+    if (offset + this_hop + 3 > kTokens) break;
+    // HiFT holds back 3840 samples for the cross-fade once, in the first chunk.
+    expected.push_back(this_hop * kSamplesPerToken - (offset == 0 ? 3840 : 0));
+    offset += this_hop;
+    hop = std::min<size_t>(100, hop * 2);
+  }
+  ASSERT_GE(expected.size(), 4u);  // 25+pad, 50, 100, 100: past the doubling
+  const std::vector<size_t>& chunks = out.chunks.at(1);
+  ASSERT_EQ(chunks.size(), expected.size() + 1) << "one final chunk after the hops";
+  EXPECT_EQ(std::vector<size_t>(chunks.begin(), chunks.end() - 1), expected);
+  EXPECT_EQ(chunks.back(), (kTokens - offset) * kSamplesPerToken + 3840);
+}
+
 TEST(CosyVoiceRunner, InstructModeNeedsInstructionsWithinTheTokenBound) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
   Fixture f = Load();
