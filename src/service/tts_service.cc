@@ -322,14 +322,15 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
       if (model->id() == request.model) host = model.get();
     }
     if (host == nullptr || host->state() != ModelState::kReady) {
-      return core::WithModel(
-          absl::UnavailableError("model '" + request.model + "' is not ready"), request.model);
+      return core::WithModel(absl::UnavailableError("model '" + request.model + "' is not ready"),
+                             request.model);
     }
     if (host->engine().info().cloned_voices.family != request.voice_profile->family) {
       return core::WithModel(
           absl::UnimplementedError("model '" + request.model +
                                    "' cannot synthesize with the ref_audio prompt it cloned "
-                                   "(profile family '" + request.voice_profile->family + "')"),
+                                   "(profile family '" +
+                                   request.voice_profile->family + "')"),
           request.model);
     }
     auto mode = ResolveVoiceMode(request, !request.prompt_text.empty());
@@ -508,8 +509,8 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   return job;
 }
 
-std::shared_ptr<PendingJob> TtsService::SynthesizeWithPrompt(
-    SynthesisRequest request, std::shared_ptr<SynthesisSink> sink) {
+std::shared_ptr<PendingJob> TtsService::SynthesizeWithPrompt(SynthesisRequest request,
+                                                             std::shared_ptr<SynthesisSink> sink) {
   auto pending = std::make_shared<PendingJob>();
   auto refuse = [&sink](const absl::Status& status) { sink->OnComplete(status, {}); };
   // What can be refused without the prompt is, before the (expensive) cloning.
@@ -537,26 +538,25 @@ std::shared_ptr<PendingJob> TtsService::SynthesizeWithPrompt(
   prompt.audio = std::move(request.prompt_audio);
   prompt.allowed_models = request.allowed_models;
   request.prompt_audio.clear();
-  voices_->CloneForRequest(
-      std::move(prompt), [this, pending, sink, request = std::move(request)](
-                             absl::StatusOr<ClonedPrompt> cloned) mutable {
-        if (!cloned.ok()) {
-          sink->OnComplete(Reject("", cloned.status()), {});
-        } else if (pending->cancelled()) {
-          sink->OnComplete(absl::CancelledError("the client went away"), {});
-        } else {
-          request.model = cloned->model_id;
-          request.voice_profile = std::move(cloned->profile);
-          request.cloned_voice_id.clear();
-          auto job = Synthesize(std::move(request), sink);  // counts its own refusals
-          if (job.ok()) {
-            pending->Attach(*std::move(job));
-          } else {
-            sink->OnComplete(job.status(), {});
-          }
-        }
-        OnJobFinished();  // the cloning's own count; a started job holds its own
-      });
+  voices_->CloneForRequest(std::move(prompt), [this, pending, sink, request = std::move(request)](
+                                                  absl::StatusOr<ClonedPrompt> cloned) mutable {
+    if (!cloned.ok()) {
+      sink->OnComplete(Reject("", cloned.status()), {});
+    } else if (pending->cancelled()) {
+      sink->OnComplete(absl::CancelledError("the client went away"), {});
+    } else {
+      request.model = cloned->model_id;
+      request.voice_profile = std::move(cloned->profile);
+      request.cloned_voice_id.clear();
+      auto job = Synthesize(std::move(request), sink);  // counts its own refusals
+      if (job.ok()) {
+        pending->Attach(*std::move(job));
+      } else {
+        sink->OnComplete(job.status(), {});
+      }
+    }
+    OnJobFinished();  // the cloning's own count; a started job holds its own
+  });
   return pending;
 }
 

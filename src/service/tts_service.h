@@ -3,14 +3,13 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "absl/status/statusor.h"
 #include "core/metrics.h"

@@ -81,16 +81,15 @@ absl::Status VoiceRegistry::CheckPrompt(const VoiceRegistration& prompt,
                                         const std::string& transcript_field) const {
   if (prompt.audio.size() > config_.max_upload_bytes) {
     return core::PayloadTooLarge(audio_field + " is " + std::to_string(prompt.audio.size()) +
-                                     " bytes; at most " +
-                                     std::to_string(config_.max_upload_bytes) + " are accepted",
+                                     " bytes; at most " + std::to_string(config_.max_upload_bytes) +
+                                     " are accepted",
                                  audio_field);
   }
   if (prompt.audio.empty()) {
     return core::InvalidArgument(audio_field + " is missing or empty", audio_field,
                                  "missing_audio");
   }
-  if (absl::Status status = text::ValidateUtf8(prompt.transcript, transcript_field);
-      !status.ok()) {
+  if (absl::Status status = text::ValidateUtf8(prompt.transcript, transcript_field); !status.ok()) {
     return status;
   }
   if (text::CountCodePoints(prompt.transcript) > kMaxTranscriptChars) {
@@ -187,8 +186,7 @@ void VoiceRegistry::CloneForRequest(VoiceRegistration prompt, PromptCloned done)
     absl::StatusOr<engine::VoiceProfile> profile = cloner->CloneVoice(voice_prompt);
     pending_.fetch_sub(1);
     if (!profile.ok()) return done(AsRefAudioError(profile.status()));
-    done(ClonedPrompt{model_id,
-                      std::make_shared<const engine::VoiceProfile>(*std::move(profile))});
+    done(ClonedPrompt{model_id, std::make_shared<const engine::VoiceProfile>(*std::move(profile))});
   });
 }
 

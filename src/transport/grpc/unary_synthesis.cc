@@ -42,7 +42,8 @@ class UnarySynthesis final : public ::grpc::ServerUnaryReactor {
   ::grpc::CallbackServerContext* const context_;
   v1::SynthesizeResponse* const response_;  // gRPC's, written once by Complete
   CallStart call_;
-  std::shared_ptr<service::PendingJob> job_;  // the job, or its prompt still being cloned  // set in Start, read by OnCancel
+  std::shared_ptr<service::PendingJob>
+      job_;  // the job, or its prompt still being cloned  // set in Start, read by OnCancel
 };
 
 // Owned by the job until OnComplete; calls arrive serialized on a service thread. A

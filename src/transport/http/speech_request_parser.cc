@@ -142,15 +142,13 @@ absl::Status ReadInlinePrompt(const json& body, service::SynthesisRequest* reque
   std::string_view data = encoded;
   if (data.starts_with("data:")) {
     size_t comma = data.find(',');
-    if (comma == std::string_view::npos ||
-        !data.substr(0, comma).ends_with(";base64")) {
+    if (comma == std::string_view::npos || !data.substr(0, comma).ends_with(";base64")) {
       return core::InvalidArgument("ref_audio must be base64 or a data: URI with ;base64",
                                    "ref_audio", "invalid_audio");
     }
     data.remove_prefix(comma + 1);
   }
-  if (!absl::Base64Unescape(absl::string_view(data.data(), data.size()),
-                             &request->prompt_audio) ||
+  if (!absl::Base64Unescape(absl::string_view(data.data(), data.size()), &request->prompt_audio) ||
       request->prompt_audio.empty()) {
     return core::InvalidArgument("ref_audio is not valid base64", "ref_audio", "invalid_audio");
   }
@@ -265,8 +263,8 @@ absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& re
         ReadString(*body, "voice", &synthesis.voice), ReadString(*body, "model", &synthesis.model),
         ReadFormat(*body, "wav", &synthesis), ReadNumber(*body, "speed", &synthesis.speed),
         ReadVoiceOptions(*body, &synthesis), ReadInlinePrompt(*body, &synthesis),
-        ReadTimeout(*body, &synthesis),
-        ReadSampleRate(*body, &synthesis), ReadTimestamps(*body, &parsed)}) {
+        ReadTimeout(*body, &synthesis), ReadSampleRate(*body, &synthesis),
+        ReadTimestamps(*body, &parsed)}) {
     if (!status.ok()) return status;
   }
   auto stream = body->find("stream");

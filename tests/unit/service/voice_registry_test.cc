@@ -205,9 +205,9 @@ TEST_F(VoiceRegistryTest, AnInlinePromptIsClonedForTheRequestAndEndsThroughTheSi
     absl::StatusCode code;
     std::string param;
   };
-  for (const Case& c : {Case{WavBytes(1.0), absl::StatusCode::kUnimplemented, ""},
-                        Case{std::string(3000, 'x'), absl::StatusCode::kInvalidArgument,
-                             "ref_audio"}}) {
+  for (const Case& c :
+       {Case{WavBytes(1.0), absl::StatusCode::kUnimplemented, ""},
+        Case{std::string(3000, 'x'), absl::StatusCode::kInvalidArgument, "ref_audio"}}) {
     SynthesisRequest request = Request("Hello.");
     request.voice.clear();
     request.prompt_audio = c.audio;

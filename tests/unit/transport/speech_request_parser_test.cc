@@ -355,8 +355,7 @@ TEST(ParseOpenAiSpeechRequest, BadInlinePromptsNameRefAudio) {
   ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("voice": "v", "ref_text": "Hello.")")),
                    "ref_audio", "missing_audio");  // a transcript of nothing
   // Without ref_audio the voice is required as ever.
-  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("ref_audio": "")")), "voice",
-                   "missing_field");
+  ExpectFieldError(ParseOpenAiSpeechRequest(body(R"("ref_audio": "")")), "voice", "missing_field");
 }
 
 TEST(ParseOpenAiSpeechRequest, ReadsIntegerTimeoutMs) {
