@@ -7,7 +7,8 @@ start_server() {
   log=$(mktemp)
   "$bin" --host 127.0.0.1 --port 0 "$@" 2>"$log" &
   server=$!
-  trap "kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f '$log'" EXIT
+  # `|| true`: under set -e a server already stopped would turn a finished run's status into 1.
+  trap "kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -f '$log'" EXIT
   port=""
   for _ in $(seq $(( ${VOXSERVE_READY_TIMEOUT_S:-30} * 10 ))); do
     port=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
