@@ -107,10 +107,11 @@ ProcessLauncher::ProcessLauncher(WorkerSpec spec, const SchedulerConfig& config,
 WorkerSpec ProcessLauncher::SpecFor(int index) const {
   WorkerSpec spec = spec_;
   if (!config_.cpus.empty()) spec.cpus = config_.cpus[index % config_.cpus.size()];
-  if (!config_.devices.empty()) spec.engine.options["cuda_device_id"] = "0";
-  // espeak-ng and the tone engine run no intra-op thread pool (and take no such option).
-  const bool threaded = spec.engine.engine != "espeak" && spec.engine.engine != "tone";
-  if (threaded && !spec.engine.options.contains("intra_op_threads")) {
+  // espeak-ng and the tone engine run no ONNX session: no CUDA device, no intra-op thread pool,
+  // and they refuse those options (a worker given them would fail to load).
+  const bool onnx = spec.engine.engine != "espeak" && spec.engine.engine != "tone";
+  if (onnx && !config_.devices.empty()) spec.engine.options["cuda_device_id"] = "0";
+  if (onnx && !spec.engine.options.contains("intra_op_threads")) {
     // Workers × threads <= cores, so workers do not fight over cores.
     int cores = UsableCpus();
     if (!spec.cpus.empty()) {
@@ -118,7 +119,10 @@ WorkerSpec ProcessLauncher::SpecFor(int index) const {
         cores = static_cast<int>(listed->size());
       }
     }
-    int sharing = config_.cpus.size() > 1 ? 1 : workers_;
+    // The workers that share this worker's cpus entry (all of them when none or one is listed).
+    const int entries = config_.cpus.empty() ? 1 : static_cast<int>(config_.cpus.size());
+    int sharing = 0;
+    for (int i = index % entries; i < workers_; i += entries) ++sharing;
     spec.engine.options["intra_op_threads"] = std::to_string(std::max(1, cores / sharing));
   }
   return spec;

@@ -29,9 +29,10 @@ absl::StatusOr<WorkerSpec> DecodeWorkerSpec(const std::string& json);
 // Parses a Linux cpu list ("0-3,8,10-11") into CPU numbers; InvalidArgument names the problem.
 absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& list);
 
-// Worker i gets: CUDA_VISIBLE_DEVICES=devices[i] (and cuda_device_id 0) when devices are listed;
-// affinity cpus[i % size] when cpus are listed; intra_op_threads = max(1, cores / workers) for
-// engines that take it (every engine but espeak) unless the model's options set it.
+// Worker i gets: CUDA_VISIBLE_DEVICES=devices[i % size] when devices are listed (and, for the ONNX
+// engines, cuda_device_id 0); affinity cpus[i % size] when cpus are listed; for the ONNX engines
+// (not espeak or tone), intra_op_threads = max(1, cores / workers sharing them) unless the
+// model's options set it, where cores are the worker's own cpus entry or the usable CPUs.
 // Spawned with posix_spawn (safe in a threaded process), signals unblocked and default, in a
 // process group of its own (a terminal's Ctrl-C reaches only the server, which drains first).
 // The worker sets PR_SET_PDEATHSIG itself and checks its parent is still the pid it was given.
@@ -43,9 +44,11 @@ class ProcessLauncher : public WorkerLauncher {
   absl::StatusOr<WorkerConnection> Launch(int index) override;
   void End(const WorkerConnection& worker, bool kill) override;
 
- private:
+  // Worker `index`'s spec with its placement applied (the rules above); CUDA_VISIBLE_DEVICES is
+  // set in its environment by Launch.
   WorkerSpec SpecFor(int index) const;
 
+ private:
   const WorkerSpec spec_;
   const SchedulerConfig config_;
   const int workers_;

@@ -234,3 +234,62 @@ def test_bad_worker_settings_are_clear_startup_errors(voxserve_bin, tmp_path, ba
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_a_lost_worker_is_grpc_unavailable_with_retry_after(make_server, tmp_path):
+    import grpc
+    from grpc_support import channel, stubs, trailer
+    config = write_config(tmp_path, "process", 1)
+    server = make_server("--config", config, "--fault-injection", "true")
+    pb = stubs().pb
+    with channel(server) as ch:
+        tts = stubs().rpc.TextToSpeechStub(ch)
+        with pytest.raises(grpc.RpcError) as lost:
+            tts.Synthesize(pb.SynthesizeRequest(text="VOXSERVE_TEST_CRASH now."), timeout=30)
+        assert lost.value.code() == grpc.StatusCode.UNAVAILABLE, lost.value.details()
+        assert trailer(lost.value, "voxserve-error-code") == "engine_instance_lost"
+        assert int(trailer(lost.value, "retry-after-ms")) >= 1000
+        assert wait_for(lambda: model_health(server)["instances_live"] == 1, timeout=30)
+        again = tts.Synthesize(pb.SynthesizeRequest(
+            text=SENTENCE, options=pb.SynthesisOptions(format=pb.AUDIO_FORMAT_PCM)), timeout=30)
+        assert decode(again.audio, "pcm").duration > 1
+
+
+def test_sigterm_lets_a_request_in_a_worker_finish_before_the_workers_stop(make_server, tmp_path):
+    server = make_server("--config", write_config(tmp_path, "process", 2))
+    workers = workers_of(server)
+    sentences = 60  # ~150 s of audio: more than the sockets hold, so it is still being sent
+    response = requests.post(server.url + "/v1/audio/speech", stream=True, timeout=60, json={
+        "model": "tts-1", "input": " ".join([SENTENCE] * sentences), "voice": "en-us",
+        "response_format": "pcm", "stream_format": "audio"})
+    assert response.status_code == 200
+    chunks = response.iter_content(chunk_size=None)
+    data = next(chunks)  # in flight now: the rest waits for this reader
+    server.process.send_signal(signal.SIGTERM)
+    assert wait_for(lambda: any("draining" in line for line in server.log_lines), timeout=10)
+    for chunk in chunks:
+        data += chunk
+    assert server.process.wait(60) == 0
+    assert decode(data, "pcm").duration > sentences * 2  # every sentence, none cut
+    for pid in workers:
+        assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_each_worker_gets_its_gpu_and_cpus(make_server, tmp_path):
+    """devices: [a, b] and cpus: [x, y]: worker i runs with CUDA_VISIBLE_DEVICES=devices[i] and
+    is pinned to cpus[i] (espeak takes no CUDA option, so it also shows the variable is set for
+    any engine without breaking it)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = [str(allowed[0]), str(allowed[-1])]
+    config = write_config(tmp_path, "process", "auto",
+                          f"      devices: [\"7\", \"5\"]\n      cpus: [\"{cpus[0]}\", \"{cpus[1]}\"]\n")
+    server = make_server("--config", config)
+    placed = set()
+    for pid in workers_of(server):
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            env = dict(entry.split(b"=", 1) for entry in environ.read().split(b"\0") if b"=" in entry)
+        with open(f"/proc/{pid}/status") as status:
+            pinned = next(line.split()[1] for line in status if line.startswith("Cpus_allowed_list"))
+        placed.add((env[b"CUDA_VISIBLE_DEVICES"].decode(), pinned))
+    assert placed == {("7", cpus[0]), ("5", cpus[1])}  # instances: auto = one per device
+    assert speak(server).status_code == 200
