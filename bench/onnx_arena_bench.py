@@ -7,8 +7,13 @@ Prints per mode: the median latency and server CPU per sentence (and their ratio
 the server's peak and resident memory (VmHWM; VmRSS after the warm-up and after the run).
 
 Usage: bench/onnx_arena_bench.py [--build build] [--rounds 8] [--model PATH] [--without-long]
+                                  [--cosyvoice BUNDLE]
 The model defaults to bench/onnx/make_vits_graph.py's Piper-medium graph (random weights, real
 size), built into $VOXSERVE_BENCH_DIR (default /tmp/voxserve-onnx-bench) when missing.
+--cosyvoice BUNDLE serves a CosyVoice2 bundle instead (`make cosyvoice-bundle` writes one at real
+dimensions), each server cloning the bundle's goldens/prompt.wav, over shorter texts (an
+autoregressive request costs seconds per word on a CPU); its LLM decode and flow Euler loops run
+in place (never shrunk), so the rule shows on its other graphs.
 """
 import argparse
 import os
@@ -41,6 +46,11 @@ TEXTS = [
     "Short again.",
 ]
 
+# CosyVoice: 1 to 9 words (the LLM emits ~25 speech tokens per second of audio).
+COSYVOICE_TEXTS = ["Yes.", "The quick brown fox jumps.",
+                   "Streaming speech sends each sentence when it is ready."]
+PROMPT_TRANSCRIPT = "This is a short prompt recording."
+
 
 def memory_kib(pid):
     status = pathlib.Path(f"/proc/{pid}/status").read_text()
@@ -54,15 +64,24 @@ def cpu_seconds(pid):
 
 
 class Server:
-    def __init__(self, binary, model, mode, options, workdir):
+    def __init__(self, binary, model, mode, options, workdir, cosyvoice=False):
         config = pathlib.Path(workdir) / f"arena-{mode}.yaml"
-        config.write_text(
-            "models:\n"
-            "  - id: vits\n"
-            "    engine: piper\n"
-            f"    options: {{model: {model}, {options}, intra_op_threads: 1}}\n"
-            "    scheduling: {instances: 1, max_batch_size: 1}\n")
+        if cosyvoice:
+            config.write_text(
+                f"voices: {{dir: {pathlib.Path(workdir) / ('voices-' + mode)}}}\n"
+                "models:\n"
+                "  - id: vits\n"
+                "    engine: cosyvoice\n"
+                f"    options: {{path: {model}, {options}, max_active: 1}}\n")
+        else:
+            config.write_text(
+                "models:\n"
+                "  - id: vits\n"
+                "    engine: piper\n"
+                f"    options: {{model: {model}, {options}, intra_op_threads: 1}}\n"
+                "    scheduling: {instances: 1, max_batch_size: 1}\n")
         self.mode = mode
+        self.voice = "vits"
         self.log = open(pathlib.Path(workdir) / f"arena-{mode}.log", "w+")
         self.process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", "0",
                                          "--grpc-enabled", "false", "--config", str(config)],
@@ -76,6 +95,8 @@ class Server:
                 try:
                     if requests.get(match.group(1) + "/health/ready", timeout=2).ok:
                         self.url = match.group(1)
+                        if cosyvoice:
+                            self.voice = self.clone(model)
                         return
                 except requests.RequestException:
                     pass
@@ -84,11 +105,21 @@ class Server:
         self.process.kill()
         sys.exit(f"voxserve ({mode}) did not become ready:\n{self.log.read()}")
 
+    def clone(self, bundle):
+        prompt = (pathlib.Path(bundle) / "goldens" / "prompt.wav").read_bytes()
+        created = requests.post(self.url + "/v1/audio/voices", timeout=300,
+                                data={"name": "arena", "model": "vits",
+                                      "transcript": PROMPT_TRANSCRIPT},
+                                files={"audio_sample": ("prompt.wav", prompt, "audio/wav")})
+        created.raise_for_status()
+        return created.json()["id"]
+
     def speak(self, text):
         started = time.perf_counter()
         cpu = cpu_seconds(self.process.pid)
-        response = requests.post(self.url + "/v1/audio/speech", timeout=120, json={
-            "model": "vits", "voice": "vits", "input": text, "response_format": "pcm"})
+        response = requests.post(self.url + "/v1/audio/speech", timeout=900, json={
+            "model": "vits", "voice": self.voice, "input": text, "response_format": "pcm",
+            "seed": 1})
         response.raise_for_status()
         return time.perf_counter() - started, cpu_seconds(self.process.pid) - cpu
 
@@ -104,10 +135,16 @@ def main():
     parser.add_argument("--model")
     parser.add_argument("--without-long", action="store_true",
                         help="leave out the long sentence: only the lengths an arena is kept for")
+    parser.add_argument("--cosyvoice", metavar="BUNDLE", help="a CosyVoice2 bundle instead")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help="comma-separated subset of " + ", ".join(MODES) + " (off is needed)")
     args = parser.parse_args()
+    modes = {mode: MODES[mode] for mode in args.modes.split(",")}
     texts = [t for t in TEXTS if not (args.without_long and len(t.split()) > 40)]
+    if args.cosyvoice:
+        texts = COSYVOICE_TEXTS
     binary = str(pathlib.Path(args.build) / "bin" / "voxserve")
-    model = args.model
+    model = args.cosyvoice or args.model
     if not model:
         work = pathlib.Path(os.environ.get("VOXSERVE_BENCH_DIR", "/tmp/voxserve-onnx-bench"))
         model = str(work / "vits-medium.onnx")
@@ -118,14 +155,15 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         servers = []
         try:
-            for mode, options in MODES.items():
-                servers.append(Server(binary, model, mode, options, workdir))
+            for mode, options in modes.items():
+                servers.append(Server(binary, model, mode, options, workdir,
+                                      cosyvoice=bool(args.cosyvoice)))
             for server in servers:  # one pass of every text: the arenas see every length once
                 for text in texts:
                     server.speak(text)
             warm = {s.mode: memory_kib(s.process.pid) for s in servers}
-            latency = {mode: {i: [] for i in range(len(texts))} for mode in MODES}
-            cpu = {mode: [] for mode in MODES}
+            latency = {mode: {i: [] for i in range(len(texts))} for mode in modes}
+            cpu = {mode: [] for mode in modes}
             for _ in range(args.rounds):
                 for i, text in enumerate(texts):
                     for server in servers:
@@ -146,7 +184,7 @@ def main():
     print("|---" * (len(texts) + 6) + "|")
     base_sum = sum(statistics.median(latency["off"][i]) for i in range(len(texts)))
     base_cpu = statistics.mean(cpu["off"])
-    for mode in MODES:
+    for mode in modes:
         p50 = [statistics.median(latency[mode][i]) for i in range(len(texts))]
         mean_cpu = statistics.mean(cpu[mode])
         print(f"| {mode} | " + " | ".join(f"{v * 1000:.1f}" for v in p50)
