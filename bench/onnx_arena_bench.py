@@ -69,6 +69,8 @@ class Server:
         if cosyvoice:
             config.write_text(
                 f"voices: {{dir: {pathlib.Path(workdir) / ('voices-' + mode)}}}\n"
+                # One real-size request can outlast the default 60 s deadline on 2 cores.
+                "limits: {request_timeout_ms: 900000, max_request_timeout_ms: 900000}\n"
                 "models:\n"
                 "  - id: vits\n"
                 "    engine: cosyvoice\n"
