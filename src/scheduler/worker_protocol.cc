@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "core/error.h"
 
@@ -173,6 +175,35 @@ bool ReadTimings(Reader& reader, audio::PcmAudio* pcm) {
   return true;
 }
 
+// One PCM block, as results and steps carry it: u32 sample rate, u32 sample count, the float
+// samples (borrowed, not copied), then the timings.
+void WritePcm(Writer& writer, const audio::PcmAudio& pcm) {
+  writer.U32(static_cast<uint32_t>(pcm.sample_rate));
+  writer.U32(static_cast<uint32_t>(pcm.samples.size()));
+  writer.Samples(pcm.samples);
+  WriteTimings(writer, pcm);
+}
+
+enum class EmptyPcm { kNeedsRate, kMayLackRate };  // a step may carry no audio, and no rate
+
+// Reads WritePcm's block into *pcm. On failure, what is wrong, to follow the block's name.
+std::optional<std::string> ReadPcm(Reader& reader, EmptyPcm empty, audio::PcmAudio* pcm) {
+  uint32_t rate = 0, samples = 0;
+  if (!reader.U32(&rate) || !reader.U32(&samples) ||
+      static_cast<uint64_t>(samples) * sizeof(float) > reader.left()) {
+    return "audio is truncated";
+  }
+  const bool rate_needed = samples > 0 || empty == EmptyPcm::kNeedsRate;
+  if (rate_needed && (rate == 0 || rate > 1'000'000)) {
+    return "has sample rate " + std::to_string(rate);
+  }
+  pcm->sample_rate = static_cast<int>(rate);
+  pcm->samples.resize(samples);
+  reader.Raw(pcm->samples.data(), samples * sizeof(float));
+  if (!ReadTimings(reader, pcm)) return "timings are invalid";
+  return std::nullopt;
+}
+
 }  // namespace
 
 PayloadPieces ResultsPayload(const std::vector<absl::StatusOr<audio::PcmAudio>>& results) {
@@ -181,10 +212,7 @@ PayloadPieces ResultsPayload(const std::vector<absl::StatusOr<audio::PcmAudio>>&
   for (const auto& result : results) {
     if (result.ok()) {
       writer.U32(0);
-      writer.U32(static_cast<uint32_t>(result->sample_rate));
-      writer.U32(static_cast<uint32_t>(result->samples.size()));
-      writer.Samples(result->samples);
-      WriteTimings(writer, *result);
+      WritePcm(writer, *result);
     } else {
       writer.U32(static_cast<uint32_t>(result.status().code()));
       writer.String(std::string(result.status().message()));
@@ -208,20 +236,9 @@ absl::StatusOr<std::vector<absl::StatusOr<audio::PcmAudio>>> DecodeResults(
     uint32_t code = 0;
     if (!reader.U32(&code)) return Malformed("result " + std::to_string(i) + " is truncated");
     if (code == 0) {
-      uint32_t rate = 0, samples = 0;
-      if (!reader.U32(&rate) || !reader.U32(&samples) ||
-          static_cast<uint64_t>(samples) * sizeof(float) > reader.left()) {
-        return Malformed("audio of result " + std::to_string(i) + " is truncated");
-      }
-      if (rate == 0 || rate > 1'000'000) {
-        return Malformed("result " + std::to_string(i) + " has sample rate " + std::to_string(rate));
-      }
       audio::PcmAudio pcm;
-      pcm.sample_rate = static_cast<int>(rate);
-      pcm.samples.resize(samples);
-      reader.Raw(pcm.samples.data(), samples * sizeof(float));
-      if (!ReadTimings(reader, &pcm)) {
-        return Malformed("timings of result " + std::to_string(i) + " are invalid");
+      if (auto problem = ReadPcm(reader, EmptyPcm::kNeedsRate, &pcm)) {
+        return Malformed("result " + std::to_string(i) + ": " + *problem);
       }
       results.emplace_back(std::move(pcm));
     } else {
@@ -298,10 +315,7 @@ PayloadPieces StepsPayload(const std::vector<engine::SequenceStep>& steps) {
   writer.U32(static_cast<uint32_t>(steps.size()));
   for (const engine::SequenceStep& step : steps) {
     writer.U64(step.id);
-    writer.U32(static_cast<uint32_t>(step.chunk.sample_rate));
-    writer.U32(static_cast<uint32_t>(step.chunk.samples.size()));
-    writer.Samples(step.chunk.samples);
-    WriteTimings(writer, step.chunk);
+    WritePcm(writer, step.chunk);
     writer.U32(step.end ? 1 : 0);
     if (step.end) WriteStatus(writer, *step.end);
   }
@@ -319,21 +333,13 @@ absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view p
   std::vector<engine::SequenceStep> steps(count);
   for (uint32_t i = 0; i < count; ++i) {
     engine::SequenceStep& step = steps[i];
-    uint32_t rate = 0, samples = 0, has_end = 0;
-    if (!reader.U64(&step.id) || !reader.U32(&rate) || !reader.U32(&samples) ||
-        static_cast<uint64_t>(samples) * sizeof(float) > reader.left()) {
-      return Malformed("chunk of step entry " + std::to_string(i) + " is truncated");
+    if (!reader.U64(&step.id)) {
+      return Malformed("step entry " + std::to_string(i) + " is truncated");
     }
-    if (samples > 0 && (rate == 0 || rate > 1'000'000)) {
-      return Malformed("step entry " + std::to_string(i) + " has sample rate " +
-                       std::to_string(rate));
+    if (auto problem = ReadPcm(reader, EmptyPcm::kMayLackRate, &step.chunk)) {
+      return Malformed("step entry " + std::to_string(i) + ": " + *problem);
     }
-    step.chunk.sample_rate = static_cast<int>(rate);
-    step.chunk.samples.resize(samples);
-    reader.Raw(step.chunk.samples.data(), samples * sizeof(float));
-    if (!ReadTimings(reader, &step.chunk)) {
-      return Malformed("timings of step entry " + std::to_string(i) + " are invalid");
-    }
+    uint32_t has_end = 0;
     if (!reader.U32(&has_end) || has_end > 1) {
       return Malformed("end of step entry " + std::to_string(i) + " is invalid");
     }
