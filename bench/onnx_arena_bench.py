@@ -46,9 +46,10 @@ TEXTS = [
     "Short again.",
 ]
 
-# CosyVoice: 1 to 9 words (the LLM emits ~25 speech tokens per second of audio).
-COSYVOICE_TEXTS = ["Yes.", "The quick brown fox jumps.",
-                   "Streaming speech sends each sentence when it is ready."]
+# CosyVoice: 1 and 3 words. With random weights the LLM speaks until its maximum length (about
+# 20 tokens per text token, 25 per second of audio), and on 2 cores that costs ~10 s of wall
+# time per second of audio: "Yes." takes ~30 s, a 5-word sentence ~4 minutes.
+COSYVOICE_TEXTS = ["Yes.", "Hello there, friend."]
 PROMPT_TRANSCRIPT = "This is a short prompt recording."
 
 
