@@ -62,7 +62,7 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) 
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
   if (spec.engine == "espeak") return CreateEspeak(spec);
   if (spec.engine == "tone") return CreateTone(spec);
-  if (spec.engine == "piper" || spec.engine == "kokoro" || spec.engine == "cosyvoice") {
+  if (RunsOnnxSessions(spec.engine)) {
 #if VOXSERVE_ONNX
     if (spec.engine == "cosyvoice") {
       return CreateOnnxVoice<cosyvoice::CosyVoiceEngine, cosyvoice::CosyVoiceEngineConfig>(spec);

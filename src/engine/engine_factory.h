@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
@@ -20,6 +21,13 @@ struct EngineSpec {
 
 // Errors name what is allowed, not the model: the caller adds "model <id>: " (LoadModels).
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec);
+
+// Whether `engine` runs ONNX Runtime sessions and so takes their options (intra_op_threads,
+// cuda_device_id, ...): piper, kokoro and cosyvoice; espeak and tone refuse them. Inline: the
+// scheduler, which links only the engine contracts, asks it when it places worker processes.
+inline bool RunsOnnxSessions(std::string_view engine) {
+  return engine == "piper" || engine == "kokoro" || engine == "cosyvoice";
+}
 
 // How the service builds engines; CreateEngine in production, a test double in tests.
 using EngineFactory = std::function<absl::StatusOr<std::unique_ptr<Engine>>(const EngineSpec&)>;

@@ -107,9 +107,9 @@ ProcessLauncher::ProcessLauncher(WorkerSpec spec, const SchedulerConfig& config,
 WorkerSpec ProcessLauncher::SpecFor(int index) const {
   WorkerSpec spec = spec_;
   if (!config_.cpus.empty()) spec.cpus = config_.cpus[index % config_.cpus.size()];
-  // espeak-ng and the tone engine run no ONNX session: no CUDA device, no intra-op thread pool,
-  // and they refuse those options (a worker given them would fail to load).
-  const bool onnx = spec.engine.engine != "espeak" && spec.engine.engine != "tone";
+  // Only engines with ONNX sessions take a CUDA device and intra-op threads; the others refuse
+  // those options (a worker given them would fail to load).
+  const bool onnx = engine::RunsOnnxSessions(spec.engine.engine);
   if (onnx && !config_.devices.empty()) spec.engine.options["cuda_device_id"] = "0";
   if (onnx && !spec.engine.options.contains("intra_op_threads")) {
     // Workers × threads <= cores, so workers do not fight over cores.
