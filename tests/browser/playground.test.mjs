@@ -76,6 +76,18 @@ async function openReady(url, viewport) {
   return page;
 }
 
+// Polls /health from the test until the server has no request in flight. Not with
+// page.waitForFunction: it takes an async predicate's Promise as truthy and returns at once.
+async function waitForIdle(url) {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const health = await (await fetch(`${url}/health`)).json();
+    if (health.in_flight === 0) return;
+    assert.ok(Date.now() < deadline, `still ${health.in_flight} request(s) in flight after ${WAIT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const probe = (page) => page.evaluate(() => JSON.parse(JSON.stringify(window.voxPlayground)));
 const waitForState = (page, states) => page.waitForFunction(
   (wanted) => wanted.includes(window.voxPlayground.state), states, { timeout: WAIT_MS });
@@ -176,8 +188,7 @@ describe('playground', () => {
     assert.equal(await page.isDisabled('#stop'), true);
     // Aborting the fetch closed the connection: the server dropped what it had not synthesized
     // yet, and nothing of the request is left running.
-    await page.waitForFunction(async (url) => (await (await fetch(url)).json()).in_flight === 0,
-                               `${plain.url}/health`, { timeout: WAIT_MS, polling: 200 });
+    await waitForIdle(plain.url);
     assert.equal(await ended(), endedBefore + 1, 'the server ended the request exactly once');
     assert.deepEqual(page.problems, []);
     await page.context().close();
