@@ -73,7 +73,7 @@ BatchOutcome WorkerInstance::Run(std::span<const engine::SegmentInput> batch) {
   std::vector<wire::WireSegment> segments;
   segments.reserve(batch.size());
   for (const engine::SegmentInput& input : batch) {
-    segments.push_back({std::string(input.text), std::string(input.voice_id), input.speed});
+    segments.push_back(wire::WireSegment::From(input));
   }
   if (absl::Status sent = wire::WriteFrame(worker_.fd, wire::FrameType::kSynthesize,
                                            wire::EncodeSegments(segments));
@@ -118,7 +118,7 @@ absl::Status WorkerInstance::Begin(engine::SequenceId id, const engine::SegmentI
   if (!Live()) return absl::UnavailableError("worker is not running");
   absl::Status sent = wire::WriteFrame(
       worker_.fd, wire::FrameType::kBegin,
-      wire::EncodeBegin(id, {std::string(input.text), std::string(input.voice_id), input.speed}));
+      wire::EncodeBegin(id, wire::WireSegment::From(input)));
   if (!sent.ok()) Lose(std::string(sent.message()), /*kill=*/true);  // not started: requeued
   return sent;
 }

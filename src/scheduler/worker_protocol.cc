@@ -108,14 +108,159 @@ absl::StatusOr<FrameHeader> DecodeHeader(std::string_view bytes) {
   return FrameHeader{static_cast<FrameType>(type), payload_bytes};
 }
 
+WireSegment WireSegment::From(const engine::SegmentInput& input) {
+  WireSegment segment;
+  segment.text = std::string(input.text);
+  segment.voice_id = std::string(input.voice_id);
+  segment.speed = input.speed;
+  segment.instructions = std::string(input.instructions);
+  segment.seed = input.seed;
+  segment.voice_mode = input.voice_mode;
+  segment.voice_profile = input.voice_profile;
+  return segment;
+}
+
+engine::SegmentInput WireSegment::Input() const {
+  engine::SegmentInput input;
+  input.text = text;
+  input.voice_id = voice_id;
+  input.speed = speed;
+  input.instructions = instructions;
+  input.seed = seed;
+  input.voice_mode = voice_mode;
+  input.voice_profile = voice_profile;
+  return input;
+}
+
+namespace {
+
+// Bounds that only a corrupt frame would pass (a CosyVoice2 profile has 4 tensors of rank <= 2
+// and one attribute).
+constexpr uint32_t kMaxProfileEntries = 256;
+constexpr uint32_t kMaxTensorRank = 8;
+constexpr uint32_t kLastVoiceMode = static_cast<uint32_t>(engine::VoiceMode::kInstruct);
+
+// Not service/voice_file's codec: that is a stored format (JSON metadata, a checksum, little-endian
+// on any host); here both ends are one binary on one host, so the tensors go as raw native bytes.
+// A segment's fields: f64 speed, voice id, text, instructions, u32 flags (1 seed, 2 voice mode,
+// 4 profile), u64 seed, u32 voice mode, then the profile when flagged: family, f64
+// prompt_seconds, u32 tensors {name, u32 dtype (0 f32, 1 i32), u32 rank, u64 dims, elements},
+// u32 attributes {key, value}.
+void WriteSegment(Writer& writer, const WireSegment& segment) {
+  writer.F64(segment.speed);
+  writer.String(segment.voice_id);
+  writer.String(segment.text);
+  writer.String(segment.instructions);
+  const uint32_t flags = (segment.seed ? 1u : 0u) | (segment.voice_mode ? 2u : 0u) |
+                         (segment.voice_profile ? 4u : 0u);
+  writer.U32(flags);
+  writer.U64(segment.seed.value_or(0));
+  writer.U32(segment.voice_mode ? static_cast<uint32_t>(*segment.voice_mode) : 0);
+  if (!segment.voice_profile) return;
+  const engine::VoiceProfile& profile = *segment.voice_profile;
+  writer.String(profile.family);
+  writer.F64(profile.prompt_seconds);
+  writer.U32(static_cast<uint32_t>(profile.tensors.size()));
+  for (const auto& [name, tensor] : profile.tensors) {
+    writer.String(name);
+    const bool floats = tensor.dtype == engine::ProfileTensor::DType::kFloat32;
+    writer.U32(floats ? 0 : 1);
+    writer.U32(static_cast<uint32_t>(tensor.shape.size()));
+    for (int64_t dim : tensor.shape) writer.U64(static_cast<uint64_t>(dim));
+    if (floats) {
+      writer.Raw(tensor.floats.data(), tensor.floats.size() * sizeof(float));
+    } else {
+      writer.Raw(tensor.ints.data(), tensor.ints.size() * sizeof(int32_t));
+    }
+  }
+  writer.U32(static_cast<uint32_t>(profile.attributes.size()));
+  for (const auto& [key, value] : profile.attributes) {
+    writer.String(key);
+    writer.String(value);
+  }
+}
+
+// A profile tensor's elements, checked against what is left before anything is allocated.
+std::optional<std::string> ReadTensor(Reader& reader, engine::ProfileTensor* tensor) {
+  uint32_t dtype = 0, rank = 0;
+  if (!reader.U32(&dtype) || !reader.U32(&rank)) return "is truncated";
+  if (dtype > 1) return "has unknown dtype " + std::to_string(dtype);
+  if (rank > kMaxTensorRank) return "has rank " + std::to_string(rank);
+  uint64_t count = 1;
+  for (uint32_t d = 0; d < rank; ++d) {
+    uint64_t dim = 0;
+    if (!reader.U64(&dim)) return "is truncated";
+    // Each element takes 4 bytes of a payload of at most kMaxFrameBytes.
+    if (dim > kMaxFrameBytes || (dim != 0 && count > kMaxFrameBytes / dim)) {
+      return "is larger than a frame";
+    }
+    count *= dim;
+    tensor->shape.push_back(static_cast<int64_t>(dim));
+  }
+  if (count * 4 > reader.left()) return "is truncated";
+  if (dtype == 0) {
+    tensor->dtype = engine::ProfileTensor::DType::kFloat32;
+    tensor->floats.resize(count);
+    reader.Raw(tensor->floats.data(), count * sizeof(float));
+  } else {
+    tensor->dtype = engine::ProfileTensor::DType::kInt32;
+    tensor->ints.resize(count);
+    reader.Raw(tensor->ints.data(), count * sizeof(int32_t));
+  }
+  return std::nullopt;
+}
+
+// What is wrong with the segment's bytes, or nothing.
+std::optional<std::string> ReadSegment(Reader& reader, WireSegment* segment) {
+  uint32_t flags = 0, mode = 0;
+  uint64_t seed = 0;
+  if (!reader.F64(&segment->speed) || !reader.String(&segment->voice_id) ||
+      !reader.String(&segment->text) || !reader.String(&segment->instructions) ||
+      !reader.U32(&flags) || !reader.U64(&seed) || !reader.U32(&mode)) {
+    return "is truncated";
+  }
+  if (flags > 7) return "has unknown flags " + std::to_string(flags);
+  if (flags & 1) segment->seed = seed;
+  if (flags & 2) {
+    if (mode > kLastVoiceMode) return "has unknown voice mode " + std::to_string(mode);
+    segment->voice_mode = static_cast<engine::VoiceMode>(mode);
+  }
+  if (!(flags & 4)) return std::nullopt;
+  auto profile = std::make_shared<engine::VoiceProfile>();
+  uint32_t tensors = 0, attributes = 0;
+  if (!reader.String(&profile->family) || !reader.F64(&profile->prompt_seconds) ||
+      !reader.U32(&tensors)) {
+    return "has a truncated voice profile";
+  }
+  if (tensors > kMaxProfileEntries) return "has " + std::to_string(tensors) + " profile tensors";
+  for (uint32_t t = 0; t < tensors; ++t) {
+    std::string name;
+    if (!reader.String(&name)) return "has a truncated voice profile";
+    auto [entry, added] = profile->tensors.try_emplace(name);
+    if (!added) return "has the profile tensor '" + name + "' twice";
+    if (std::optional<std::string> bad = ReadTensor(reader, &entry->second)) {
+      return "has a profile tensor '" + name + "' that " + *bad;
+    }
+  }
+  if (!reader.U32(&attributes)) return "has a truncated voice profile";
+  if (attributes > kMaxProfileEntries) {
+    return "has " + std::to_string(attributes) + " profile attributes";
+  }
+  for (uint32_t a = 0; a < attributes; ++a) {
+    std::string key, value;
+    if (!reader.String(&key) || !reader.String(&value)) return "has a truncated voice profile";
+    profile->attributes[std::move(key)] = std::move(value);
+  }
+  segment->voice_profile = std::move(profile);
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string EncodeSegments(const std::vector<WireSegment>& segments) {
   Writer writer;
   writer.U32(static_cast<uint32_t>(segments.size()));
-  for (const WireSegment& segment : segments) {
-    writer.F64(segment.speed);
-    writer.String(segment.voice_id);
-    writer.String(segment.text);
-  }
+  for (const WireSegment& segment : segments) WriteSegment(writer, segment);
   return writer.Take();
 }
 
@@ -129,10 +274,8 @@ absl::StatusOr<std::vector<WireSegment>> DecodeSegments(std::string_view payload
   }
   std::vector<WireSegment> segments(count);
   for (uint32_t i = 0; i < count; ++i) {
-    WireSegment& segment = segments[i];
-    if (!reader.F64(&segment.speed) || !reader.String(&segment.voice_id) ||
-        !reader.String(&segment.text)) {
-      return Malformed("segment " + std::to_string(i) + " is truncated");
+    if (std::optional<std::string> bad = ReadSegment(reader, &segments[i])) {
+      return Malformed("segment " + std::to_string(i) + " " + *bad);
     }
   }
   if (reader.left() != 0) return Malformed(std::to_string(reader.left()) + " bytes after the batch");
@@ -280,18 +423,16 @@ bool ReadStatus(Reader& reader, absl::Status* status) {
 std::string EncodeBegin(uint64_t id, const WireSegment& segment) {
   Writer writer;
   writer.U64(id);
-  writer.F64(segment.speed);
-  writer.String(segment.voice_id);
-  writer.String(segment.text);
+  WriteSegment(writer, segment);
   return writer.Take();
 }
 
 absl::StatusOr<std::pair<uint64_t, WireSegment>> DecodeBegin(std::string_view payload) {
   Reader reader(payload);
   std::pair<uint64_t, WireSegment> begin;
-  if (!reader.U64(&begin.first) || !reader.F64(&begin.second.speed) ||
-      !reader.String(&begin.second.voice_id) || !reader.String(&begin.second.text)) {
-    return Malformed("begin is truncated");
+  if (!reader.U64(&begin.first)) return Malformed("begin is truncated");
+  if (std::optional<std::string> bad = ReadSegment(reader, &begin.second)) {
+    return Malformed("begin's segment " + *bad);
   }
   if (reader.left() != 0) return Malformed(std::to_string(reader.left()) + " bytes after begin");
   return begin;

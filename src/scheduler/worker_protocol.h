@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,12 +20,14 @@
 #include "absl/status/statusor.h"
 #include "audio/pcm.h"
 #include "engine/streaming_engine.h"
+#include "engine/voice_cloning.h"
 
 namespace voxserve::scheduler::worker_protocol {
 
 inline constexpr uint32_t kMagic = 0x4B575856;  // "VXWK" in little-endian memory order
 // 2: PCM results and step chunks carry their word timings (audio::PcmAudio::words).
-inline constexpr uint16_t kVersion = 2;
+// 3: segments carry instructions, seed, voice mode and a cloned voice's profile (CosyVoice).
+inline constexpr uint16_t kVersion = 3;
 inline constexpr size_t kHeaderBytes = 16;
 // The largest frame either side accepts: a batch's PCM. 400 characters (the default longest
 // segment) speak for under a minute, 5.8 MB of float samples at 24 kHz; 256 MiB leaves room for
@@ -59,11 +62,22 @@ struct Frame {
   std::string payload;
 };
 
-// A segment as it travels to the worker (owning copy of engine::SegmentInput).
+// A segment as it travels to the worker (owning copy of engine::SegmentInput). Every field of
+// the input goes, the cloned voice's profile too: it is sent with each segment (a 10 s prompt's
+// is about 160 kB, small beside what synthesizing with it costs) rather than cached per worker,
+// so a worker holds no voice state and a restarted one needs nothing replayed.
 struct WireSegment {
   std::string text;
   std::string voice_id;
   double speed = 1.0;
+  std::string instructions;
+  std::optional<uint64_t> seed;
+  std::optional<engine::VoiceMode> voice_mode;
+  std::shared_ptr<const engine::VoiceProfile> voice_profile;
+
+  static WireSegment From(const engine::SegmentInput& input);
+  // A view of this segment; valid while it lives.
+  engine::SegmentInput Input() const;
 };
 
 // A payload as the pieces of one gather write, so that PCM goes from the engine's buffers straight

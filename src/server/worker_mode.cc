@@ -96,7 +96,7 @@ absl::Status ServeStreamFrame(int fd, const wire::Frame& frame, StreamState& str
     if (!begin.ok()) return begin.status();
     const wire::WireSegment& segment = begin->second;
     absl::Status begun =
-        stream.runner->Begin(begin->first, {segment.text, segment.voice_id, segment.speed});
+        stream.runner->Begin(begin->first, segment.Input());
     if (!begun.ok()) {
       engine::SequenceStep end;
       end.id = begin->first;
@@ -119,7 +119,9 @@ absl::Status ServeStreamFrame(int fd, const wire::Frame& frame, StreamState& str
   // kStep
   for (const auto& [id, text] : stream.faulty) {
     if (stream.faulty_steps[id]++ == 0) continue;
-    ObeyTestFaults({wire::WireSegment{text, "", 1.0}});
+    wire::WireSegment fault;
+    fault.text = text;
+    ObeyTestFaults({fault});
   }
   std::vector<engine::SequenceStep> steps = std::move(stream.refused);
   stream.refused.clear();
@@ -164,7 +166,7 @@ int Serve(int fd, engine::Engine& engine, bool test_faults) {
       std::vector<engine::SegmentInput> inputs;
       inputs.reserve(segments->size());
       for (const wire::WireSegment& segment : *segments) {
-        inputs.push_back({segment.text, segment.voice_id, segment.speed});
+        inputs.push_back(segment.Input());
       }
       std::vector<absl::StatusOr<audio::PcmAudio>> results;
       try {

@@ -1,6 +1,5 @@
 #include "service/model_host.h"
 
-#include "core/error.h"
 #include "scheduler/worker_launcher.h"
 #include "spdlog/spdlog.h"
 
@@ -47,22 +46,20 @@ absl::Status ModelHost::Load() {
   auto started = std::chrono::steady_clock::now();
   if (auto status = engine_->Warmup(config_.warmup); !status.ok()) return fail(status);
   scheduler::InstanceFactory instances;  // empty: threads over engine_
-  if (config_.scheduling.isolation == scheduler::Isolation::kProcess) {
-    if (!engine_->info().cloned_voices.family.empty()) {
-      // The worker protocol (scheduler/worker_protocol.h) carries text, voice id and speed, not
-      // a cloned voice's profile tensors.
-      return fail(core::InvalidArgument(
-          "model " + id() + ": scheduling.isolation: process is not supported for engine " +
-          engine_->info().engine +
-          " (its cloned voices' profiles cannot be sent to worker processes yet); use "
-          "isolation: thread"));
+  scheduler::SchedulerConfig scheduling = config_.scheduling;
+  if (scheduling.isolation == scheduler::Isolation::kProcess) {
+    if (engine_->AsStreaming() != nullptr && scheduling.instances == scheduler::kInstancesAuto &&
+        scheduling.devices.empty()) {
+      // One worker per core suits engines that use a core each (espeak-ng). A streaming engine
+      // (CosyVoice: a 0.5 B LLM, ~3 GB per copy) holds the whole model in every worker and
+      // spreads each run over every core, so `auto` is one worker, or one per listed device.
+      scheduling.instances = 1;
     }
     instances = scheduler::WorkerProcessInstances(
-        {config_.engine, config_.warmup, "", config_.scheduling.worker_test_faults},
-        config_.scheduling);
+        {config_.engine, config_.warmup, "", scheduling.worker_test_faults}, scheduling);
   }
   auto scheduler =
-      scheduler::Scheduler::Create(engine_, config_.scheduling, metrics_, std::move(instances));
+      scheduler::Scheduler::Create(engine_, scheduling, metrics_, std::move(instances));
   if (!scheduler.ok()) return fail(scheduler.status());
   scheduler_ = std::move(*scheduler);
 

@@ -7,8 +7,11 @@ unit_engine_cosyvoice_llm (llm_prompt_modes_test.cc); here: each mode reaches th
 audio changes with it, a mode is repeatable) and the APIs agree.
 """
 import asyncio
+import base64
 import json
 import os
+import signal
+import time
 
 import grpc
 import pytest
@@ -249,3 +252,89 @@ def test_espeak_accepts_and_ignores_instructions_and_seed_but_refuses_a_voice_mo
     refused = espeak(voice_mode="cross_lingual")
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"]["param"] == "voice_mode"
+
+
+# ONNX Runtime's float sums depend on its thread count, and workers split the cores among
+# themselves: both servers run one intra-op thread, so their audio can be compared bit for bit.
+ONE_THREAD = ", intra_op_threads: 1"
+
+
+@pytest.fixture(scope="module")
+def process_server(voxserve_bin, bundle, tmp_path_factory):  # noqa: F811
+    """The model in two worker processes (scheduling.isolation: process), the same recording
+    registered (another voice id, the same profile)."""
+    server = start_cloning_server(voxserve_bin, bundle, tmp_path_factory.mktemp("process"),
+                                  options=ONE_THREAD,
+                                  scheduling="isolation: process, instances: 2")
+    yield server
+    code = server.stop()
+    assert code == 0, "voxserve exited with %d:\n%s" % (code, server.log())
+
+
+@pytest.fixture(scope="module")
+def thread_server(voxserve_bin, bundle, tmp_path_factory):  # noqa: F811
+    """The same model in process (isolation: thread), as process_server's reference."""
+    server = start_cloning_server(voxserve_bin, bundle, tmp_path_factory.mktemp("thread"),
+                                  options=ONE_THREAD)
+    yield server
+    code = server.stop()
+    assert code == 0, "voxserve exited with %d:\n%s" % (code, server.log())
+
+
+def worker_pids(server):
+    """Pids of the server's live CosyVoice worker processes (children running `--worker` with
+    a cosyvoice spec; the espeak model beside it has workers of its own)."""
+    pids = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                args = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        if (int(fields[1]) == server.process.pid and b"--worker" in args and fields[0] != "Z"
+                and b"cosyvoice" in b" ".join(args)):
+            pids.append(int(entry))
+    return sorted(pids)
+
+
+def test_worker_processes_speak_a_cloned_voice_as_in_process(thread_server, process_server):
+    """A cloned voice's profile, the seed, the mode and the instructions travel to the worker
+    with each segment: every mode gives the bytes the in-process model gives."""
+    model = next(m for m in requests.get(process_server.url + "/v1/models", timeout=5)
+                 .json()["data"] if m["id"] == "cosyvoice2")
+    assert model["state"] == "ready", model
+    assert len(worker_pids(process_server)) == 2
+    for fields in ({}, {"seed": 7}, {"seed": 7, "instructions": INSTRUCTIONS},
+                   {"seed": 7, "voice_mode": "cross_lingual"}):
+        got = fresh_pcm(process_server, voice=process_server.voice_id, **fields)
+        assert got == pcm(thread_server, **fields), fields
+    # Two sentences over SSE: each a segment of its own in the workers, in order.
+    sse = speech(process_server, voice=process_server.voice_id, seed=7, stream_format="sse",
+                 text="Hi. Bye.")
+    assert sse.status_code == 200, sse.text
+    events = [json.loads(block[len("data: "):]) for block in sse.text.split("\n\n")
+              if block.strip()]
+    assert events[-1]["type"] == "speech.audio.done", events[-1]
+    audio = b"".join(base64.b64decode(e["audio"]) for e in events
+                     if e["type"] == "speech.audio.delta")
+    assert audio == pcm(thread_server, seed=7, text="Hi. Bye.")
+
+
+def test_a_killed_cosyvoice_worker_is_replaced_and_speaks_again(thread_server, process_server):
+    before = worker_pids(process_server)
+    os.kill(before[0], signal.SIGKILL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        pids = worker_pids(process_server)
+        health = requests.get(process_server.url + "/health", timeout=5).json()
+        model = next(m for m in health["models"] if m["id"] == "cosyvoice2")
+        if len(pids) == 2 and before[0] not in pids and model["instances_live"] == 2:
+            break
+        time.sleep(0.2)  # polling a restart (bounded by the deadline), not synchronizing
+    else:
+        raise AssertionError(f"worker not replaced: {worker_pids(process_server)} {health}")
+    for _ in range(2):  # whichever worker takes each: both speak as in process
+        assert fresh_pcm(process_server, voice=process_server.voice_id, seed=7) == \
+            pcm(thread_server, seed=7)

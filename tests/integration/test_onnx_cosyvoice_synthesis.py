@@ -24,11 +24,12 @@ SAMPLES_PER_TOKEN = 960
 TRANSCRIPT = "This is a short prompt recording."
 
 
-def start_cloning_server(voxserve_bin, bundle, root, options=""):  # noqa: F811
+def start_cloning_server(voxserve_bin, bundle, root, options="", scheduling=""):  # noqa: F811
     config = root / "voxserve.yaml"
     config.write_text(f"voices: {{dir: {root / 'voices'}}}\nmodels:\n  - id: espeak\n"
                       f"  - id: cosyvoice2\n    engine: cosyvoice\n"
-                      f"    options: {{path: {bundle}, max_active: 4{options}}}\n")
+                      f"    options: {{path: {bundle}, max_active: 4{options}}}\n"
+                      + (f"    scheduling: {{{scheduling}}}\n" if scheduling else ""))
     server = VoxServer(voxserve_bin, ["--config", str(config)]).start()
     prompt = open(os.path.join(bundle, "goldens", "prompt.wav"), "rb").read()
     created = requests.post(server.url + "/v1/audio/voices", timeout=120,
@@ -158,19 +159,6 @@ def test_four_concurrent_requests_complete_with_the_audio_each_gets_alone(clonin
     for text, response in zip(texts, together):
         assert response.status_code == 200, response.text
         assert response.content == alone[text], "batching changes no segment's audio"
-
-
-def test_worker_process_isolation_is_refused_with_a_clear_error(make_server, bundle,  # noqa: F811
-                                                                tmp_path):
-    config = tmp_path / "voxserve.yaml"
-    config.write_text("skip_broken_models: true\nmodels:\n  - id: espeak\n"
-                      f"  - id: cv\n    engine: cosyvoice\n    options: {{path: {bundle}}}\n"
-                      "    scheduling: {isolation: process}\n")
-    server = make_server("--config", str(config))
-    model = next(m for m in requests.get(server.url + "/v1/models", timeout=5).json()["data"]
-                 if m["id"] == "cv")
-    assert model["state"] == "failed", model
-    assert "isolation: process is not supported for engine cosyvoice" in model["error"], model
 
 
 def test_elevenlabs_seed_picks_the_sampling_and_repeats(cloning_server):

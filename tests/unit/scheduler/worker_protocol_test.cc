@@ -397,6 +397,127 @@ TEST(WorkerProtocolTest, BeginAndReleaseRoundTrip) {
   EXPECT_EQ(DecodeBegin("abc").status().code(), absl::StatusCode::kDataLoss);
 }
 
+// A cloned voice's segment (CosyVoice in a worker): every field of engine::SegmentInput arrives,
+// the profile's tensors bit for bit.
+WireSegment ClonedVoiceSegment() {
+  auto profile = std::make_shared<engine::VoiceProfile>();
+  profile->family = "cosyvoice2";
+  profile->prompt_seconds = 2.25;
+  engine::ProfileTensor mel;
+  mel.shape = {3, 2};
+  mel.floats = {0.5f, -1.25f, 3.0f, 1e-30f, -0.0f, 7.75f};
+  profile->tensors["prompt_mel"] = mel;
+  engine::ProfileTensor tokens;
+  tokens.dtype = engine::ProfileTensor::DType::kInt32;
+  tokens.shape = {4};
+  tokens.ints = {0, 6560, 17, 2};
+  profile->tensors["prompt_speech_tokens"] = tokens;
+  engine::ProfileTensor empty;
+  empty.shape = {0};
+  profile->tensors["empty"] = empty;
+  profile->attributes["transcript"] = "Hello, it's me.";
+  WireSegment segment{"Speak.", "voice_0123", 1.25};
+  segment.instructions = "Whisper it.";
+  segment.seed = 0xFFFFFFFFFFFFFFFFull;
+  segment.voice_mode = engine::VoiceMode::kInstruct;
+  segment.voice_profile = std::move(profile);
+  return segment;
+}
+
+TEST(WorkerProtocolTest, AClonedVoicesSegmentRoundTripsWithEveryField) {
+  const WireSegment sent = ClonedVoiceSegment();
+  for (bool begin : {false, true}) {
+    WireSegment got;
+    if (begin) {
+      auto decoded = DecodeBegin(EncodeBegin(9, sent));
+      ASSERT_TRUE(decoded.ok()) << decoded.status();
+      got = decoded->second;
+    } else {
+      auto decoded = DecodeSegments(EncodeSegments({sent, {"Plain.", "en-us", 1.0}}));
+      ASSERT_TRUE(decoded.ok()) << decoded.status();
+      ASSERT_EQ(decoded->size(), 2u);
+      EXPECT_FALSE((*decoded)[1].seed.has_value());  // unset stays unset
+      EXPECT_FALSE((*decoded)[1].voice_mode.has_value());
+      EXPECT_EQ((*decoded)[1].voice_profile, nullptr);
+      got = (*decoded)[0];
+    }
+    engine::SegmentInput input = got.Input();
+    EXPECT_EQ(input.text, "Speak.");
+    EXPECT_EQ(input.instructions, "Whisper it.");
+    EXPECT_EQ(input.seed, sent.seed);
+    EXPECT_EQ(input.voice_mode, engine::VoiceMode::kInstruct);
+    ASSERT_NE(input.voice_profile, nullptr);
+    const engine::VoiceProfile& p = *input.voice_profile;
+    EXPECT_EQ(p.family, "cosyvoice2");
+    EXPECT_EQ(p.prompt_seconds, 2.25);
+    ASSERT_EQ(p.tensors.size(), 3u);
+    const engine::ProfileTensor& mel = p.tensors.at("prompt_mel");
+    EXPECT_EQ(mel.shape, (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(std::memcmp(mel.floats.data(), sent.voice_profile->tensors.at("prompt_mel").floats.data(),
+                          6 * sizeof(float)),
+              0);  // -0.0 and the denormal too
+    EXPECT_EQ(p.tensors.at("prompt_speech_tokens").ints, (std::vector<int32_t>{0, 6560, 17, 2}));
+    EXPECT_EQ(p.tensors.at("prompt_speech_tokens").dtype, engine::ProfileTensor::DType::kInt32);
+    EXPECT_TRUE(p.tensors.at("empty").floats.empty());
+    EXPECT_EQ(p.attributes.at("transcript"), "Hello, it's me.");
+  }
+  // From() and Input() are inverse views of one another.
+  engine::SegmentInput input = sent.Input();
+  WireSegment again = WireSegment::From(input);
+  EXPECT_EQ(again.voice_profile, sent.voice_profile);
+  EXPECT_EQ(again.instructions, sent.instructions);
+}
+
+TEST(WorkerProtocolTest, EveryTruncationOfAClonedVoicesBeginIsAnError) {
+  std::string payload = EncodeBegin(3, ClonedVoiceSegment());
+  for (size_t size = 0; size < payload.size(); ++size) {
+    auto decoded = DecodeBegin(std::string_view(payload).substr(0, size));
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << "size " << size;
+  }
+}
+
+TEST(WorkerProtocolTest, ACorruptProfileIsRejectedByName) {
+  const std::string payload = EncodeBegin(3, ClonedVoiceSegment());
+  // Offsets: u64 id, f64 speed, then the strings "voice_0123", "Speak.", "Whisper it.".
+  const size_t flags = 8 + 8 + (4 + 10) + (4 + 6) + (4 + 11);
+  std::string bad = payload;
+  Poke<uint32_t>(bad, flags, 8);
+  EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("unknown flags 8"));
+  bad = payload;
+  Poke<uint32_t>(bad, flags + 4 + 8, 9);
+  EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("unknown voice mode 9"));
+  // The profile: family "cosyvoice2", f64 seconds, u32 tensor count, then the first tensor
+  // (std::map order: "empty"): its name, u32 dtype, u32 rank, u64 dim.
+  const size_t profile = flags + 4 + 8 + 4;
+  const size_t count = profile + (4 + 10) + 8;
+  bad = payload;
+  Poke<uint32_t>(bad, count, 100000);
+  EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("100000 profile tensors"));
+  const size_t dtype = count + 4 + (4 + 5);
+  bad = payload;
+  Poke<uint32_t>(bad, dtype, 2);
+  EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("'empty' that has unknown dtype 2"));
+  bad = payload;
+  Poke<uint32_t>(bad, dtype + 4, 99);
+  EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("has rank 99"));
+  bad = payload;
+  Poke<uint64_t>(bad, dtype + 8, uint64_t{1} << 40);  // a dimension no frame could hold
+  EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("larger than a frame"));
+  bad = payload;
+  Poke<uint64_t>(bad, dtype + 8, 1000);  // more elements than the payload has
+  EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("'empty' that is truncated"));
+  // A name given twice: a copy of "empty" named "abcde" (sent first, std::map order), whose
+  // name is then overwritten with "empty".
+  WireSegment twice = ClonedVoiceSegment();
+  auto copied = std::make_shared<engine::VoiceProfile>(*twice.voice_profile);
+  copied->tensors["abcde"] = copied->tensors.at("empty");
+  twice.voice_profile = copied;
+  bad = EncodeBegin(3, twice);
+  bad.replace(count + 4 + 4, 5, "empty");
+  EXPECT_THAT(DecodeBegin(bad).status().message(),
+              HasSubstr("has the profile tensor 'empty' twice"));
+}
+
 TEST(WorkerProtocolTest, StreamingFrameTypesAreKnown) {
   for (FrameType type :
        {FrameType::kBegin, FrameType::kStep, FrameType::kStepped, FrameType::kRelease}) {
