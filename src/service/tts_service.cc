@@ -230,9 +230,12 @@ std::vector<ModelStatus> TtsService::ModelStatuses() const {
     status.engine = model->config().engine.engine;
     status.state = model->state();
     status.error = model->error();
+    // Until the model is ready, what its config asks for; then what it runs (a streaming
+    // engine's `auto` is one worker, ModelHost::Load).
     status.instances = model->config().scheduling.ResolvedInstances();
     status.isolation = std::string(scheduler::IsolationName(model->config().scheduling.isolation));
     if (status.state == ModelState::kReady) {
+      status.instances = model->scheduler().Instances();
       status.instances_live = model->scheduler().LiveInstances();
       status.instance_restarts = model->scheduler().Restarts();
       status.queue_depth = model->scheduler().QueueDepth();

@@ -211,6 +211,23 @@ def test_worker_processes_carry_the_chunks(make_server, tmp_path):
     assert decode(b"".join(p for _, p in pieces), "pcm").duration == pytest.approx(SECONDS, abs=0.02)
 
 
+def test_auto_is_one_worker_for_a_streaming_engine_and_one_per_device(make_server, tmp_path):
+    """A streaming engine's worker holds the whole model (CosyVoice: ~3 GB) and spreads its runs
+    over every core, so `instances: auto` is not one worker per core for it."""
+    server = make_server("--config", write_config(
+        tmp_path, "      isolation: process\n      instances: auto\n"))
+    model = requests.get(server.url + "/health", timeout=5).json()["models"][0]
+    assert (model["isolation"], model["instances"], model["instances_live"]) == ("process", 1, 1)
+    server.stop()
+    devices = tmp_path / "devices"
+    devices.mkdir()
+    server = make_server("--config", write_config(
+        devices, "      isolation: process\n      instances: auto\n      devices: [\"3\", \"4\"]\n"))
+    model = requests.get(server.url + "/health", timeout=5).json()["models"][0]
+    assert (model["instances"], model["instances_live"]) == (2, 2)
+    assert speech(server).status_code == 200
+
+
 def test_a_worker_lost_mid_sentence_ends_that_request_once_and_is_replaced(make_server, tmp_path):
     config = write_config(tmp_path, "      isolation: process\n      instances: 1\n")
     server = make_server("--config", config, "--fault-injection", "true")
