@@ -217,6 +217,10 @@ absl::StatusOr<std::unique_ptr<OnnxSession>> OnnxSession::Create(const std::stri
     return absl::NotFoundError("model file " + model_path + " does not exist");
   }
   try {
+    // The environment first: appending the CUDA provider loads its library, which logs through
+    // the environment's logger (without one ORT throws "Attempt to use DefaultLogger but none
+    // has been registered" in place of the loader's own error, as the GPU build showed here).
+    Ort::Env& env = OrtEnvironment();
     Ort::SessionOptions options;
     options.SetIntraOpNumThreads(config.intra_op_threads);
     options.SetInterOpNumThreads(config.inter_op_threads);
@@ -234,7 +238,7 @@ absl::StatusOr<std::unique_ptr<OnnxSession>> OnnxSession::Create(const std::stri
                             "model file " + model_path + ": " + std::string(status.message()));
       }
     }
-    Ort::Session session(OrtEnvironment(), model_path.c_str(), options);
+    Ort::Session session(env, model_path.c_str(), options);
     auto impl = std::make_unique<Impl>(std::move(session), config);
     std::unique_ptr<OnnxSession> loaded(new OnnxSession(model_path, std::move(impl)));
     loaded->inputs_ = Describe(loaded->impl_->session, true);
