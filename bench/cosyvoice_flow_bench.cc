@@ -5,7 +5,12 @@
 // turn and the ratio is 1 by construction.
 //
 //   cosyvoice_flow_bench BUNDLE [batches=1,2,4,8] [tokens=60] [spread=0] [repeats=2]
-//                        [estimator=FILE] [provider=cpu|cuda]
+//                        [estimator=FILE] [provider=cpu|cuda] [compare=FILE]
+//
+// compare=FILE: also runs each point's requests with that estimator (e.g. the int8 copy
+// tools/cosyvoice_export/quantize_llm.py --with-flow writes) and prints its time per request and
+// how far its mel is from this one's: the largest absolute difference and the RMS difference
+// over the mel's RMS.
 //
 // Each request is a piece of `tokens` speech tokens after the bench's 55-token prompt (the
 // goldens' 2.2 s prompt; 230 mel frames in all at 60 tokens, what bench/cosyvoice_bench.sh's
@@ -14,6 +19,8 @@
 // calls column shows how many groups they made.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -54,14 +61,14 @@ int Run(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s BUNDLE [batches=1,2,4,8] [tokens=60] [spread=0] [repeats=2] "
-                 "[estimator=FILE] [provider=cpu|cuda]\n",
+                 "[estimator=FILE] [provider=cpu|cuda] [compare=FILE]\n",
                  argv[0]);
     return 2;
   }
   const std::string bundle = argv[1];
   std::vector<int> batches = {1, 2, 4, 8};
   int tokens = 60, spread = 0, repeats = 2;
-  std::string estimator;
+  std::string estimator, compare;
   onnx::OnnxSessionConfig session;
   for (int i = 2; i < argc; ++i) {
     std::pair<std::string, std::string> kv = absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
@@ -81,6 +88,8 @@ int Run(int argc, char** argv) {
       ok = absl::SimpleAtoi(kv.second, &repeats) && repeats >= 1;
     } else if (kv.first == "estimator") {
       estimator = kv.second;
+    } else if (kv.first == "compare") {
+      compare = kv.second;
     } else if (kv.first == "provider") {
       session.execution_provider = kv.second;
       ok = kv.second == "cpu" || kv.second == "cuda";
@@ -102,6 +111,17 @@ int Run(int argc, char** argv) {
   if (!flow.ok()) {
     std::fprintf(stderr, "%s\n", flow.status().ToString().c_str());
     return 1;
+  }
+  std::unique_ptr<FlowMatcher> other;
+  if (!compare.empty()) {
+    BundleManifest m = *manifest;
+    m.graphs["flow_estimator"].file = compare;
+    auto created = FlowMatcher::Create(m, bundle, session);
+    if (!created.ok()) {
+      std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
+      return 1;
+    }
+    other = std::move(*created);
   }
   std::printf("bundle %s (%s), estimator batch %s, %d tokens after a %d-token prompt, spread %d\n",
               bundle.c_str(), session.execution_provider.c_str(),
@@ -139,6 +159,34 @@ int Run(int argc, char** argv) {
     }
     std::printf("%6d %14.1f %14.1f %8.2f %16lld\n", n, 1e3 * alone / n, 1e3 * shared / n,
                 alone / shared, static_cast<long long>(calls));
+    if (other) {
+      // The same requests through the other estimator, against this one's mel.
+      double seconds = 1e30, worst = 0, diff2 = 0, ref2 = 0;
+      for (const FlowRequest& v : views) {
+        auto mine = (*flow)->Run(v);
+        auto theirs = other->Run(v);
+        if (!mine.ok() || !theirs.ok()) {
+          std::fprintf(stderr, "%s\n",
+                       (mine.ok() ? theirs.status() : mine.status()).ToString().c_str());
+          return 1;
+        }
+        for (size_t j = 0; j < mine->values.size(); ++j) {
+          const double d = double{theirs->values[j]} - mine->values[j];
+          worst = std::max(worst, std::fabs(d));
+          diff2 += d * d;
+          ref2 += double{mine->values[j]} * mine->values[j];
+        }
+      }
+      // Timed apart from the comparison, as the rows above are.
+      for (int r = 0; r < repeats; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        for (const FlowRequest& v : views) (void)other->Run(v);
+        seconds = std::min(seconds, Seconds(start));
+      }
+      std::printf("%6s %14.1f %14s %8.2f   compare: max |diff| %.4g, rms diff / rms %.4g\n", "",
+                  1e3 * seconds / n, "(compare)", alone / seconds, worst,
+                  std::sqrt(diff2 / std::max(ref2, 1e-30)));
+    }
     std::fflush(stdout);
   }
   return 0;

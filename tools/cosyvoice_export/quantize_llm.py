@@ -2,6 +2,7 @@
 """int8 copy of a CosyVoice bundle: the LLM's MatMuls in ONNX Runtime's dynamic-quantization form.
 
   /usr/bin/python3 tools/cosyvoice_export/quantize_llm.py SRC_BUNDLE DST_BUNDLE [--min-weight-size N]
+                                                           [--with-flow]
 
 DST gets every file of SRC (hard links where the filesystem allows, else copies) except the LLM
 graphs (manifest roles llm_backbone and llm_decoder), which are rewritten: each MatMul whose
@@ -20,6 +21,11 @@ this machine has avx512_vnni, and the logit error is what decides (verify-bundle
 llm.prefill/llm.decode goldens report it; see bench/RESULTS.md). Weights under MIN_WEIGHT_SIZE
 values stay float: their matmul is cheaper than the quantize step (the tiny test bundle's are all
 smaller: pass --min-weight-size 0 to quantize them anyway, e.g. to try the tool on it).
+
+--with-flow quantizes the flow's estimator (role flow_estimator) the same way: 64 M of its 71 M
+parameters are MatMul weights, and on a CPU the flow, not the LLM, is most of a piece's time
+(bench/RESULTS.md, CosyVoice2 (e): 1.6x faster on 2 cores). Its effect on a trained model's
+audio is not known here (random weights only); compare by ear before serving it.
 """
 import argparse
 import json
@@ -118,14 +124,15 @@ def link_tree(src, dst):
     shutil.copytree(src, dst, copy_function=copy)
 
 
-def main(src, dst, min_weight_size):
+def main(src, dst, min_weight_size, with_flow):
     if os.path.exists(dst):
         sys.exit(f"{dst} exists; remove it first")
     manifest = json.load(open(os.path.join(src, "manifest.json")))
     graphs = manifest.get("graphs", {})
-    files = [graphs[r]["file"] for r in LLM_ROLES if r in graphs]
-    if len(files) != len(LLM_ROLES):
-        sys.exit(f"{src}/manifest.json: graphs {', '.join(LLM_ROLES)} expected, found "
+    roles = LLM_ROLES + (("flow_estimator",) if with_flow else ())
+    files = [graphs[r]["file"] for r in roles if r in graphs]
+    if len(files) != len(roles):
+        sys.exit(f"{src}/manifest.json: graphs {', '.join(roles)} expected, found "
                  f"{', '.join(sorted(graphs))}")
     link_tree(src, dst)
     for rel in files:
@@ -138,7 +145,7 @@ def main(src, dst, min_weight_size):
         print(f"{rel}: {count} MatMul/Gemm -> DynamicQuantizeMatMul, "
               f"{before / 1e6:.0f} MB -> {os.path.getsize(path) / 1e6:.0f} MB")
     manifest.setdefault("export", {})["quantization"] = {
-        "tool": "tools/cosyvoice_export/quantize_llm.py", "graphs": list(LLM_ROLES),
+        "tool": "tools/cosyvoice_export/quantize_llm.py", "graphs": list(roles),
         "op": "com.microsoft.DynamicQuantizeMatMul", "weights": "int8 symmetric per column"}
     manifest_path = os.path.join(dst, "manifest.json")
     os.unlink(manifest_path)
@@ -152,5 +159,7 @@ if __name__ == "__main__":
     parser.add_argument("src")
     parser.add_argument("dst")
     parser.add_argument("--min-weight-size", type=int, default=MIN_WEIGHT_SIZE)
+    parser.add_argument("--with-flow", action="store_true",
+                        help="quantize the flow's estimator too (see above)")
     args = parser.parse_args()
-    main(args.src, args.dst, args.min_weight_size)
+    main(args.src, args.dst, args.min_weight_size, args.with_flow)
