@@ -144,7 +144,15 @@ TEST_F(ResilienceTest, TotalTimeoutBoundsRetriesAndBackoff) {
   auto result = client->Synthesize(Hello(), &info);
   double elapsed = MillisBetween(start, Clock::now());
 
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  // Where the deadline falls decides the error: in a backoff sleep the call ends at once with the
+  // server's last 503; during an attempt (a slow one: the TSan build's) that attempt is cut, a
+  // timeout marked as the total one. Either way it ends on time.
+  if (result.status().code() == absl::StatusCode::kDeadlineExceeded) {
+    EXPECT_NE(result.status().message().find("(total timeout)"), std::string_view::npos)
+        << result.status();
+  } else {
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+  }
   EXPECT_LE(elapsed, 450 + 100);
   EXPECT_GE(info.attempts.size(), 3u);
   EXPECT_LE(info.attempts.size(), 5u);
