@@ -1,5 +1,6 @@
 """What the integration tests read from a running server besides its answers: metric samples,
-requests in flight, and polling for a condition."""
+requests in flight, its worker processes, and polling for a condition."""
+import os
 import time
 
 import requests
@@ -16,6 +17,27 @@ def metric(server, name, labels=""):
 
 def in_flight(server):
     return requests.get(server.url + "/health", timeout=5).json()["in_flight"]
+
+
+def workers_of(server, engine=None):
+    """Pids of the server's live worker processes (children running `--worker`); with `engine`,
+    only those whose worker spec names it (another model beside it has workers of its own)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                args = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        state, ppid = fields[0], int(fields[1])
+        if ppid == server.process.pid and b"--worker" in args and state != "Z" and (
+                engine is None or engine.encode() in b" ".join(args)):
+            pids.append(int(entry))
+    return sorted(pids)
 
 
 def wait_for(condition, timeout=20.0, interval=0.02):

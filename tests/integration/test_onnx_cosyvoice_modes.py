@@ -11,7 +11,6 @@ import base64
 import json
 import os
 import signal
-import time
 
 import grpc
 import pytest
@@ -19,6 +18,7 @@ import requests
 import websockets
 
 from audio_check import decode
+from probes import wait_for, workers_of
 from test_onnx_cosyvoice import bundle  # noqa: F401 (the fixture)
 from test_onnx_cosyvoice_synthesis import start_cloning_server
 
@@ -282,21 +282,8 @@ def thread_server(voxserve_bin, bundle, tmp_path_factory):  # noqa: F811
 
 
 def worker_pids(server):
-    """Pids of the server's live CosyVoice worker processes (children running `--worker` with
-    a cosyvoice spec; the espeak model beside it has workers of its own)."""
-    pids = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                args = cmdline.read().split(b"\0")
-        except OSError:
-            continue
-        if (int(fields[1]) == server.process.pid and b"--worker" in args and fields[0] != "Z"
-                and b"cosyvoice" in b" ".join(args)):
-            pids.append(int(entry))
-    return sorted(pids)
+    """The server's CosyVoice workers (the espeak model beside it has workers of its own)."""
+    return workers_of(server, engine="cosyvoice")
 
 
 def test_worker_processes_speak_a_cloned_voice_as_in_process(thread_server, process_server):
@@ -325,16 +312,14 @@ def test_worker_processes_speak_a_cloned_voice_as_in_process(thread_server, proc
 def test_a_killed_cosyvoice_worker_is_replaced_and_speaks_again(thread_server, process_server):
     before = worker_pids(process_server)
     os.kill(before[0], signal.SIGKILL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+
+    def replaced():
         pids = worker_pids(process_server)
         health = requests.get(process_server.url + "/health", timeout=5).json()
         model = next(m for m in health["models"] if m["id"] == "cosyvoice2")
-        if len(pids) == 2 and before[0] not in pids and model["instances_live"] == 2:
-            break
-        time.sleep(0.2)  # polling a restart (bounded by the deadline), not synchronizing
-    else:
-        raise AssertionError(f"worker not replaced: {worker_pids(process_server)} {health}")
+        return len(pids) == 2 and before[0] not in pids and model["instances_live"] == 2
+
+    assert wait_for(replaced, timeout=120), f"worker not replaced: {worker_pids(process_server)}"
     for _ in range(2):  # whichever worker takes each: both speak as in process
         assert fresh_pcm(process_server, voice=process_server.voice_id, seed=7) == \
             pcm(thread_server, seed=7)

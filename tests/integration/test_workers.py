@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from audio_check import decode
-from probes import metric, wait_for
+from probes import metric, wait_for, workers_of
 
 SENTENCE = "The quick brown fox jumps over the lazy dog."
 
@@ -26,25 +26,6 @@ def write_config(tmp_path, isolation, instances, extra=""):
         "      queue_capacity: 256\n"
         f"{extra}")
     return str(path)
-
-
-def workers_of(server):
-    """Pids of the server's live worker processes (children running `--worker`)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                args = cmdline.read().split(b"\0")
-        except OSError:
-            continue
-        state, ppid = fields[0], int(fields[1])
-        if ppid == server.process.pid and b"--worker" in args and state != "Z":
-            pids.append(int(entry))
-    return sorted(pids)
 
 
 def running(pid):
