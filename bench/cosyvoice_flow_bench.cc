@@ -137,13 +137,17 @@ int Run(int argc, char** argv) {
     (void)(*flow)->Run(views.front());  // warm the arena and the shapes
     double alone = 1e30, shared = 1e30;
     int64_t calls = 0;
+    std::vector<FlowMel> reference;  // the alone runs' mels, what compare= is measured against
     for (int r = 0; r < repeats; ++r) {
+      reference.clear();
       auto start = std::chrono::steady_clock::now();
       for (const FlowRequest& v : views) {
-        if (auto mel = (*flow)->Run(v); !mel.ok()) {
+        auto mel = (*flow)->Run(v);
+        if (!mel.ok()) {
           std::fprintf(stderr, "%s\n", mel.status().ToString().c_str());
           return 1;
         }
+        reference.push_back(*std::move(mel));
       }
       alone = std::min(alone, Seconds(start));
       const int64_t before = (*flow)->estimator_calls();
@@ -160,28 +164,31 @@ int Run(int argc, char** argv) {
     std::printf("%6d %14.1f %14.1f %8.2f %16lld\n", n, 1e3 * alone / n, 1e3 * shared / n,
                 alone / shared, static_cast<long long>(calls));
     if (other) {
-      // The same requests through the other estimator, against this one's mel.
+      // The same requests through the other estimator, timed as the rows above are; its mels
+      // against the alone runs'.
       double seconds = 1e30, worst = 0, diff2 = 0, ref2 = 0;
-      for (const FlowRequest& v : views) {
-        auto mine = (*flow)->Run(v);
-        auto theirs = other->Run(v);
-        if (!mine.ok() || !theirs.ok()) {
-          std::fprintf(stderr, "%s\n",
-                       (mine.ok() ? theirs.status() : mine.status()).ToString().c_str());
-          return 1;
+      std::vector<FlowMel> theirs;
+      for (int r = 0; r < repeats; ++r) {
+        theirs.clear();
+        auto start = std::chrono::steady_clock::now();
+        for (const FlowRequest& v : views) {
+          auto mel = other->Run(v);
+          if (!mel.ok()) {
+            std::fprintf(stderr, "%s\n", mel.status().ToString().c_str());
+            return 1;
+          }
+          theirs.push_back(*std::move(mel));
         }
-        for (size_t j = 0; j < mine->values.size(); ++j) {
-          const double d = double{theirs->values[j]} - mine->values[j];
+        seconds = std::min(seconds, Seconds(start));
+      }
+      for (size_t i = 0; i < views.size(); ++i) {
+        const std::vector<float>& mine = reference[i].values;
+        for (size_t j = 0; j < mine.size(); ++j) {
+          const double d = double{theirs[i].values[j]} - mine[j];
           worst = std::max(worst, std::fabs(d));
           diff2 += d * d;
-          ref2 += double{mine->values[j]} * mine->values[j];
+          ref2 += double{mine[j]} * mine[j];
         }
-      }
-      // Timed apart from the comparison, as the rows above are.
-      for (int r = 0; r < repeats; ++r) {
-        auto start = std::chrono::steady_clock::now();
-        for (const FlowRequest& v : views) (void)other->Run(v);
-        seconds = std::min(seconds, Seconds(start));
       }
       std::printf("%6s %14.1f %14s %8.2f   compare: max |diff| %.4g, rms diff / rms %.4g\n", "",
                   1e3 * seconds / n, "(compare)", alone / seconds, worst,
