@@ -45,7 +45,7 @@ EnvLookup ProcessEnvironment() {
   };
 }
 
-void OptionTable::Add(OptionSpec spec) { specs_.push_back(std::move(spec)); }
+OptionSpec& OptionTable::Add(OptionSpec spec) { return specs_.emplace_back(std::move(spec)); }
 
 std::string OptionTable::EnvName(const std::string& flag) {
   std::string name = "VOXSERVE_";

@@ -25,6 +25,20 @@ struct OptionSpec {
   std::string default_value;  // shown in --help
   // Parses `text` and stores it; errors say what is allowed (the caller adds where it came from).
   std::function<absl::Status(std::string_view text)> set;
+  // For the configuration reference (docs/configuration.md, `voxserve config-reference`):
+  std::string type = "string";  // integer, boolean or string
+  std::string bounds;           // what `set` accepts: "0..65535", "none, optional, require"
+  std::string example;          // a value worth showing; empty = the default
+  std::string details;          // what --help's one line leaves out
+
+  OptionSpec& Example(std::string value) {
+    example = std::move(value);
+    return *this;
+  }
+  OptionSpec& Details(std::string text) {
+    details = std::move(text);
+    return *this;
+  }
 };
 
 // Looks up environment variables; injectable so tests need not touch the real environment.
@@ -33,9 +47,11 @@ EnvLookup ProcessEnvironment();
 
 class OptionTable {
  public:
-  void Add(OptionSpec spec);
+  // The reference stays valid until the next Add: room to chain .Example() and .Details().
+  OptionSpec& Add(OptionSpec spec);
 
-  static std::string EnvName(const std::string& flag);  // "max-body-bytes" → VOXSERVE_MAX_BODY_BYTES
+  static std::string EnvName(
+      const std::string& flag);  // "max-body-bytes" → VOXSERVE_MAX_BODY_BYTES
 
   // Each Apply* sets what its source provides and reports the first bad value with its origin.
   absl::Status ApplyYaml(const YAML::Node& root) const;

@@ -32,8 +32,9 @@ absl::Status Error(std::string_view path, const YAML::Node& node, const std::str
 
 // The closest known key when it is close enough to be a typo: at most a third of its letters
 // off (one for short keys).
-std::string Suggestion(std::string_view key,
-                       const std::map<std::string, std::unique_ptr<YamlSchema>, std::less<>>& known) {
+std::string Suggestion(
+    std::string_view key,
+    const std::map<std::string, std::unique_ptr<YamlSchema>, std::less<>>& known) {
   std::string best;
   size_t best_distance = std::max<size_t>(1, key.size() / 3) + 1;
   for (const auto& [name, schema] : known) {
@@ -79,9 +80,10 @@ YamlSchema YamlSchema::ScalarOrListOf(YamlSchema element) {
   return schema;
 }
 
-YamlSchema YamlSchema::MapOf(YamlSchema value) {
+YamlSchema YamlSchema::MapOf(YamlSchema value, std::string_view key_name) {
   YamlSchema schema(Shape::kMapOf);
   schema.element_ = std::make_unique<YamlSchema>(std::move(value));
+  schema.key_name_ = std::string(key_name);
   return schema;
 }
 
@@ -92,19 +94,29 @@ YamlSchema YamlSchema::ScalarOrFields(YamlSchema fields) {
   return fields;
 }
 
-YamlSchema& YamlSchema::Field(std::string_view dotted_key, YamlSchema value) & {
+// The Fields() section a dotted key's last part belongs in, made on the way where missing.
+YamlSchema* YamlSchema::SectionOf(std::string_view& dotted_key) {
   YamlSchema* section = this;
   size_t dot;
   while ((dot = dotted_key.find('.')) != std::string_view::npos) {
-    std::string_view part = dotted_key.substr(0, dot);
-    auto it = section->fields_.find(part);
-    if (it == section->fields_.end()) {
-      it = section->fields_.emplace(std::string(part), std::make_unique<YamlSchema>(Fields())).first;
-    }
-    section = it->second.get();
+    section = section->Child(dotted_key.substr(0, dot));
     dotted_key.remove_prefix(dot + 1);
   }
-  section->fields_[std::string(dotted_key)] = std::make_unique<YamlSchema>(std::move(value));
+  return section;
+}
+
+YamlSchema* YamlSchema::Child(std::string_view key) {
+  auto it = fields_.find(key);
+  if (it == fields_.end()) {
+    it = fields_.emplace(std::string(key), std::make_unique<YamlSchema>(Fields())).first;
+    order_.emplace_back(key);
+  }
+  return it->second.get();
+}
+
+YamlSchema& YamlSchema::Field(std::string_view dotted_key, YamlSchema value) & {
+  YamlSchema* section = SectionOf(dotted_key);
+  *section->Child(dotted_key) = std::move(value);
   return *this;
 }
 
@@ -113,19 +125,76 @@ YamlSchema&& YamlSchema::Field(std::string_view dotted_key, YamlSchema value) &&
   return std::move(*this);
 }
 
+YamlSchema& YamlSchema::Doc(KeyDoc doc) & {
+  doc_ = std::move(doc);
+  return *this;
+}
+
+YamlSchema&& YamlSchema::Doc(KeyDoc doc) && {
+  doc_ = std::move(doc);
+  return std::move(*this);
+}
+
+YamlSchema& YamlSchema::Describe(std::string_view dotted_key, std::string description) & {
+  YamlSchema* section = SectionOf(dotted_key);
+  section->Child(dotted_key)->doc_.description = std::move(description);
+  return *this;
+}
+
+const YamlSchema* YamlSchema::field(std::string_view key) const {
+  auto it = fields_.find(key);
+  return it == fields_.end() ? nullptr : it->second.get();
+}
+
+std::vector<YamlSchema::Key> YamlSchema::Keys() const {
+  std::vector<Key> keys;
+  CollectKeys("", 0, keys);
+  return keys;
+}
+
+void YamlSchema::CollectKeys(const std::string& path, int depth, std::vector<Key>& out) const {
+  switch (shape_) {
+    case Shape::kScalar:
+      return;
+    case Shape::kList:
+      element_->CollectKeys(path + "[]", depth, out);
+      return;
+    case Shape::kMapOf: {
+      std::string at = Join(path, "<" + key_name_ + ">");
+      out.push_back({at, depth, element_.get()});
+      element_->CollectKeys(at, depth + 1, out);
+      return;
+    }
+    case Shape::kFields:
+      for (const std::string& key : order_) {
+        const YamlSchema* child = fields_.find(key)->second.get();
+        std::string at = Join(path, key);
+        out.push_back({at, depth, child});
+        child->CollectKeys(at, depth + 1, out);
+      }
+      return;
+  }
+}
+
 std::string YamlSchema::Expected() const {
   switch (shape_) {
-    case Shape::kScalar: return "a single value";
-    case Shape::kList: return scalar_too_ ? "a single value or a list" : "a list";
-    case Shape::kMapOf: return "a mapping";
-    case Shape::kFields: return scalar_too_ ? "a single value or a mapping" : "a mapping";
+    case Shape::kScalar:
+      return "a single value";
+    case Shape::kList:
+      return scalar_too_ ? "a single value or a list" : "a list";
+    case Shape::kMapOf:
+      return "a mapping";
+    case Shape::kFields:
+      return scalar_too_ ? "a single value or a mapping" : "a mapping";
   }
   return "";
 }
 
 absl::Status YamlSchema::Check(const YAML::Node& node, std::string_view path) const {
   if (!node.IsDefined() || node.IsNull()) return absl::OkStatus();
-  auto wrong_type = [&] { return Error(path, node, "expected " + Expected() + ", got " + Got(node)); };
+  auto wrong_type = [&] {
+    return Error(path, node, "expected " + Expected() + ", got " + Got(node));
+  };
   switch (shape_) {
     case Shape::kScalar:
       return node.IsScalar() ? absl::OkStatus() : wrong_type();

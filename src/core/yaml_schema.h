@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -20,21 +21,66 @@ class Node;
 
 namespace voxserve::core {
 
+// What a key means, for people: kept beside the key in the schema so the configuration reference
+// (docs/configuration.md, printed by `voxserve config-reference`) is made from the same schema
+// that checks the file and cannot drift from it. Empty fields are not shown.
+struct KeyDoc {
+  std::string description;    // what it does, when to change it
+  std::string type;           // "integer", "boolean", "string", "list of strings", ...
+  std::string default_value;  // as the file would spell it, or a phrase ("first model")
+  std::string bounds;         // allowed values: "0..65535", "none, optional, require"
+  std::string example;        // YAML: a value for a scalar or a list, a block for a mapping
+  std::string flag;           // "--port", for keys that are also command-line flags
+  std::string env;            // "VOXSERVE_PORT"
+};
+
 // Built once (e.g. from an option table plus the structured sections), then only read: Check()
 // is safe cross thread. Move-only: sections own their sub-schemas.
 class YamlSchema {
  public:
-  static YamlSchema Scalar();                     // one value: string, number or boolean
-  static YamlSchema ListOf(YamlSchema element);   // a sequence of elements of one shape
-  static YamlSchema MapOf(YamlSchema value);      // any keys (e.g. alias names), values of one shape
-  static YamlSchema Fields();                     // only the keys added with Field()
-  static YamlSchema ScalarOrFields(YamlSchema fields);  // `a: v` or `a: {model: m, voice: v}`
+  static YamlSchema Scalar();                    // one value: string, number or boolean
+  static YamlSchema ListOf(YamlSchema element);  // a sequence of elements of one shape
+  // Any keys (e.g. alias names), values of one shape; `key_name` stands for the key in the
+  // documentation ("voice_aliases.<alias>").
+  static YamlSchema MapOf(YamlSchema value, std::string_view key_name = "name");
+  static YamlSchema Fields();                            // only the keys added with Field()
+  static YamlSchema ScalarOrFields(YamlSchema fields);   // `a: v` or `a: {model: m, voice: v}`
   static YamlSchema ScalarOrListOf(YamlSchema element);  // `a: v` or `a: [v, w]`
 
   // Adds a known key of a Fields() schema; a dotted key ("http.port") adds the sections on the
   // way. Adding a key to the file is one call.
   YamlSchema& Field(std::string_view dotted_key, YamlSchema value) &;
   YamlSchema&& Field(std::string_view dotted_key, YamlSchema value) &&;
+
+  // Documentation of this schema's own value (see KeyDoc).
+  YamlSchema& Doc(KeyDoc doc) &;
+  YamlSchema&& Doc(KeyDoc doc) &&;
+  // Describes a section of a Fields() schema, e.g. "http" (created when missing, as Field does).
+  YamlSchema& Describe(std::string_view dotted_key, std::string description) &;
+  const KeyDoc& doc() const { return doc_; }
+
+  // Every key under this schema, parents before children, each mapping's keys in the order they
+  // were added: "http", "http.port", "models", "models[].id", "voice_aliases.<alias>", ...
+  // A list's elements add "[]" to the path; a MapOf's value is listed under "<key_name>".
+  // The pointers are owned by this schema.
+  struct Key {
+    std::string path;
+    int depth = 0;  // 0 for this schema's own keys
+    const YamlSchema* schema = nullptr;
+  };
+  std::vector<Key> Keys() const;
+  // The shape of the value, as errors name it: "a single value", "a list", "a mapping", ...
+  std::string ShapeName() const { return Expected(); }
+  bool is_scalar() const { return shape_ == Shape::kScalar; }
+  bool is_list() const { return shape_ == Shape::kList; }
+  bool is_map_of() const { return shape_ == Shape::kMapOf; }
+  bool is_fields() const { return shape_ == Shape::kFields; }
+  bool accepts_scalar() const { return shape_ == Shape::kScalar || scalar_too_; }
+  // kList and kMapOf: the shape of an element; kFields: one key's schema (nullptr when unknown).
+  const YamlSchema* element() const { return element_.get(); }
+  const YamlSchema* field(std::string_view key) const;
+  const std::vector<std::string>& field_order() const { return order_; }
+  const std::string& key_name() const { return key_name_; }
 
   // OK when `node` fits; else InvalidArgument naming the key path (under `path`) and the line.
   // A null value (`key:` with nothing after it) fits anything: it means "not set".
@@ -49,11 +95,17 @@ class YamlSchema {
   explicit YamlSchema(Shape shape) : shape_(shape) {}
   std::string Expected() const;
   absl::Status CheckFields(const YAML::Node& node, std::string_view path) const;
+  void CollectKeys(const std::string& path, int depth, std::vector<Key>& out) const;
+  YamlSchema* SectionOf(std::string_view& dotted_key);  // leaves the last part in dotted_key
+  YamlSchema* Child(std::string_view key);              // this Fields() schema's key, made if new
 
   Shape shape_;
-  bool scalar_too_ = false;                  // kFields or kList that also accepts a single value
-  std::unique_ptr<YamlSchema> element_;      // kList, kMapOf
+  bool scalar_too_ = false;              // kFields or kList that also accepts a single value
+  std::unique_ptr<YamlSchema> element_;  // kList, kMapOf
   std::map<std::string, std::unique_ptr<YamlSchema>, std::less<>> fields_;  // kFields
+  std::vector<std::string> order_;  // kFields: the keys of fields_ as they were added
+  std::string key_name_;            // kMapOf: what a key stands for, in the docs
+  KeyDoc doc_;
 };
 
 // Levenshtein distance, for "did you mean" suggestions.

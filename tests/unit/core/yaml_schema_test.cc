@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "gmock/gmock.h"
-
 #include "yaml-cpp/yaml.h"
 
 namespace voxserve::core {
@@ -77,6 +76,42 @@ TEST(YamlSchemaTest, NullValuesAndExtensionKeysAreAccepted) {
   EXPECT_TRUE(FileSchema().Check(YAML::Load("http:\nmodels:\n")).ok());
   EXPECT_TRUE(FileSchema().Check(YAML::Load("x-defaults: &d {a: 1}\nhttp: {port: 1}\n")).ok());
   EXPECT_TRUE(FileSchema().Check(YAML::Load("")).ok());
+}
+
+TEST(YamlSchemaTest, KeysListsEveryPathInDeclarationOrder) {
+  YamlSchema schema =
+      YamlSchema::Fields()
+          .Field("http.port", YamlSchema::Scalar())
+          .Field("http.host", YamlSchema::Scalar())
+          .Field("models", YamlSchema::ListOf(ModelSchema()))
+          .Field("aliases", YamlSchema::MapOf(YamlSchema::ScalarOrFields(YamlSchema::Fields().Field(
+                                                  "voice", YamlSchema::Scalar())),
+                                              "alias"));
+  std::vector<std::string> paths;
+  for (const YamlSchema::Key& key : schema.Keys()) paths.push_back(key.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "http", "http.port", "http.host", "models", "models[].id",
+                       "models[].options", "models[].options.<name>", "models[].scheduling",
+                       "models[].scheduling.max_batch_size", "models[].scheduling.instances",
+                       "models[].warmup", "aliases", "aliases.<alias>", "aliases.<alias>.voice"}));
+}
+
+TEST(YamlSchemaTest, DocumentationStaysWithItsKey) {
+  YamlSchema schema = YamlSchema::Fields().Field(
+      "http.port", YamlSchema::Scalar().Doc({.description = "port", .default_value = "8080"}));
+  schema.Describe("http", "the listener");
+  schema.Describe("log", "log lines");  // a section that has no keys yet
+  ASSERT_NE(schema.field("http"), nullptr);
+  EXPECT_EQ(schema.field("http")->doc().description, "the listener");
+  EXPECT_EQ(schema.field("http")->field("port")->doc().default_value, "8080");
+  EXPECT_EQ(schema.field("log")->doc().description, "log lines");
+  EXPECT_EQ(schema.field_order(), (std::vector<std::string>{"http", "log"}));
+  // Replacing a key keeps its place.
+  schema.Field("http", YamlSchema::Fields().Field("host", YamlSchema::Scalar()));
+  EXPECT_EQ(schema.field_order(), (std::vector<std::string>{"http", "log"}));
+  EXPECT_EQ(schema.field("http")->field("port"), nullptr);
+  EXPECT_TRUE(schema.Check(YAML::Load("http: {host: a}\nlog: {}\n")).ok());
+  EXPECT_FALSE(schema.Check(YAML::Load("http: {port: 1}\n")).ok());
 }
 
 TEST(YamlSchemaTest, EditDistanceCountsSingleCharacterEdits) {
