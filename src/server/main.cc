@@ -1,10 +1,11 @@
-// voxserve: see README.md. Configuration: voxserve --help.
+// voxserve: see README.md. Configuration: voxserve --help, docs/configuration.md.
 // Exit codes: 0 after SIGTERM/SIGINT and the drain (also when a model was still loading at the
 // drain deadline: that load is abandoned, see server_app.cc), 1 a listener could not start,
 // 2 invalid configuration.
 #include <cstdio>
 
 #include "core/logging.h"
+#include "server/config_reference.h"
 #include "server/model_commands.h"
 #include "server/server_app.h"
 #include "server/server_config.h"
@@ -18,6 +19,10 @@ int main(int argc, char** argv) {
   // Offline model tools: voxserve check-model DIR, voxserve verify-bundle DIR.
   if (voxserve::server::IsModelCommandLine(argc, argv)) {
     return voxserve::server::RunModelCommand(argc, argv);
+  }
+  // voxserve config-reference: docs/configuration.md, from the schema.
+  if (voxserve::server::IsConfigReferenceCommandLine(argc, argv)) {
+    return voxserve::server::RunConfigReference(argc, argv);
   }
   auto parsed = voxserve::server::LoadServerConfig(argc, argv, voxserve::core::ProcessEnvironment());
   if (!parsed.ok()) {

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/yaml_schema.h"
 #include "scheduler/worker_launcher.h"
+#include "server/config_schema.h"
 #include "server/models_folder.h"
 #include "yaml-cpp/yaml.h"
 
@@ -15,194 +16,9 @@ namespace {
 using core::OptionSpec;
 using core::OptionTable;
 
-template <typename Int>
-std::function<absl::Status(std::string_view)> IntSetter(Int* target, long long min, long long max) {
-  return [target, min, max](std::string_view text) {
-    long long value = 0;
-    if (absl::Status status = core::ParseInt(text, min, max, &value); !status.ok()) return status;
-    *target = static_cast<Int>(value);
-    return absl::OkStatus();
-  };
-}
-
-std::function<absl::Status(std::string_view)> StringSetter(std::string* target) {
-  return [target](std::string_view text) {
-    *target = std::string(text);
-    return absl::OkStatus();
-  };
-}
-
-std::function<absl::Status(std::string_view)> BoolSetter(bool* target) {
-  return [target](std::string_view text) { return core::ParseBool(text, target); };
-}
-
-using AddOption = std::function<void(std::string key, std::string flag, std::string help,
-                                      std::string fallback,
-                                      std::function<absl::Status(std::string_view)> set)>;
-
-// TLS and API keys (transport/tls, transport/auth), shared by every listener.
-void AddSecurityOptions(ServerConfig& c, const AddOption& add) {
-  transport::tls::TlsConfig& t = c.tls;
-  add("tls.cert_file", "tls-cert-file",
-      "PEM certificate chain; with tls.key_file the port serves HTTPS", "",
-      StringSetter(&t.cert_file));
-  add("tls.key_file", "tls-key-file", "PEM private key of the certificate", "",
-      StringSetter(&t.key_file));
-  add("tls.client_ca_file", "tls-client-ca-file",
-      "PEM CA bundle that client certificates must chain to", "", StringSetter(&t.client_ca_file));
-  add("tls.client_auth", "tls-client-auth", "client certificates: none, optional or require",
-      "none", [&t](std::string_view text) -> absl::Status {
-        auto mode = transport::tls::ParseClientAuth(text);
-        if (!mode.ok()) return mode.status();
-        t.client_auth = *mode;
-        return absl::OkStatus();
-      });
-  add("auth.keys_file", "api-keys-file",
-      "YAML file of API keys, reloaded on SIGHUP; unset = no auth", "",
-      StringSetter(&c.auth.keys_file));
-  add("auth.protect_health", "protect-health", "require an API key for /health*", "false",
-      BoolSetter(&c.auth.protect_health));
-  add("auth.protect_metrics", "protect-metrics", "require an API key for /metrics", "false",
-      BoolSetter(&c.auth.protect_metrics));
-}
-
-// The scalar options, declared once for all three sources.
-OptionTable BuildOptionTable(ServerConfig& c) {
-  OptionTable table;
-  auto add = [&](std::string key, std::string flag, std::string help, std::string fallback,
-                 std::function<absl::Status(std::string_view)> set) {
-    table.Add({std::move(key), std::move(flag), std::move(help), std::move(fallback),
-               std::move(set)});
-  };
-  transport::http::HttpConfig& h = c.http;
-  service::ServiceConfig& s = c.service;
-  add("http.host", "host", "address to listen on", h.host, StringSetter(&h.host));
-  add("http.port", "port", "port to listen on, 0..65535 (0 = any free port)",
-      std::to_string(h.port), IntSetter(&h.port, 0, 65535));
-  add("http.io_threads", "io-threads", "HTTP I/O threads, 0 = one per core",
-      std::to_string(h.io_threads), IntSetter(&h.io_threads, 0, 1024));
-  add("http.max_body_bytes", "max-body-bytes", "largest request body accepted (413 above)",
-      std::to_string(h.max_body_bytes), IntSetter(&h.max_body_bytes, 1024, 1LL << 30));
-  add("http.max_header_bytes", "max-header-bytes", "largest request header block (431 above)",
-      std::to_string(h.max_header_bytes), IntSetter(&h.max_header_bytes, 1024, 1 << 20));
-  add("http.header_timeout_ms", "header-timeout-ms", "time allowed to send the request headers",
-      std::to_string(h.header_timeout_ms), IntSetter(&h.header_timeout_ms, 1, 3'600'000));
-  add("http.body_timeout_ms", "body-timeout-ms", "time allowed to send the request body",
-      std::to_string(h.body_timeout_ms), IntSetter(&h.body_timeout_ms, 1, 3'600'000));
-  add("http.idle_timeout_ms", "idle-timeout-ms", "keep-alive connection idle time before closing",
-      std::to_string(h.idle_timeout_ms), IntSetter(&h.idle_timeout_ms, 1, 3'600'000));
-  add("http.write_timeout_ms", "write-timeout-ms",
-      "time a client may take to accept one write before it is cut off",
-      std::to_string(h.write_timeout_ms), IntSetter(&h.write_timeout_ms, 1, 3'600'000));
-  add("http.max_connections", "max-connections", "open connections before new ones are refused",
-      std::to_string(h.max_connections), IntSetter(&h.max_connections, 1, 1'000'000));
-  add("http.playground", "playground",
-      "serve the web playground at / (true or false); its files need no API key",
-      h.playground ? "true" : "false", BoolSetter(&h.playground));
-  transport::grpc::GrpcConfig& g = c.grpc;
-  add("grpc.enabled", "grpc-enabled", "serve the gRPC API (true or false)",
-      g.enabled ? "true" : "false",
-      [&g](std::string_view text) { return core::ParseBool(text, &g.enabled); });
-  add("grpc.host", "grpc-host", "address gRPC listens on; empty = http.host", g.host,
-      StringSetter(&g.host));
-  add("grpc.port", "grpc-port", "gRPC port, 0..65535 (0 = any free port)", std::to_string(g.port),
-      IntSetter(&g.port, 0, 65535));
-  add("grpc.max_message_bytes", "grpc-max-message-bytes",
-      "largest gRPC request message accepted (RESOURCE_EXHAUSTED above)",
-      std::to_string(g.max_message_bytes), IntSetter(&g.max_message_bytes, 1024, 1LL << 30));
-  add("grpc.reflection", "grpc-reflection", "serve gRPC server reflection (true or false)",
-      g.reflection ? "true" : "false",
-      [&g](std::string_view text) { return core::ParseBool(text, &g.reflection); });
-  transport::websocket::WebSocketConfig& w = c.websocket;
-  add("websocket.max_message_bytes", "ws-max-message-bytes",
-      "largest WebSocket message a client may send (close code 1009 above)",
-      std::to_string(w.max_message_bytes), IntSetter(&w.max_message_bytes, 1024, 64LL << 20));
-  add("websocket.ping_interval_ms", "ws-ping-interval-ms",
-      "WebSocket ping after this long without a frame; twice as long silent = dropped",
-      std::to_string(w.ping_interval_ms), IntSetter(&w.ping_interval_ms, 100, 3'600'000));
-  add("websocket.idle_timeout_ms", "ws-idle-timeout-ms",
-      "WebSocket with no message and nothing to synthesize this long is closed (1008)",
-      std::to_string(w.idle_timeout_ms), IntSetter(&w.idle_timeout_ms, 1, 86'400'000));
-  add("default_model", "default-model", "model used when a request names none or an OpenAI model",
-      "first model", StringSetter(&s.default_model));
-  add("limits.max_input_chars", "max-input-chars", "longest input text in characters (413 above)",
-      std::to_string(s.limits.max_input_chars),
-      IntSetter(&s.limits.max_input_chars, 1, 1'000'000));
-  add("limits.request_timeout_ms", "request-timeout-ms",
-      "deadline of a request that names none", std::to_string(s.default_timeout_ms),
-      IntSetter(&s.default_timeout_ms, 1, 86'400'000));
-  add("limits.max_request_timeout_ms", "max-request-timeout-ms",
-      "longest deadline a request may ask for", std::to_string(s.max_timeout_ms),
-      IntSetter(&s.max_timeout_ms, 1, 86'400'000));
-  add("limits.max_segment_chars", "max-segment-chars",
-      "longest segment sent to an engine; longer sentences are cut at clause boundaries",
-      std::to_string(s.max_segment_chars), IntSetter(&s.max_segment_chars, 16, 100'000));
-  add("limits.stream_buffer_bytes", "stream-buffer-bytes",
-      "encoded audio a slow streaming client may hold back before its request pauses",
-      std::to_string(s.stream_buffer_bytes), IntSetter(&s.stream_buffer_bytes, 1024, 1LL << 30));
-  add("service.pipeline_depth", "pipeline-depth",
-      "segments of one request queued at once (2 overlaps encoding with synthesis)",
-      std::to_string(s.pipeline_depth), IntSetter(&s.pipeline_depth, 1, 64));
-  add("service.encode_threads", "encode-threads", "threads that resample and encode, 0 = cores",
-      std::to_string(s.encode_threads), IntSetter(&s.encode_threads, 0, 1024));
-  add("models_dir", "models", "folder scanned for Piper voices and Kokoro models", "",
-      StringSetter(&c.models_dir));
-  add("skip_broken_models", "skip-broken-models",
-      "true: a model that fails to load is skipped with a warning instead of keeping the "
-      "server not ready",
-      "false", [target = &s.skip_broken_models](std::string_view text) {
-        return core::ParseBool(text, target);
-      });
-  add("log.level", "log-level", "trace, debug, info, warn, error or off", c.log_level,
-      StringSetter(&c.log_level));
-  add("log.format", "log-format", "text or json", c.log_format, StringSetter(&c.log_format));
-  add("drain_timeout_ms", "drain-timeout-ms",
-      "on SIGTERM, how long in-flight requests may run before exit",
-      std::to_string(c.drain_timeout_ms), IntSetter(&c.drain_timeout_ms, 0, 3'600'000));
-  service::VoiceStoreConfig& v = s.voices;
-  add("voices.dir", "voices-dir",
-      "directory of cloned voices (POST /v1/audio/voices); unset = voice cloning off", "",
-      StringSetter(&v.dir));
-  add("voices.max_count", "voices-max-count", "cloned voices kept, all models (507 above)",
-      std::to_string(v.max_count), IntSetter(&v.max_count, 1, 1'000'000));
-  add("voices.max_bytes", "voices-max-bytes", "bytes of cloned-voice files together (507 above)",
-      std::to_string(v.max_bytes), IntSetter(&v.max_bytes, 1 << 20, 1LL << 40));
-  add("voices.max_upload_bytes", "voices-max-upload-bytes",
-      "largest audio sample accepted to clone a voice (413 above)",
-      std::to_string(v.max_upload_bytes), IntSetter(&v.max_upload_bytes, 1024, 1LL << 30));
-  add("voices.max_pending", "voices-max-pending", "voice registrations cloned at once (429 above)",
-      std::to_string(v.max_pending), IntSetter(&v.max_pending, 1, 1024));
-  add("voices.test_cloner", "voices-test-cloner",
-      "TEST ONLY: models that cannot clone get a stand-in cloner (profile family 'test')", "false",
-      BoolSetter(&v.test_cloner));
-  AddSecurityOptions(c, add);
-  add("testing.fault_injection", "fault-injection",
-      "TEST ONLY: serve POST /testing/faults, which makes requests fail, wait or drop",
-      "false", BoolSetter(&c.fault_injection));
-  return table;
-}
-
 std::string ScalarOr(const YAML::Node& node, const std::string& fallback) {
   return node && node.IsScalar() ? node.Scalar() : fallback;
 }
-
-// models[].scheduling integer keys: the reader and the file schema both use this table, so a new
-// integer key is one line here. `instances` (a number or auto) and the worker-placement keys are
-// read by ReadWorkerKeys.
-struct SchedulingKey {
-  const char* name;
-  int scheduler::SchedulerConfig::*field;
-};
-constexpr SchedulingKey kSchedulingKeys[] = {
-    {"max_batch_size", &scheduler::SchedulerConfig::max_batch_size},
-    {"max_active", &scheduler::SchedulerConfig::max_active},
-    {"max_queue_delay_ms", &scheduler::SchedulerConfig::max_queue_delay_ms},
-    {"queue_capacity", &scheduler::SchedulerConfig::queue_capacity},
-    {"first_segment_lead_ms", &scheduler::SchedulerConfig::first_segment_lead_ms},
-    {"batch_timeout_ms", &scheduler::SchedulerConfig::batch_timeout_ms},
-    {"heartbeat_ms", &scheduler::SchedulerConfig::heartbeat_ms},
-    {"startup_timeout_ms", &scheduler::SchedulerConfig::startup_timeout_ms},
-};
 
 absl::Status ReadSchedulingInt(const YAML::Node& node, const std::string& where, const char* key,
                                int* out) {
@@ -214,37 +30,6 @@ absl::Status ReadSchedulingInt(const YAML::Node& node, const std::string& where,
   if (!status.ok()) return core::InvalidArgument(where + "." + key + ": " + std::string(status.message()));
   *out = static_cast<int>(value);
   return absl::OkStatus();
-}
-
-// Every key the file may hold, checked before any value is read (core/yaml_schema.h): the scalar
-// options come from the option table, the structured sections are listed here. Unknown keys are
-// errors, not warnings: a misspelled limit must not start a server without it.
-core::YamlSchema ConfigFileSchema(const OptionTable& table) {
-  using core::YamlSchema;
-  YamlSchema scheduling = YamlSchema::Fields();
-  for (const SchedulingKey& key : kSchedulingKeys) scheduling.Field(key.name, YamlSchema::Scalar());
-  scheduling.Field("instances", YamlSchema::Scalar())
-      .Field("isolation", YamlSchema::Scalar())
-      .Field("devices", YamlSchema::ScalarOrListOf(YamlSchema::Scalar()))
-      .Field("cpus", YamlSchema::ScalarOrListOf(YamlSchema::Scalar()));
-  YamlSchema schema = YamlSchema::Fields();
-  for (const OptionSpec& spec : table.specs()) schema.Field(spec.yaml_key, YamlSchema::Scalar());
-  schema.Field("models",
-               YamlSchema::ListOf(YamlSchema::Fields()
-                                      .Field("id", YamlSchema::Scalar())
-                                      .Field("engine", YamlSchema::Scalar())
-                                      .Field("default_voice", YamlSchema::Scalar())
-                                      // Engine-specific; each engine names its unknown options.
-                                      .Field("options", YamlSchema::MapOf(YamlSchema::Scalar()))
-                                      .Field("scheduling", std::move(scheduling))
-                                      .Field("warmup", YamlSchema::ListOf(YamlSchema::Scalar()))));
-  schema.Field(
-      "voice_aliases",
-      YamlSchema::MapOf(YamlSchema::ScalarOrFields(YamlSchema::Fields()
-                                                       .Field("model", YamlSchema::Scalar())
-                                                       .Field("voice", YamlSchema::Scalar()))));
-  schema.Field("openai_voices", YamlSchema::MapOf(YamlSchema::Scalar()));
-  return schema;
 }
 
 // espeak-ng keeps global state, so one process runs one synthesis at a time: its default is a
@@ -336,7 +121,7 @@ absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t in
   if (const YAML::Node& scheduling = node["scheduling"]; scheduling && scheduling.IsMap()) {
     std::string at = where + ".scheduling";
     scheduler::SchedulerConfig& s = model.scheduling;
-    for (const SchedulingKey& key : kSchedulingKeys) {
+    for (const SchedulingKey& key : SchedulingKeys()) {
       if (absl::Status status = ReadSchedulingInt(scheduling, at, key.name, &(s.*key.field));
           !status.ok()) {
         return status;
@@ -443,7 +228,7 @@ std::string HelpFooter(const OptionTable& table) {
       "  engine: espeak | piper | kokoro | cosyvoice | tone (diagnostic streaming engine, no model)\n"
       "  scheduling: instances, isolation, devices, cpus";
   size_t column = 48;  // where the list stands after "  scheduling: ... cpus"
-  for (const SchedulingKey& key : kSchedulingKeys) {
+  for (const SchedulingKey& key : SchedulingKeys()) {
     std::string item = std::string(", ") + key.name;
     if (column + item.size() > 96) {  // keep --help within a 100-column terminal
       text += ",\n   ";
@@ -459,7 +244,9 @@ std::string HelpFooter(const OptionTable& table) {
   text +=
       "\nModel tools (server/model_commands.h, docs/cosyvoice-bundle.md):\n"
       "  voxserve check-model DIR     validate a CosyVoice bundle against its manifest\n"
-      "  voxserve verify-bundle DIR   run the C++ stages on its goldens, max error per stage\n";
+      "  voxserve verify-bundle DIR   run the C++ stages on its goldens, max error per stage\n"
+      "\nEvery key with its type, default, bounds and meaning: docs/configuration.md, printed by\n"
+      "  voxserve config-reference\n";
   return text;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/options.h"
+#include "core/yaml_schema.h"
 #include "service/service_config.h"
 #include "transport/auth/auth_config.h"
 #include "transport/grpc/grpc_config.h"
@@ -39,6 +40,10 @@ struct ParsedCommandLine {
   bool exit_now = false;  // --help or --version: `message` is the whole output
   std::string message;
 };
+
+// The config file's schema, every key documented (core::KeyDoc): what the file is checked against
+// and what `voxserve config-reference` renders as docs/configuration.md.
+core::YamlSchema DocumentedConfigSchema();
 
 // argv as main() got it. Errors name the source (file key, variable or flag) and the allowed range.
 absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* argv,
