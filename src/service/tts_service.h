@@ -43,7 +43,7 @@ struct ModelStatus {
   std::vector<std::string> capabilities;
 };
 
-// The server as a whole, for /health and /health/ready (README "/health"). Ready and degraded
+// The server as a whole, for /health and /health/ready (docs/operations.md "Health"). Ready and degraded
 // serve (degraded: a model failed and was skipped, `skip_broken_models`); starting, failed and
 // draining do not. Failed is permanent: a model failed without `skip_broken_models`, or a
 // configured voice alias names a voice no model has; only a restart with a fixed config helps.

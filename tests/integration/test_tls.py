@@ -34,7 +34,7 @@ def optional_mtls(voxserve_bin, pki, tmp_path_factory):
     keys = write_keys(tmp_path_factory.mktemp("tls-keys") / "keys.yaml", [
         {"name": "by-key", "key": KEY},
         {"name": "alice-cert", "client_subject": pki.subject_of(pki.client[0])},
-        # As the README writes subjects (most significant last, spaces), not OpenSSL's RFC 2253
+        # As docs/operations.md writes subjects (most significant last, spaces), not OpenSSL's RFC 2253
         # "CN=bob-client,O=Example,C=DE" order: matching parses both into attribute sets.
         {"name": "bob-cert", "client_subject": "O=Example, CN=bob-client, C=DE"},
     ])

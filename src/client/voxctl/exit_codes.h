@@ -1,4 +1,4 @@
-// voxctl's exit codes: what a shell script can rely on (README.md "voxctl" lists them).
+// voxctl's exit codes: what a shell script can rely on (docs/clients.md "voxctl" lists them).
 #pragma once
 
 #include "absl/status/status.h"

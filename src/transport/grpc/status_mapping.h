@@ -1,5 +1,5 @@
 // The one place where a Status becomes a gRPC answer: the code, the message, and trailing
-// metadata with the details a client can act on (README.md, "gRPC API" lists them):
+// metadata with the details a client can act on (docs/grpc.md, "Errors" lists them):
 //   retry-after-ms       RESOURCE_EXHAUSTED (full queue, rate limit): when to try again, in ms
 //   voxserve-error-code  machine-readable reason, e.g. "voice_not_found" (REST's error.code)
 //   voxserve-error-param the request field at fault, e.g. "voice" (REST's error.param)
