@@ -212,5 +212,25 @@ TEST(ConfigReference, TheExampleConfigShowsTheDefaults) {
   EXPECT_GE(checked, 20);
 }
 
+// The keys the example shows commented out ("# cpus: ...", a whole "# tls:" section, models
+// left as examples) are keys too: uncommented, the file still fits the schema.
+TEST(ConfigReference, TheExampleConfigsCommentedOutKeysAreKnown) {
+  std::ifstream file(VOXSERVE_SOURCE_DIR "/config/voxserve.example.yaml");
+  std::regex commented_key(R"(^(\s*)# (\s*(- )?[a-z_]+:( .*)?)$)");
+  std::string uncommented;
+  int keys = 0;
+  for (std::string line; std::getline(file, line);) {
+    std::smatch match;
+    if (std::regex_match(line, match, commented_key)) {
+      line = match[1].str() + match[2].str();
+      ++keys;
+    }
+    uncommented += line + "\n";
+  }
+  EXPECT_GE(keys, 15);
+  absl::Status fits = DocumentedConfigSchema().Check(YAML::Load(uncommented));
+  EXPECT_TRUE(fits.ok()) << fits << "\n" << uncommented;
+}
+
 }  // namespace
 }  // namespace voxserve::server
