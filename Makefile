@@ -2,7 +2,6 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 10
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
@@ -12,6 +11,7 @@ PORT       ?= 8080
 SOAK_SECONDS     ?= 60
 OVERLOAD_SECONDS ?= 60
 
+FORCE:
 .PHONY: all deps build build-release build-asan build-tsan build-fuzz run test test-asan test-unit \
         test-tsan test-soak fuzz test-deploy bench soak overload clean format \
         cosyvoice-bundle
@@ -27,23 +27,29 @@ $(BUILD)/build.ninja: | deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOXSERVE_BUILD_UNIT_TESTS=OFF \
 	  -DVOXSERVE_ONNX=$(ONNX) $(CMAKE_ARGS)
 
-$(ASAN_BUILD)/build.ninja: | deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
-	  -DVOXSERVE_SANITIZE=ON -DVOXSERVE_BUILD_BENCH=OFF -DVOXSERVE_ONNX=$(ONNX) $(CMAKE_ARGS)
+# The sanitizer trees compile with Debian's clang-14 (libstdc++, linking Debian's g++-built
+# libraries): at -O0 it compiles this code in about half g++'s time (docs/build.md), and g++
+# still gates warnings in the release tree. The ASan tree is also the libFuzzer tree: its
+# libraries carry libFuzzer's coverage instrumentation, so the fuzz targets (make build-fuzz)
+# link the same objects the tests run instead of a third compile of every library.
+SAN_COMPILERS = CC=clang-14 CXX=clang++-14
+# A sanitizer tree first configured with g++ (before the move) is configured afresh: CMake keeps
+# the compiler a tree was first configured with.
+gxx_tree = $(if $(wildcard $(1)/CMakeCache.txt),$(if $(shell grep -s '^CMAKE_CXX_COMPILER:' \
+  $(1)/CMakeCache.txt | grep clang),,$(1)))
+SAN_FLAGS = -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 \
+            -DVOXSERVE_BUILD_BENCH=OFF -DVOXSERVE_ONNX=$(ONNX)
+$(ASAN_BUILD)/build.ninja: $(if $(call gxx_tree,$(ASAN_BUILD)),FORCE) | deps
+	$(if $(call gxx_tree,$(ASAN_BUILD)),rm -rf $(ASAN_BUILD))
+	$(SAN_COMPILERS) cmake -S . -B $(ASAN_BUILD) -G Ninja $(SAN_FLAGS) -DVOXSERVE_SANITIZE=ON \
+	  -DVOXSERVE_FUZZ=ON $(CMAKE_ARGS)
 
 # ThreadSanitizer for the concurrent modules (scheduler, service, transports, client) and the
 # server itself; what Debian's uninstrumented libraries do inside is suppressed in tests/tsan.supp.
-$(TSAN_BUILD)/build.ninja: | deps
-	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
-	  -DVOXSERVE_SANITIZE_THREAD=ON \
-	  -DVOXSERVE_BUILD_BENCH=OFF -DVOXSERVE_ONNX=$(ONNX) $(CMAKE_ARGS)
-
-# libFuzzer needs clang: Debian's clang-14 with libstdc++, linking Debian's g++-built libraries.
-# Without ONNX Runtime: the Piper/Kokoro parsers fuzzed need none, and it compiles less.
-$(FUZZ_BUILD)/build.ninja: | deps
-	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-	  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 -DVOXSERVE_FUZZ=ON -DVOXSERVE_ONNX=OFF \
-	  -DVOXSERVE_BUILD_TESTS=OFF -DVOXSERVE_BUILD_BENCH=OFF $(CMAKE_ARGS)
+$(TSAN_BUILD)/build.ninja: $(if $(call gxx_tree,$(TSAN_BUILD)),FORCE) | deps
+	$(if $(call gxx_tree,$(TSAN_BUILD)),rm -rf $(TSAN_BUILD))
+	$(SAN_COMPILERS) cmake -S . -B $(TSAN_BUILD) -G Ninja $(SAN_FLAGS) \
+	  -DVOXSERVE_SANITIZE_THREAD=ON $(CMAKE_ARGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -56,8 +62,9 @@ TSAN_TARGETS = unit_scheduler_tests unit_service_tests unit_transport_tests unit
 build-tsan: deps $(TSAN_BUILD)/build.ninja
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TARGETS)
 
-build-fuzz: deps $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+# The fuzz targets, in the ASan tree (its default target leaves them out).
+build-fuzz: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target fuzzers
 
 # Serves on 127.0.0.1:$(PORT) with the embedded espeak-ng engine; Ctrl-C drains and stops.
 # Builds only the server, not the tests.
@@ -77,7 +84,7 @@ test:
 	@./scripts/timed-phases.sh $(TEST_PHASES)
 
 test-asan: build-asan
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE '^fuzz$$'
 
 # The release tree's binaries only (make build also builds its integration test drivers).
 build-release: deps $(BUILD)/build.ninja
@@ -110,7 +117,7 @@ test-tsan: build-tsan
 
 # Each fuzz target FUZZ_SECONDS seconds after replaying its corpus (tests/fuzz/corpus/<target>).
 fuzz: build-fuzz
-	cd $(FUZZ_BUILD) && FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -j $(JOBS) -L fuzz
+	cd $(ASAN_BUILD) && FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -j $(JOBS) -L fuzz
 
 test-unit: build-asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
@@ -141,4 +148,4 @@ format:
 	find src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

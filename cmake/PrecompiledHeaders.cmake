@@ -33,4 +33,9 @@ function(voxserve_precompile target)
   endforeach()
   list(REMOVE_DUPLICATES headers)
   target_precompile_headers(${target} PRIVATE ${headers})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    # Without its timestamp a clang PCH is the same bytes on every build, which is what lets
+    # ccache cache it and the files that include it (ccache manual, "Precompiled headers").
+    target_compile_options(${target} PRIVATE "SHELL:-Xclang -fno-pch-timestamp")
+  endif()
 endfunction()

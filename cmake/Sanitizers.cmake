@@ -17,15 +17,19 @@ if(VOXSERVE_SANITIZE_THREAD)
   add_link_options(-fsanitize=thread)
 endif()
 
-# libFuzzer targets (tests/fuzz; `make build-fuzz` configures build-fuzz/ with Debian's clang):
-# every library gets coverage instrumentation and ASan + UBSan, the targets link libFuzzer.
+# libFuzzer targets (tests/fuzz): every library gets libFuzzer's coverage instrumentation, the
+# targets link libFuzzer. `make` builds them in the ASan tree (VOXSERVE_SANITIZE, clang), beside
+# the tests, so the libraries are compiled once for both; alone, VOXSERVE_FUZZ adds ASan + UBSan.
 option(VOXSERVE_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
 if(VOXSERVE_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "VOXSERVE_FUZZ needs clang (libFuzzer): configure with "
-                        "CC=clang-14 CXX=clang++-14 (make build-fuzz does)")
+                        "CC=clang-14 CXX=clang++-14 (make build-asan does)")
   endif()
-  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-                      -fno-sanitize-recover=undefined)
-  add_link_options(-fsanitize=address,undefined)
+  add_compile_options(-fsanitize=fuzzer-no-link)
+  if(NOT VOXSERVE_SANITIZE)
+    add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                        -fno-sanitize-recover=undefined)
+    add_link_options(-fsanitize=address,undefined)
+  endif()
 endif()

@@ -278,7 +278,9 @@ absl::StatusOr<std::vector<Tensor>> OnnxSession::Run(
     std::vector<const char*> in_names;
     std::vector<Ort::Value> in_values;
     size_t input_elements = 0;
-    for (const auto& [name, tensor] : inputs) {
+    for (const auto& input : inputs) {
+      const std::string& name = input.first;
+      const Tensor& tensor = input.second;  // not a structured binding: clang 14 cannot capture one
       input_elements += tensor.ElementCount();
       in_names.push_back(name.c_str());
       in_values.push_back(std::visit(
