@@ -26,7 +26,8 @@ if(VOXSERVE_FUZZ)
     message(FATAL_ERROR "VOXSERVE_FUZZ needs clang (libFuzzer): configure with "
                         "CC=clang-14 CXX=clang++-14 (make build-asan does)")
   endif()
-  add_compile_options(-fsanitize=fuzzer-no-link)
+  add_compile_options(-fsanitize=fuzzer-no-link
+                      -fsanitize-coverage-ignorelist=${PROJECT_SOURCE_DIR}/tests/fuzz/coverage_ignorelist.txt)
   if(NOT VOXSERVE_SANITIZE)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
                         -fno-sanitize-recover=undefined)
