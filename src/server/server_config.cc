@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <map>
 
+#include "absl/strings/str_split.h"
 #include "core/error.h"
 #include "core/yaml_schema.h"
 #include "scheduler/worker_launcher.h"
@@ -66,6 +67,40 @@ void AddSecurityOptions(ServerConfig& c, const AddOption& add) {
       BoolSetter(&c.auth.protect_metrics));
 }
 
+// The Wyoming listener (transport/wyoming, docs/wyoming.md).
+void AddWyomingOptions(transport::wyoming::WyomingConfig& y, OptionTable& table) {
+  auto add = [&table](std::string key, std::string flag, std::string help, std::string fallback,
+                      std::function<absl::Status(std::string_view)> set, bool list = false) {
+    table.Add({std::move(key), std::move(flag), std::move(help), std::move(fallback),
+               std::move(set), list});
+  };
+  add("wyoming.enabled", "wyoming-enabled",
+      "serve the Wyoming protocol (Home Assistant TTS; no auth: bind it to loopback or the LAN)",
+      y.enabled ? "true" : "false", BoolSetter(&y.enabled));
+  add("wyoming.host", "wyoming-host", "address Wyoming listens on; empty = http.host", y.host,
+      StringSetter(&y.host));
+  add("wyoming.port", "wyoming-port", "Wyoming port, 0..65535 (10200: Home Assistant's usual)",
+      std::to_string(y.port), IntSetter(&y.port, 0, 65535));
+  add("wyoming.max_connections", "wyoming-max-connections",
+      "open Wyoming connections before new ones are refused", std::to_string(y.max_connections),
+      IntSetter(&y.max_connections, 1, 100'000));
+  add("wyoming.idle_timeout_ms", "wyoming-idle-timeout-ms",
+      "Wyoming connection with no event and nothing to synthesize this long is closed",
+      std::to_string(y.idle_timeout_ms), IntSetter(&y.idle_timeout_ms, 1, 86'400'000));
+  add(
+      "wyoming.allow", "wyoming-allow",
+      "client addresses or networks served, comma-separated (YAML: a list), e.g. "
+      "192.168.1.0/24,::1; empty = any",
+      "",
+      [&y](std::string_view text) {
+        std::vector<std::string> entries = absl::StrSplit(
+            absl::string_view(text.data(), text.size()), ',', absl::SkipWhitespace());
+        y.allow = std::move(entries);
+        return absl::OkStatus();
+      },
+      /*list=*/true);
+}
+
 // The scalar options, declared once for all three sources.
 OptionTable BuildOptionTable(ServerConfig& c) {
   OptionTable table;
@@ -123,6 +158,7 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("websocket.idle_timeout_ms", "ws-idle-timeout-ms",
       "WebSocket with no message and nothing to synthesize this long is closed (1008)",
       std::to_string(w.idle_timeout_ms), IntSetter(&w.idle_timeout_ms, 1, 86'400'000));
+  AddWyomingOptions(c.wyoming, table);
   add("default_model", "default-model", "model used when a request names none or an OpenAI model",
       "first model", StringSetter(&s.default_model));
   add("limits.max_input_chars", "max-input-chars", "longest input text in characters (413 above)",
@@ -228,7 +264,10 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
       .Field("devices", YamlSchema::ScalarOrListOf(YamlSchema::Scalar()))
       .Field("cpus", YamlSchema::ScalarOrListOf(YamlSchema::Scalar()));
   YamlSchema schema = YamlSchema::Fields();
-  for (const OptionSpec& spec : table.specs()) schema.Field(spec.yaml_key, YamlSchema::Scalar());
+  for (const OptionSpec& spec : table.specs()) {
+    schema.Field(spec.yaml_key, spec.list ? YamlSchema::ScalarOrListOf(YamlSchema::Scalar())
+                                          : YamlSchema::Scalar());
+  }
   schema.Field("models",
                YamlSchema::ListOf(YamlSchema::Fields()
                                       .Field("id", YamlSchema::Scalar())
@@ -522,6 +561,7 @@ absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* 
   if (absl::Status status = config.http.Validate(); !status.ok()) return status;
   if (absl::Status status = config.grpc.Validate(); !status.ok()) return status;
   if (absl::Status status = config.websocket.Validate(); !status.ok()) return status;
+  if (absl::Status status = config.wyoming.Validate(); !status.ok()) return status;
   if (absl::Status status = config.service.Validate(); !status.ok()) return status;
   if (absl::Status status = config.tls.Validate(); !status.ok()) return status;
   if (config.log_format != "text" && config.log_format != "json") {
