@@ -6,6 +6,7 @@ voices and a cloned CosyVoice voice: test_onnx_wyoming.py."""
 import asyncio
 import json
 import signal
+import time
 
 import pytest
 import requests
@@ -368,6 +369,26 @@ def test_a_connection_over_the_limit_gets_an_error_and_a_close(voxserve_bin):
         assert server.stop() == 0, server.log()
 
 
+def test_an_idle_connection_is_closed_with_an_error_and_a_busy_one_is_not(voxserve_bin):
+    reference()
+    server = start_wyoming_server(voxserve_bin, "--wyoming-idle-timeout-ms", "200")
+    try:
+        async def idle():
+            async with client(server) as connection:
+                return await read_until(connection, {"error"})
+
+        error = run(idle())
+        assert error is not None and error.data["code"] == "idle_timeout", error
+        # Two minutes of speech take longer than the timeout to make, with no event from the
+        # client meanwhile: work under way is not idleness.
+        started = time.monotonic()
+        speech = run(synthesize(server, " ".join(LONG_SENTENCES), name="en-us"))
+        assert time.monotonic() - started > 0.2, "the request must outlast the idle timeout"
+        assert speech.types[-1] == "audio-stop", speech.types[-3:]
+    finally:
+        assert server.stop() == 0, server.log()
+
+
 def test_a_full_queue_is_an_error_event_with_code_queue_full(voxserve_bin, tmp_path):
     reference()
     config = tmp_path / "voxserve.yaml"
@@ -417,6 +438,31 @@ def test_sigterm_lets_a_running_synthesize_finish_and_closes_idle_connections(vo
     assert after is None and idle_end is None, "both connections closed by the drain"
     assert server.process.wait(TIMEOUT) == 0, server.log()
     assert len(speech.pcm) > 0
+
+
+def test_sigterm_ends_an_open_stream_after_its_running_sentence(voxserve_bin):
+    wy = reference()
+    server = start_wyoming_server(voxserve_bin)
+
+    async def conversation():
+        events = []
+        async with client(server) as connection:
+            await connection.write_event(
+                wy.tts.SynthesizeStart(voice=wy.tts.SynthesizeVoice(name="en-us")).event())
+            await connection.write_event(
+                wy.tts.SynthesizeChunk(text=" ".join(LONG_SENTENCES[:12])).event())
+            await read_until(connection, {"audio-chunk"}, events)
+            server.process.send_signal(signal.SIGTERM)
+            await read_until(connection, {"error", "synthesize-stopped"}, events)
+            after = await asyncio.wait_for(connection.read_event(), TIMEOUT)
+        return Speech(events[:-1]), events[-1], after
+
+    speech, end, after = run(conversation())
+    assert end.type == "error" and end.data["code"] == "server_draining", end
+    assert after is None, "closed after the error"
+    spoken = speech.sentences()  # every run has its audio-stop: no sentence was cut off
+    assert 1 <= len(spoken) < 12, speech.types
+    assert server.process.wait(TIMEOUT) == 0, server.log()
 
 
 def test_the_listener_is_off_unless_enabled(make_server):
