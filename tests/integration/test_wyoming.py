@@ -6,6 +6,7 @@ voices and a cloned CosyVoice voice: test_onnx_wyoming.py."""
 import asyncio
 import json
 import signal
+import subprocess
 import time
 
 import pytest
@@ -153,6 +154,18 @@ def test_a_connection_serves_requests_one_after_another(server):
     first, second = run(conversation())
     assert_same_speech(first.pcm, rest_pcm(server, "First request.", "en-us")[1], 22050)
     assert_same_speech(second.pcm, rest_pcm(server, "Second request.", "en-us")[1], 22050)
+
+
+def test_the_wyoming_metrics_pass_promtool(server):
+    run(synthesize(server, "Counted.", name="en-us"))
+    text = requests.get(server.url + "/metrics", timeout=10).text
+    for family in ("voxserve_wyoming_connections", "voxserve_wyoming_events_total",
+                   "voxserve_wyoming_requests_total", "voxserve_wyoming_connections_refused_total"):
+        assert f"# TYPE {family} " in text, family
+    assert metric(server, "voxserve_wyoming_requests_total", 'kind="synthesize",code="ok"') >= 1
+    result = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 # --- streaming -------------------------------------------------------------------------------
