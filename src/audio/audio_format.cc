@@ -1,5 +1,6 @@
 #include "audio/audio_format.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <span>
@@ -103,6 +104,16 @@ int OutputSampleRate(AudioFormat format, int input_rate) {
 absl::StatusOr<int> ResolveOutputSampleRate(AudioFormat format, int input_rate,
                                             int requested_rate) {
   if (requested_rate == 0) return OutputSampleRate(format, input_rate);
+  if (requested_rate == kVoiceSampleRate) {
+    switch (format) {
+      case AudioFormat::kPcm:
+      case AudioFormat::kWav:
+      case AudioFormat::kFlac:
+        return std::clamp(input_rate, kMinRequestedRate, kMaxRequestedRate);
+      default:
+        return OutputSampleRate(format, input_rate);
+    }
+  }
   auto refuse = [&](const std::string& takes) -> absl::Status {
     return core::InvalidArgument(
         absl::StrCat("sample_rate ", requested_rate, " is not available for ",

@@ -309,6 +309,7 @@ absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* 
   if (absl::Status status = config.http.Validate(); !status.ok()) return status;
   if (absl::Status status = config.grpc.Validate(); !status.ok()) return status;
   if (absl::Status status = config.websocket.Validate(); !status.ok()) return status;
+  if (absl::Status status = config.wyoming.Validate(); !status.ok()) return status;
   if (absl::Status status = config.service.Validate(); !status.ok()) return status;
   if (absl::Status status = config.tls.Validate(); !status.ok()) return status;
   if (config.log_format != "text" && config.log_format != "json") {

@@ -184,3 +184,31 @@ bpe = {"english": "Hello world! It's the 2024 test, isn't it?\n\nYes.",
        "spaces": "a   b\t\t\n \n\u3000\u00a0c   ", "nfc": "e\u0301cole \u1100\u1161"}
 for name, text in bpe.items(): put("bpe_encode_fuzzer", name, text)
 put("bpe_encode_fuzzer", "invalid_utf8", b"ok \xff \xc0\xaf \xed\xa0\x80 [breath\xe4\xb8")
+
+# Wyoming streams (wyoming_frame_fuzzer): the first byte picks the piece size the parser is fed
+# in, then events as the reference client writes them (wyoming/event.py: the header line, then
+# data_length bytes of JSON, then the payload), and broken ones.
+def wyoming_event(kind, data=None, payload=b"", inline=False):
+    header = {"type": kind, "version": "1.9.0"}
+    body = b""
+    if data and inline:
+        header["data"] = data
+    elif data:
+        body = json.dumps(data, ensure_ascii=False).encode()
+        header["data_length"] = len(body)
+    if payload:
+        header["payload_length"] = len(payload)
+    return json.dumps(header, ensure_ascii=False).encode() + b"\n" + body + payload
+put("wyoming_frame_fuzzer", "describe", b"\x07" + wyoming_event("describe"))
+put("wyoming_frame_fuzzer", "synthesize", b"\x10" + wyoming_event(
+    "synthesize", {"text": "Hello there. How are you?", "voice": {"name": "en-us"}}))
+put("wyoming_frame_fuzzer", "stream", b"\x03" + wyoming_event(
+    "synthesize-start", {"voice": {"name": "en_US-multi-medium", "speaker": "bob"}})
+    + wyoming_event("synthesize-chunk", {"text": "Hel"}) + wyoming_event("synthesize-chunk", {"text": "lo. 你好。"})
+    + wyoming_event("synthesize", {"text": "Hello. 你好。"}) + wyoming_event("synthesize-stop"))
+put("wyoming_frame_fuzzer", "inline_data", b"\x3f" + wyoming_event("ping", {"text": "hi"}, inline=True)
+    + wyoming_event("synthesize", {"voice": {"language": "de_DE"}, "text": "Hallo."}))
+put("wyoming_frame_fuzzer", "audio_payload", b"\x01" + wyoming_event(
+    "audio-chunk", {"rate": 16000, "width": 2, "channels": 1}, payload=bytes(range(256)) * 2))
+put("wyoming_frame_fuzzer", "bad_json", b"\x05" + wyoming_event("describe") + b"{not json\n")
+put("wyoming_frame_fuzzer", "huge_length", b"\x05" + b'{"type": "synthesize", "data_length": 99999999999}\n')

@@ -110,6 +110,18 @@ TEST(ResolveOutputSampleRateTest, ZeroMeansTheFormatsOwnRate) {
   EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kWav, 22050, 0), 22050);
 }
 
+TEST(ResolveOutputSampleRateTest, VoiceRateKeepsTheEnginesRateForRawAndLosslessFormats) {
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 22050, kVoiceSampleRate), 22050);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kWav, 16000, kVoiceSampleRate), 16000);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kFlac, 24000, kVoiceSampleRate), 24000);
+  // Kept within what the formats take.
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 96000, kVoiceSampleRate), 48000);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 4000, kVoiceSampleRate), 8000);
+  // Formats with rates of their own keep them.
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kOpus, 22050, kVoiceSampleRate), 48000);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kUlaw, 22050, kVoiceSampleRate), 8000);
+}
+
 TEST(ResolveOutputSampleRateTest, TakesTheRatesEachFormatCanCarry) {
   for (int rate : {8000, 16000, 22050, 44100, 48000}) {
     EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 24000, rate), rate);
