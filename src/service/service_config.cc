@@ -28,6 +28,20 @@ absl::Status ServiceConfig::Validate() const {
                                    "' is not among the models");
     }
   }
+  const std::map<std::string, std::string> openai_names = DefaultOpenAiVoicesForEspeak();
+  for (const auto& [name, voice] : openai_voices) {
+    if (!openai_names.contains(name)) {
+      std::string known;
+      for (const auto& [known_name, unused] : openai_names) {
+        known += (known.empty() ? "" : ", ") + known_name;
+      }
+      return core::InvalidArgument("openai_voices." + name + ": not one of OpenAI's voice names (" +
+                                   known + "); a name of your own belongs in voice_aliases");
+    }
+    if (voice.empty()) {
+      return core::InvalidArgument("openai_voices." + name + ": the target voice is empty");
+    }
+  }
   if (limits.max_input_chars < 1 || limits.max_input_chars > 1'000'000) {
     return core::InvalidArgument("limits.max_input_chars must be within 1..1000000");
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,13 @@ struct ServiceConfig {
   bool skip_broken_models = false;
   std::map<std::string, VoiceAlias> voice_aliases;
   // OpenAI's voice names → voices of the default model (defaults cover espeak; see voice_catalog).
+  // Only OpenAI's names (the keys of DefaultOpenAiVoicesForEspeak): a name of one's own is a
+  // voice_aliases entry, so a misspelled "allloy" is refused, not added as a new voice.
   std::map<std::string, std::string> openai_voices;
+  // The names among them the config set (not the built-in defaults, which name espeak voices a
+  // non-espeak default model lacks): their targets must be voices of the default model, checked
+  // once it has loaded as voice_aliases are (TtsService::LoadModels).
+  std::set<std::string> configured_openai_voices;
   text::InputLimits limits;
   int default_timeout_ms = 60'000;  // a request's deadline when it names none
   int max_timeout_ms = 600'000;     // the most a request may ask for

@@ -167,9 +167,14 @@ absl::StatusOr<SynthesisRequest> SpeechSession::SentenceRequest(const Sentence& 
   request.context.received_at = sentence.completed_at;
   request.context.cancellation = std::make_shared<core::CancellationToken>();
   if (options_.deadline != core::Clock::time_point::max()) {
+    if (core::Clock::now() >= options_.deadline) {
+      return absl::DeadlineExceededError("the stream's deadline has passed");
+    }
+    // The service counts the timeout from received_at (when the sentence was complete), so the
+    // time left is measured from there too: measured from now, a sentence that waited for its
+    // turn would lose its wait twice and the stream would end at about half its deadline.
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(options_.deadline -
-                                                                      core::Clock::now());
-    if (left.count() <= 0) return absl::DeadlineExceededError("the stream's deadline has passed");
+                                                                      sentence.completed_at);
     left = std::min(left, std::chrono::milliseconds(service_.config().max_timeout_ms));
     request.timeout = request.timeout ? std::min(*request.timeout, left) : left;
   }

@@ -149,6 +149,7 @@ absl::Status TtsService::LoadModels() {
     }
   }
   if (first_error.ok()) first_error = CheckVoiceAliases();
+  if (first_error.ok()) first_error = CheckOpenAiVoices();
   if (!first_error.ok()) SetStartupError(first_error);
   loaded_.store(first_error.ok());
   return first_error;
@@ -165,6 +166,24 @@ absl::Status TtsService::CheckVoiceAliases() const {
                                                          : models_.front()->id();
     return core::InvalidArgument("voice_aliases." + name + ": voice '" + alias.voice +
                                  "' does not exist in model '" + model +
+                                 "' (GET /v1/voices lists the voices)");
+  }
+  return absl::OkStatus();
+}
+
+// As aliases: the targets the config set, against the default model once it has loaded. A name
+// an alias also has is left alone (the alias wins), as is a default model that was skipped.
+absl::Status TtsService::CheckOpenAiVoices() const {
+  auto model = catalog_->FindModel("");
+  if (!model.ok() || (*model)->state() != ModelState::kReady) return absl::OkStatus();
+  for (const std::string& name : config_.configured_openai_voices) {
+    if (config_.voice_aliases.contains(name)) continue;
+    auto target = config_.openai_voices.find(name);
+    if (target == config_.openai_voices.end() || (*model)->engine().AcceptsVoice(target->second)) {
+      continue;
+    }
+    return core::InvalidArgument("openai_voices." + name + ": voice '" + target->second +
+                                 "' does not exist in model '" + (*model)->id() +
                                  "' (GET /v1/voices lists the voices)");
   }
   return absl::OkStatus();

@@ -13,9 +13,11 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
 #include "core/error.h"
 #include "spdlog/spdlog.h"
 #include "text/utf8.h"
+#include "text/visible_text.h"
 
 namespace voxserve::service {
 namespace {
@@ -119,6 +121,13 @@ absl::Status ValidateVoiceName(std::string_view name) {
   for (unsigned char c : name) {
     if (c < 0x20 || c == 0x7f) return bad("must not contain control characters");
     if (c == '/' || c == '\\') return bad("must not contain '/' or '\\'");
+  }
+  // A right-to-left override or a zero-width space makes a name that looks like another one.
+  if (std::optional<text::InvisibleCharacter> hidden = text::FirstInvisibleCharacter(name)) {
+    return bad(absl::StrFormat(
+        "must not contain invisible or format characters (U+%04X at character %d): they make "
+        "names that look like other names",
+        static_cast<uint32_t>(hidden->code_point), hidden->index + 1));
   }
   if (name.find("..") != std::string_view::npos) return bad("must not contain '..'");
   if (text::TrimWhitespace(name).size() != name.size()) {

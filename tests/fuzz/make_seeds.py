@@ -176,6 +176,36 @@ try:
         put("audio_file_decoder_fuzzer", name, buffer.getvalue())
 except ImportError:
     print("python3-soundfile missing: audio_file_decoder_fuzzer seeds not written", file=sys.stderr)
+# WAV headers for the checks before libsndfile (audio/wav_header.h): one good file of each
+# chunk layout, and one of each way a header can fail to describe its data.
+def wav_file(tag=1, channels=1, rate=16000, bits=16, align=None, data=b"\x10\x20" * 400,
+             extensible=False, valid_bits=None, magic=b"RIFF", ds64=False, data_first=False):
+    end = ">" if magic == b"RIFX" else "<"
+    align = channels * (bits // 8) if align is None else align
+    fmt = struct.pack(end + "HHIIHH", 0xFFFE if extensible else tag, channels, rate, rate * align,
+                      align, bits)
+    if extensible:
+        fmt += struct.pack(end + "HHIH", 22, valid_bits or bits, 4, tag)
+        fmt += bytes.fromhex("000000001000800000aa00389b71")
+    chunks = [b"fmt " + struct.pack(end + "I", len(fmt)) + fmt,
+              b"data" + struct.pack(end + "I", 0xFFFFFFFF if ds64 else len(data)) + data +
+              (b"\0" if len(data) % 2 else b"")]
+    if data_first: chunks.reverse()
+    if ds64: chunks.insert(0, b"ds64" + struct.pack("<IQQQI", 28, 0, len(data), len(data) // align, 0))
+    body = b"WAVE" + b"".join(chunks)
+    return magic + struct.pack(end + "I", 0xFFFFFFFF if ds64 else len(body)) + body
+
+for name, wav in [
+        ("seed_wav_extensible24.wav", wav_file(bits=24, data=b"\x01\x02\x03" * 300, extensible=True, valid_bits=20)),
+        ("seed_wav_rifx.wav", wav_file(magic=b"RIFX", channels=2)),
+        ("seed_wav_rf64.wav", wav_file(magic=b"RF64", ds64=True)),
+        ("seed_wav_mulaw.wav", wav_file(tag=7, bits=8, data=b"\x7f\x80" * 300)),
+        ("seed_wav_bad_7bit.wav", wav_file(bits=7, align=2)),
+        ("seed_wav_bad_align.wav", wav_file(channels=2, align=2)),
+        ("seed_wav_bad_odd_data.wav", wav_file(data=b"\x10\x20" * 400 + b"\x30")),
+        ("seed_wav_bad_float16.wav", wav_file(tag=3, bits=16)),
+        ("seed_wav_bad_data_first.wav", wav_file(data_first=True))]:
+    put("audio_file_decoder_fuzzer", name, wav)
 # Text for the Qwen2 BPE tokenizer (bpe_encode_fuzzer): English, Chinese, mixed, added tokens,
 # whitespace runs, combining marks, and bytes that are not UTF-8.
 bpe = {"english": "Hello world! It's the 2024 test, isn't it?\n\nYes.",

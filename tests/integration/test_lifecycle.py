@@ -3,6 +3,7 @@ import concurrent.futures
 import signal
 import time
 
+import pytest
 import requests
 
 from audio_check import decode
@@ -142,6 +143,44 @@ def test_a_misspelled_config_key_stops_startup_naming_it(voxserve_bin, tmp_path)
     assert result.returncode == 2, result.stderr
     assert ("models[0].scheduling.max_batch_sise: unknown key (did you mean max_batch_size?)"
             in result.stderr), result.stderr
+
+
+@pytest.mark.parametrize("yaml, message", [
+    # yaml-cpp keeps the first of two equal keys without a word.
+    ("models:\n  - id: espeak\n    id: other\n",
+     "models[0].id: duplicate key (first at line 2); each key may appear once (line 3)"),
+    ("http:\n  port: 0\nhttp:\n  host: 127.0.0.1\n", "http: duplicate key (first at line 1)"),
+    # Found before serving, not when the model loads (issue 29).
+    ("models:\n  - id: e\n    engine: espek\n",
+     "models[0] (e): unknown engine 'espek' (available: espeak"),
+    ("models:\n  - id: e\n    options: {data_pth: /x}\n",
+     "models[0] (e): unknown espeak option 'data_pth' (allowed: data_path)"),
+    ("models:\n  - id: e\n    scheduling: {cpus: \"1023\"}\n",
+     "models[0] (e).scheduling.cpus: cpu 1023 (in \"1023\") is not one this process may run on"),
+    ("openai_voices:\n  allloy: en-us+f2\n",
+     "openai_voices.allloy: not one of OpenAI's voice names (alloy, ash,"),
+    ("models:\n  - id: e\n    scheduling: {instances: 300}\n",
+     "models[0].scheduling.instances: 300 is outside 1..256 (or auto)"),
+])
+def test_a_config_that_could_never_serve_exits_2_naming_the_key(voxserve_bin, tmp_path, yaml,
+                                                                 message):
+    import subprocess
+    config = write_config(tmp_path, yaml)
+    result = subprocess.run([voxserve_bin, "--config", config, "--port", "0"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr, result.stderr
+
+
+def test_an_openai_voice_set_to_a_voice_the_default_model_lacks_fails_startup(make_server,
+                                                                              tmp_path):
+    # Checked once the default model has loaded, as voice aliases are: not ready, /health failed.
+    config = write_config(tmp_path, "openai_voices:\n  alloy: no-such-voice\n  echo: en-gb+m3\n")
+    server = make_server("--config", config, wait_ready=False)
+    health = health_when(server, lambda body: body["status"] != "starting")
+    assert health["status"] == "failed", health
+    assert "openai_voices.alloy" in health["error"] and "no-such-voice" in health["error"]
+    assert requests.get(server.url + "/health/ready", timeout=5).status_code == 503
 
 
 def test_sigterm_during_a_model_load_that_never_ends_exits_within_the_drain_timeout(

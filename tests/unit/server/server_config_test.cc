@@ -181,7 +181,12 @@ TEST_F(ServerConfigTest, BadWorkerKeysNameTheKey) {
            {"cpus: \"x\"", "is not a CPU or a range"},
            {"{isolation: thread, cpus: \"0\"}", "devices and cpus need isolation: process"},
            {"{devices: [0, 1], instances: 3}", "2 devices are listed"},
-           {"instances: many", "instances"},
+           {"instances: many", "scheduling.instances: 'many' is not an integer (or auto)"},
+           // One range, said once: the reader's is the scheduler's (issue 29).
+           {"instances: 0", "scheduling.instances: 0 is outside 1..256 (or auto)"},
+           {"instances: 300", "scheduling.instances: 300 is outside 1..256 (or auto)"},
+           {"instances: 99999999999",
+            "scheduling.instances: 99999999999 is outside 1..256 (or auto)"},
        }) {
     std::string body = std::string(yaml);
     WriteConfig(body.front() == '{'
