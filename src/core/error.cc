@@ -16,6 +16,37 @@ constexpr absl::string_view kModelUrl = "voxserve/model";
 
 absl::string_view ToAbsl(std::string_view text) { return {text.data(), text.size()}; }
 
+constexpr char kEllipsis[] = "\xE2\x80\xA6";  // U+2026
+
+std::string SizeNote(std::string_view value) {
+  return " (" + std::to_string(value.size()) + " bytes)";
+}
+
+// At most max_chars code points of `value` (never cut inside one), control characters as \xNN
+// so a message stays one line. *cut: something was left out.
+std::string EscapedPrefix(std::string_view value, size_t max_chars, bool* cut) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(value[i]);
+    const bool continuation = (byte & 0xC0) == 0x80;
+    if (!continuation && chars++ == max_chars) {
+      *cut = true;
+      return out;
+    }
+    if (byte < 0x20 || byte == 0x7F) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+    } else {
+      out += static_cast<char>(byte);
+    }
+  }
+  *cut = false;
+  return out;
+}
+
 absl::Status Make(absl::StatusCode code, std::string_view message, ErrorReason reason,
                   std::string_view param, std::string_view error_code) {
   absl::Status status(code, ToAbsl(message));
@@ -116,6 +147,20 @@ absl::Status WithModel(absl::Status status, std::string_view model_id) {
 std::string ModelOf(const absl::Status& status) {
   auto cord = status.GetPayload(kModelUrl);
   return cord ? std::string(*cord) : std::string();
+}
+
+std::string Truncated(std::string_view value, size_t max_chars) {
+  bool cut = false;
+  std::string out = EscapedPrefix(value, max_chars, &cut);
+  if (cut) out += kEllipsis + SizeNote(value);
+  return out;
+}
+
+std::string Quoted(std::string_view value, size_t max_chars) {
+  bool cut = false;
+  std::string out = "'" + EscapedPrefix(value, max_chars, &cut);
+  if (cut) return out + kEllipsis + "'" + SizeNote(value);
+  return out + "'";
 }
 
 ErrorDetail DetailOf(const absl::Status& status) {

@@ -29,6 +29,15 @@ struct ErrorDetail {
   std::optional<int> retry_after_seconds;
 };
 
+// Client input to echo in an error message, bounded: `value` in single quotes, cut after
+// `max_chars` code points with "…" and its full size in bytes, control characters as \xNN.
+// Every message that repeats what a client sent goes through it, so a 900 KB `voice` never
+// comes back as a 900 KB error.
+std::string Quoted(std::string_view value, size_t max_chars = 64);
+// The same without the quotes, for a longer text that holds client input (a JSON parser's
+// message that repeats what it last read).
+std::string Truncated(std::string_view value, size_t max_chars);
+
 absl::Status InvalidArgument(std::string_view message, std::string_view param = {},
                              std::string_view code = {});
 absl::Status NotFound(std::string_view message, std::string_view param = {},

@@ -19,8 +19,8 @@ namespace {
 absl::Status CheckVoiceModeTarget(const SynthesisRequest& request) {
   if (request.voice_profile || request.voice_mode.empty()) return absl::OkStatus();
   return core::InvalidArgument(
-      "voice_mode applies to cloned voices only (POST /v1/audio/voices); '" + request.voice +
-          "' is not one",
+      "voice_mode applies to cloned voices only (POST /v1/audio/voices); " +
+          core::Quoted(request.voice) + " is not one",
       "voice_mode", "invalid_voice_mode");
 }
 

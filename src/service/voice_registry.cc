@@ -198,13 +198,12 @@ absl::StatusOr<StoredVoice> VoiceRegistry::Get(std::string_view id) const {
   if (store_) {
     if (auto voice = store_->Get(id)) return *voice;
   }
-  return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id", "voice_not_found");
+  return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
 }
 
 absl::Status VoiceRegistry::Delete(std::string_view id) {
   if (!store_) {
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
-                          "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
   }
   absl::Status status = store_->Delete(id);
   if (status.ok()) {
@@ -226,7 +225,7 @@ std::optional<StoredVoice> VoiceRegistry::Find(std::string_view model_id,
 absl::StatusOr<std::shared_ptr<const engine::VoiceProfile>> VoiceRegistry::LoadProfile(
     std::string_view id) const {
   if (!store_)
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
   uint64_t deletions = 0;
   {
     std::lock_guard lock(cache_mutex_);

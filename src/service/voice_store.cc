@@ -351,7 +351,7 @@ std::optional<StoredVoice> VoiceStore::FindByName(std::string_view model,
 
 absl::StatusOr<engine::VoiceProfile> VoiceStore::LoadProfile(std::string_view id) const {
   if (!Get(id))
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
   auto bytes = ReadWhole(PathFor(id), config_.max_bytes);
   if (!bytes.ok())
     return core::Internal("voice " + std::string(id) + ": " +
@@ -368,8 +368,7 @@ absl::Status VoiceStore::Delete(std::string_view id) {
   std::lock_guard lock(mutex_);
   auto it = voices_.find(id);
   if (it == voices_.end()) {
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
-                          "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
   }
   // unlink is atomic: the name is gone or it is not. Done under the lock so a registration of
   // the same name cannot slip in between the file and the index disagreeing.

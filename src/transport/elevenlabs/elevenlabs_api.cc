@@ -106,7 +106,7 @@ void ElevenLabsApi::Handle(const std::shared_ptr<http::HttpExchange>& exchange) 
   std::optional<TtsPath> path;
   if (rest.starts_with(kTtsPrefix)) path = ParseTtsPath(rest.substr(kTtsPrefix.size()));
   if (!path) {
-    return refuse(core::NotFound("no ElevenLabs route for " + request.path +
+    return refuse(core::NotFound("no ElevenLabs route for " + core::Quoted(request.path) +
                                      " (voxserve offers text-to-speech, voices and models)",
                                  {}, "route_not_found"));
   }

@@ -40,8 +40,10 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
   try {
     body = json::parse(request.body);
   } catch (const json::exception& error) {
-    return core::InvalidArgument(std::string("request body is not valid JSON: ") + error.what(), {},
-                                 "invalid_json");
+    // nlohmann's message repeats what it last read: bounded, as every echo of client input.
+    return core::InvalidArgument(
+        "request body is not valid JSON: " + core::Truncated(error.what(), 200), {},
+        "invalid_json");
   }
   if (!body.is_object()) {
     return core::InvalidArgument("request body must be a JSON object", {}, "invalid_json");

@@ -75,11 +75,12 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
   Match match;
   match.route = "unmatched";
   if (allowed.empty()) {
-    match.error = ErrorResponse(core::NotFound("no route for " + path, {}, "route_not_found"));
+    match.error =
+        ErrorResponse(core::NotFound("no route for " + core::Quoted(path), {}, "route_not_found"));
   } else {
     match.route = path;
-    match.error = ErrorResponse(
-        core::MethodNotAllowed(method + " is not allowed on " + path + "; use " + allowed));
+    match.error = ErrorResponse(core::MethodNotAllowed(
+        core::Quoted(method) + " is not allowed on " + core::Quoted(path) + "; use " + allowed));
     match.error.SetHeader("Allow", allowed);
   }
   return match;

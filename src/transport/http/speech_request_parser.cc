@@ -27,8 +27,11 @@ std::string PlainJsonError(const json::exception& error) {
       message.remove_prefix(end + 2);
     }
   }
-  if (error.id == 406) return "a number is too large: " + std::string(message);
-  return std::string(message);
+  // Its "last read: '...'" repeats the client's bytes, up to a whole unterminated string.
+  constexpr size_t kMaxMessageChars = 200;
+  if (error.id == 406)
+    return "a number is too large: " + core::Truncated(message, kMaxMessageChars);
+  return core::Truncated(message, kMaxMessageChars);
 }
 
 absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
@@ -38,8 +41,8 @@ absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
   // Media types are case-insensitive (RFC 9110 §8.3.1).
   if (!absl::EqualsIgnoreCase(absl::string_view(media_type.data(), media_type.size()),
                               "application/json")) {
-    return core::UnsupportedMediaType(
-        "Content-Type must be application/json (got '" + std::string(content_type) + "')");
+    return core::UnsupportedMediaType("Content-Type must be application/json (got " +
+                                      core::Quoted(content_type) + ")");
   }
   if (absl::Status status = text::ValidateUtf8(request.body, "body"); !status.ok()) {
     return core::InvalidArgument("request body is not valid UTF-8: " +

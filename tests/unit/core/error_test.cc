@@ -106,6 +106,22 @@ TEST(DetailOf, GivesDefaultsForOk) {
   EXPECT_FALSE(detail.retry_after_seconds.has_value());
 }
 
+TEST(Quoted, QuotesAShortValueWhole) { EXPECT_EQ(Quoted("alloy"), "'alloy'"); }
+
+TEST(Quoted, CutsALongValueWithAnEllipsisAndItsSize) {
+  const std::string quoted = Quoted(std::string(900'000, 'x'));
+  EXPECT_EQ(quoted, "'" + std::string(64, 'x') + "\xE2\x80\xA6' (900000 bytes)");
+}
+
+TEST(Quoted, NeverCutsInsideACharacter) {
+  std::string voices;
+  for (int i = 0; i < 10; ++i) voices += "\xE4\xBD\xA0";  // 你
+  EXPECT_EQ(Quoted(voices, 3), "'\xE4\xBD\xA0\xE4\xBD\xA0\xE4\xBD\xA0\xE2\x80\xA6' (30 bytes)");
+  EXPECT_EQ(Quoted(voices, 10), "'" + voices + "'");
+}
+
+TEST(Quoted, EscapesControlCharacters) { EXPECT_EQ(Quoted("a\nb\x1b"), "'a\\x0ab\\x1b'"); }
+
 TEST(DetailOf, SurvivesCopyingTheStatus) {
   absl::Status original = NotFound("gone", "voice", "voice_not_found");
   absl::Status copy = original;

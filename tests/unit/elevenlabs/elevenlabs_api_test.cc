@@ -100,6 +100,16 @@ TEST(ParseTtsRequestTest, ShapeErrorsBecomeFastApi422s) {
             json::array({"body", "text"}));
 }
 
+TEST(ParseTtsRequestTest, EchoesAHugeOutputFormatOrBrokenBodyBounded) {
+  auto format = ParseTtsRequest(
+      Post(R"({"text": "Hi."})", "output_format=" + std::string(900'000, 'x')), "v");
+  ASSERT_FALSE(format.ok());
+  EXPECT_LT(ErrorResponse(format.status()).body.size(), 2000u);
+  auto body = ParseTtsRequest(Post(R"({"text": ")" + std::string(900'000, 'x')), "v");
+  ASSERT_FALSE(body.ok());
+  EXPECT_LT(ErrorResponse(body.status()).body.size(), 2000u);
+}
+
 TEST(ErrorBodyTest, UsesElevenLabsDetailObjectsAndCodes) {
   http::HttpResponse voice =
       ErrorResponse(core::NotFound("voice 'x' not found", "voice", "voice_not_found"), "req-1");
