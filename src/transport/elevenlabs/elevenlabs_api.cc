@@ -88,7 +88,10 @@ void ElevenLabsApi::AddRoutes(http::Router& router) {
   router.AddPrefix(
       std::string(kPathPrefix),
       [this](std::shared_ptr<http::HttpExchange> exchange) { Handle(exchange); },
-      auth::Resource::kApi, [](const absl::Status& status) { return ErrorResponse(status); });
+      auth::Resource::kApi,
+      [](const absl::Status& status, std::string_view request_id) {
+        return ErrorResponse(status, request_id);
+      });
 }
 
 void ElevenLabsApi::Handle(const std::shared_ptr<http::HttpExchange>& exchange) {

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "text/utf8.h"
+#include "transport/http/seed_field.h"
 
 namespace voxserve::transport::http {
 namespace {
@@ -181,16 +182,13 @@ absl::Status ReadOpenAiVoice(const json& body, std::string* voice) {
 }
 
 // The sampling seed (CosyVoice; engines that do not sample ignore it), the same range on every
-// API but ElevenLabs' (which keeps accepting negative seeds as its clients send them).
+// API (seed_field.h).
 absl::Status ReadSeed(const json& body, service::SynthesisRequest* request) {
   auto it = body.find("seed");
   if (it == body.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_number_integer()) return WrongType("seed", "an integer");
-  if (!it->is_number_unsigned()) {
-    return core::InvalidArgument("seed must be an integer from 0 to 18446744073709551615", "seed",
-                                 "invalid_seed");
-  }
-  request->seed = it->get<uint64_t>();
+  auto seed = ParseSeed(*it);
+  if (!seed.ok()) return seed.status();
+  request->seed = *seed;
   return absl::OkStatus();
 }
 

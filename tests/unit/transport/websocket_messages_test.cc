@@ -45,6 +45,8 @@ TEST(WebSocketConfigMessage, ReadsVoiceModeAndSeed) {
     EXPECT_EQ(ParamOf(ParseConfigMessage(message).status()), "seed") << message;
   }
   EXPECT_EQ(CodeOf(ParseConfigMessage(R"({"seed":-1})").status()), "invalid_seed");
+  EXPECT_EQ(CodeOf(ParseConfigMessage(R"({"seed":18446744073709551616})").status()),
+            "invalid_seed");
   EXPECT_EQ(ParamOf(ParseConfigMessage(R"({"voice_mode":[]})").status()), "voice_mode");
   // A second config of only these fields is still a repeated config.
   EXPECT_EQ(CodeOf(ParseClientMessage(R"({"seed":1})").status()), "repeated_config");
