@@ -84,6 +84,11 @@ absl::Status PayloadTooLarge(std::string_view message, std::string_view param) {
               "payload_too_large");
 }
 
+absl::Status OutputTooLong(std::string_view message) {
+  return Make(absl::StatusCode::kInvalidArgument, message, ErrorReason::kOutputTooLong, {},
+              "output_too_long");
+}
+
 absl::Status UnsupportedMediaType(std::string_view message) {
   return Make(absl::StatusCode::kInvalidArgument, message, ErrorReason::kUnsupportedMediaType, {},
               "unsupported_media_type");

@@ -20,6 +20,7 @@ enum class ErrorReason {
   kQueueFull,             // admission control rejected the request (HTTP 429)
   kDraining,              // server is shutting down (HTTP 503)
   kInsufficientStorage,   // a store the request would add to is full (HTTP 507)
+  kOutputTooLong,         // the audio passed its configured bound (HTTP 413, WebSocket 1008)
 };
 
 struct ErrorDetail {
@@ -43,6 +44,8 @@ absl::Status InvalidArgument(std::string_view message, std::string_view param = 
 absl::Status NotFound(std::string_view message, std::string_view param = {},
                       std::string_view code = {});
 absl::Status PayloadTooLarge(std::string_view message, std::string_view param = {});
+// The audio passed limits.max_audio_seconds (or the stream's bound): 413 `output_too_long`.
+absl::Status OutputTooLong(std::string_view message);
 absl::Status UnsupportedMediaType(std::string_view message);
 absl::Status MethodNotAllowed(std::string_view message);
 absl::Status QueueFull(std::string_view message, int retry_after_seconds);

@@ -128,6 +128,19 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("limits.max_input_chars", "max-input-chars", "longest input text in characters (413 above)",
       std::to_string(s.limits.max_input_chars),
       IntSetter(&s.limits.max_input_chars, 1, 1'000'000));
+  add("limits.max_stream_input_chars", "max-stream-input-chars",
+      "text one incremental stream (WebSocket, gRPC bidi, ElevenLabs stream-input) may send, "
+      "all pieces together (413 above)",
+      std::to_string(s.limits.max_stream_input_chars),
+      IntSetter(&s.limits.max_stream_input_chars, 1, 100'000'000));
+  add("limits.max_audio_seconds", "max-audio-seconds",
+      "audio one whole-file request may make (413 output_too_long above)",
+      std::to_string(s.max_audio_seconds), IntSetter(&s.max_audio_seconds, 1, 86'400));
+  add("limits.max_stream_audio_seconds", "max-stream-audio-seconds",
+      "audio one streamed request or stream may make, all sentences together (cut with "
+      "output_too_long above)",
+      std::to_string(s.max_stream_audio_seconds),
+      IntSetter(&s.max_stream_audio_seconds, 1, 604'800));
   add("limits.request_timeout_ms", "request-timeout-ms",
       "deadline of a request that names none", std::to_string(s.default_timeout_ms),
       IntSetter(&s.default_timeout_ms, 1, 86'400'000));

@@ -442,7 +442,9 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
     SynthesisRequest request, std::shared_ptr<SynthesisSink> sink) {
   const std::string& field = request.text_field;
   if (draining_.load()) return Reject("", core::Draining("server is shutting down"));
-  if (absl::Status status = text::CheckInput(request.text, config_.limits, field); !status.ok()) {
+  text::InputLimits limits = config_.limits;
+  if (request.stream_sentence) limits.max_input_chars = limits.max_stream_input_chars;
+  if (absl::Status status = text::CheckInput(request.text, limits, field); !status.ok()) {
     return Reject("", status);
   }
   if (absl::Status status = CheckRequestOptions(request, config_); !status.ok()) {
@@ -492,6 +494,12 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   plan.input_chars = text::CountCodePoints(request.text);
   plan.pipeline_depth = config_.pipeline_depth;
   plan.stream_buffer_bytes = config_.stream_buffer_bytes;
+  const bool whole_file = request.whole_file.value_or(!request.streaming);
+  plan.max_audio_seconds =
+      whole_file ? config_.max_audio_seconds : config_.max_stream_audio_seconds;
+  plan.audio_limit_key =
+      whole_file ? "limits.max_audio_seconds" : "limits.max_stream_audio_seconds";
+  plan.audio_seconds_before = request.audio_seconds_before;
   plan.context = std::move(request.context);
   // CreateEncoder above has checked the requested rate.
   int output_rate =

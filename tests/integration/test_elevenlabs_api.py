@@ -192,10 +192,13 @@ def test_unknown_route_and_method_get_elevenlabs_errors(server):
     assert response.status_code == 405 and "detail" in response.json()
 
 
-def test_nothing_speakable_is_a_400(server):
-    response = tts(server, text="...")
-    assert response.status_code == 400
+@pytest.mark.parametrize("text", ["...", "", "   "])
+@pytest.mark.parametrize("route", ["", "/stream", "/with-timestamps", "/stream/with-timestamps"])
+def test_nothing_speakable_is_a_400_empty_input_on_every_route(server, text, route):
+    response = tts(server, text=text, route=route)
+    assert response.status_code == 400, response.text
     assert response.json()["detail"]["code"] == "empty_input"
+    assert response.json()["detail"]["param"] == "text"
 
 
 @pytest.mark.parametrize("seed,status,code", [

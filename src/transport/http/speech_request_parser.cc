@@ -15,9 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-// The OpenAI limit on instructions, enforced so nobody can park large strings in requests.
-constexpr size_t kMaxInstructionsChars = 4096;
-
 // nlohmann's message without its "[json.exception.parse_error.101] " tag, which means nothing
 // to a client: "parse error at line 1, column 9: syntax error while parsing value - invalid
 // literal; last read: '{"a": x'", "number overflow parsing '1e309'".
@@ -200,10 +197,7 @@ absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* reque
         ReadString(body, "voice_mode", &request->voice_mode), ReadSeed(body, request)}) {
     if (!status.ok()) return status;
   }
-  if (text::CountCodePoints(request->instructions) > kMaxInstructionsChars) {
-    return core::PayloadTooLarge("instructions may hold at most 4096 characters", "instructions");
-  }
-  return absl::OkStatus();
+  return absl::OkStatus();  // their limits are the service's (service::CheckRequestOptions)
 }
 
 absl::Status ReadTimestamps(const json& body, ParsedSpeechRequest* parsed) {

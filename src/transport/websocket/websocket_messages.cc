@@ -200,6 +200,8 @@ CloseCode CloseCodeFor(const absl::Status& status) {
       return CloseCode::kTryAgainLater;
     case core::ErrorReason::kPayloadTooLarge:
       return CloseCode::kTooBig;
+    case core::ErrorReason::kOutputTooLong:  // no message was too big: the stream was too long
+      return CloseCode::kPolicy;
     default:
       break;
   }

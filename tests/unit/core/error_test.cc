@@ -92,6 +92,14 @@ TEST(Internal, IsInternalWithNoDetail) {
   EXPECT_EQ(detail.code, "");
 }
 
+TEST(OutputTooLong, IsInvalidArgumentWithItsReasonAndCode) {
+  absl::Status status = OutputTooLong("too much audio");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kOutputTooLong);
+  EXPECT_EQ(detail.code, "output_too_long");
+}
+
 TEST(DetailOf, GivesDefaultsForAPlainAbslStatus) {
   ErrorDetail detail = DetailOf(absl::DeadlineExceededError("too slow"));
   EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);

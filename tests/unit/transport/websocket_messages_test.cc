@@ -164,6 +164,8 @@ TEST(WebSocketCloseCode, FollowsTheKindOfError) {
   EXPECT_EQ(CloseCodeFor(core::QueueFull("busy", 1)), CloseCode::kTryAgainLater);
   EXPECT_EQ(CloseCodeFor(absl::UnavailableError("loading")), CloseCode::kTryAgainLater);
   EXPECT_EQ(CloseCodeFor(core::PayloadTooLarge("long", "text")), CloseCode::kTooBig);
+  // Audio over its bound is no message too big: the stream broke a policy (1008).
+  EXPECT_EQ(CloseCodeFor(core::OutputTooLong("long")), CloseCode::kPolicy);
   EXPECT_EQ(CloseCodeFor(core::InvalidArgument("bad")), CloseCode::kPolicy);
   EXPECT_EQ(CloseCodeFor(core::NotFound("no voice", "voice", "voice_not_found")),
             CloseCode::kPolicy);
