@@ -89,6 +89,16 @@ absl::Status OutputTooLong(std::string_view message) {
               "output_too_long");
 }
 
+absl::Status AlreadyExists(std::string_view message, std::string_view param,
+                           std::string_view code) {
+  return Make(absl::StatusCode::kAlreadyExists, message, ErrorReason::kUnspecified, param, code);
+}
+
+absl::Status MakeError(absl::StatusCode status_code, std::string_view message,
+                       std::string_view param, std::string_view code) {
+  return Make(status_code, message, ErrorReason::kUnspecified, param, code);
+}
+
 absl::Status UnsupportedMediaType(std::string_view message) {
   return Make(absl::StatusCode::kInvalidArgument, message, ErrorReason::kUnsupportedMediaType, {},
               "unsupported_media_type");
@@ -154,6 +164,41 @@ std::string ModelOf(const absl::Status& status) {
   return cord ? std::string(*cord) : std::string();
 }
 
+std::string_view DefaultCode(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return "";
+    case absl::StatusCode::kInvalidArgument:
+      return "invalid_request";
+    case absl::StatusCode::kFailedPrecondition:
+      return "failed_precondition";
+    case absl::StatusCode::kOutOfRange:
+      return "out_of_range";
+    case absl::StatusCode::kNotFound:
+      return "not_found";
+    case absl::StatusCode::kAlreadyExists:
+      return "already_exists";
+    case absl::StatusCode::kPermissionDenied:
+      return "permission_denied";
+    case absl::StatusCode::kUnauthenticated:
+      return "unauthenticated";
+    case absl::StatusCode::kResourceExhausted:
+      return "resource_exhausted";
+    case absl::StatusCode::kUnavailable:
+      return "unavailable";
+    case absl::StatusCode::kDeadlineExceeded:
+      return "timeout";
+    case absl::StatusCode::kCancelled:
+      return "cancelled";
+    case absl::StatusCode::kUnimplemented:
+      return "not_implemented";
+    case absl::StatusCode::kAborted:
+      return "aborted";
+    default:
+      return "internal_error";  // kInternal, kUnknown, kDataLoss
+  }
+}
+
 std::string Truncated(std::string_view value, size_t max_chars) {
   bool cut = false;
   std::string out = EscapedPrefix(value, max_chars, &cut);
@@ -172,7 +217,11 @@ ErrorDetail DetailOf(const absl::Status& status) {
   ErrorDetail detail;
   if (auto reason = IntPayload(status, kReasonUrl)) detail.reason = static_cast<ErrorReason>(*reason);
   if (auto param = status.GetPayload(kParamUrl)) detail.param = std::string(*param);
-  if (auto code = status.GetPayload(kCodeUrl)) detail.code = std::string(*code);
+  if (auto code = status.GetPayload(kCodeUrl)) {
+    detail.code = std::string(*code);
+  } else {
+    detail.code = std::string(DefaultCode(status.code()));
+  }
   detail.retry_after_seconds = IntPayload(status, kRetryAfterUrl);
   return detail;
 }

@@ -325,8 +325,10 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
       if (model->id() == request.model) host = model.get();
     }
     if (host == nullptr || host->state() != ModelState::kReady) {
-      return core::WithModel(absl::UnavailableError("model '" + request.model + "' is not ready"),
-                             request.model);
+      return core::WithModel(
+          core::MakeError(absl::StatusCode::kUnavailable,
+                          "model '" + request.model + "' is not ready", "model", "model_not_ready"),
+          request.model);
     }
     if (host->engine().info().cloned_voices.family != request.voice_profile->family) {
       return core::WithModel(
@@ -361,10 +363,12 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
     if (model->id() == stored->metadata.model) host = model.get();
   }
   if (host == nullptr || host->state() != ModelState::kReady) {
-    return core::WithModel(absl::UnavailableError("model '" + stored->metadata.model +
-                                                  "' of cloned voice '" + stored->metadata.id +
-                                                  "' is not ready"),
-                           stored->metadata.model);
+    return core::WithModel(
+        core::MakeError(absl::StatusCode::kUnavailable,
+                        "model '" + stored->metadata.model + "' of cloned voice '" +
+                            stored->metadata.id + "' is not ready",
+                        "model", "model_not_ready"),
+        stored->metadata.model);
   }
   if (host->engine().info().cloned_voices.family != (*profile)->family) {
     return core::WithModel(

@@ -100,8 +100,10 @@ absl::StatusOr<ResolvedVoice> VoiceCatalog::Resolve(std::string_view model_name,
     }
   }
   if (host->state() != ModelState::kReady) {
-    return core::WithModel(absl::UnavailableError("model '" + host->id() + "' is " +
-                                                  std::string(ModelStateName(host->state()))),
+    return core::WithModel(core::MakeError(absl::StatusCode::kUnavailable,
+                                           "model '" + host->id() + "' is " +
+                                               std::string(ModelStateName(host->state())),
+                                           "model", "model_not_ready"),
                            host->id());
   }
   if (voice_name.empty()) voice_name = host->engine().info().default_voice;

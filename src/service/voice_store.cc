@@ -236,8 +236,9 @@ absl::StatusOr<std::unique_ptr<VoiceStore::Reservation>> VoiceStore::Reserve(
   std::string key = NameKey(model, name);
   std::lock_guard lock(mutex_);
   if (by_name_.contains(key) || pending_.contains(key)) {
-    return absl::AlreadyExistsError("model '" + std::string(model) +
-                                    "' already has a voice named '" + std::string(name) + "'");
+    return core::AlreadyExists(
+        "model '" + std::string(model) + "' already has a voice named " + core::Quoted(name),
+        "name", "voice_name_taken");
   }
   if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
     return core::InsufficientStorage(

@@ -88,7 +88,8 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
     segment.pieces.emplace_back(ids->begin(), ids->end());
   }
   if (segment.pieces.empty()) {
-    return core::InvalidArgument("the text has nothing to speak after normalization", "input");
+    return core::InvalidArgument("the text has nothing to speak after normalization", "input",
+                                 "empty_input");
   }
   auto llm_prompt = PromptFor(profile, input);
   if (!llm_prompt.ok()) return llm_prompt.status();

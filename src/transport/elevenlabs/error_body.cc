@@ -48,8 +48,7 @@ std::string CodeFor(const absl::Status& status, const core::ErrorDetail& detail)
     return "voice_not_found";
   }
   if (status.code() == absl::StatusCode::kUnauthenticated) return "invalid_api_key";
-  if (!detail.code.empty()) return detail.code;
-  return ErrorType(http::HttpStatusFor(status));
+  return detail.code;  // never empty for an error (core::DefaultCode)
 }
 
 // voxserve's own hint names its own headers; ElevenLabs' clients send ElevenLabs' header.

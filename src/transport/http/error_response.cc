@@ -56,7 +56,7 @@ std::string ErrorJson(const absl::Status& status) {
       {"message", std::string(status.message())},
       {"type", ErrorType(HttpStatusFor(status))},
       {"param", detail.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(detail.param)},
-      {"code", detail.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(detail.code)},
+      {"code", detail.code},  // never empty for an error (core::DefaultCode)
   };
   return nlohmann::json{{"error", error}}.dump(-1, ' ', false,
                                                 nlohmann::json::error_handler_t::replace);

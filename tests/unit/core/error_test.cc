@@ -19,10 +19,10 @@ TEST(InvalidArgument, CarriesCodeMessageParamAndMachineCode) {
   EXPECT_FALSE(detail.retry_after_seconds.has_value());
 }
 
-TEST(InvalidArgument, WithoutParamOrCodeLeavesThemEmpty) {
+TEST(InvalidArgument, WithoutACodeGetsTheDefaultCodeAndNoParam) {
   ErrorDetail detail = DetailOf(InvalidArgument("bad"));
   EXPECT_EQ(detail.param, "");
-  EXPECT_EQ(detail.code, "");
+  EXPECT_EQ(detail.code, "invalid_request");
 }
 
 TEST(NotFound, CarriesNotFoundCodeWithParamAndMachineCode) {
@@ -82,14 +82,14 @@ TEST(Draining, IsUnavailableWithDrainingReason) {
   EXPECT_FALSE(detail.retry_after_seconds.has_value());
 }
 
-TEST(Internal, IsInternalWithNoDetail) {
+TEST(Internal, IsInternalWithTheInternalErrorCode) {
   absl::Status status = Internal("engine crashed");
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_EQ(std::string(status.message()), "engine crashed");
   ErrorDetail detail = DetailOf(status);
   EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
   EXPECT_EQ(detail.param, "");
-  EXPECT_EQ(detail.code, "");
+  EXPECT_EQ(detail.code, "internal_error");
 }
 
 TEST(OutputTooLong, IsInvalidArgumentWithItsReasonAndCode) {
@@ -100,18 +100,34 @@ TEST(OutputTooLong, IsInvalidArgumentWithItsReasonAndCode) {
   EXPECT_EQ(detail.code, "output_too_long");
 }
 
-TEST(DetailOf, GivesDefaultsForAPlainAbslStatus) {
+TEST(AlreadyExists, CarriesParamAndCode) {
+  absl::Status status = AlreadyExists("taken", "name", "voice_name_taken");
+  EXPECT_EQ(status.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(DetailOf(status).param, "name");
+  EXPECT_EQ(DetailOf(status).code, "voice_name_taken");
+}
+
+TEST(DetailOf, GivesAPlainAbslStatusTheDefaultCodeOfItsStatusCode) {
   ErrorDetail detail = DetailOf(absl::DeadlineExceededError("too slow"));
   EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
   EXPECT_EQ(detail.param, "");
+  EXPECT_EQ(detail.code, "timeout");
+  EXPECT_FALSE(detail.retry_after_seconds.has_value());
+}
+
+TEST(DetailOf, GivesOkNoCode) {
+  ErrorDetail detail = DetailOf(absl::OkStatus());
+  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
   EXPECT_EQ(detail.code, "");
   EXPECT_FALSE(detail.retry_after_seconds.has_value());
 }
 
-TEST(DetailOf, GivesDefaultsForOk) {
-  ErrorDetail detail = DetailOf(absl::OkStatus());
-  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
-  EXPECT_FALSE(detail.retry_after_seconds.has_value());
+TEST(DefaultCode, NamesEveryErrorCode) {
+  for (int code = 1; code <= static_cast<int>(absl::StatusCode::kUnauthenticated); ++code) {
+    EXPECT_FALSE(DefaultCode(static_cast<absl::StatusCode>(code)).empty()) << code;
+  }
+  EXPECT_EQ(DefaultCode(absl::StatusCode::kAlreadyExists), "already_exists");
+  EXPECT_EQ(DefaultCode(absl::StatusCode::kUnknown), "internal_error");
 }
 
 TEST(Quoted, QuotesAShortValueWhole) { EXPECT_EQ(Quoted("alloy"), "'alloy'"); }

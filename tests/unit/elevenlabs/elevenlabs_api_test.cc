@@ -144,6 +144,15 @@ TEST(ErrorBodyTest, AMissingKeyIsToldToSendXiApiKey) {
   EXPECT_EQ(detail["code"], "invalid_api_key");
 }
 
+TEST(ErrorBodyTest, EveryErrorHasACode) {
+  for (const absl::Status& status :
+       {absl::DeadlineExceededError("late"), absl::InternalError("boom"),
+        absl::UnavailableError("loading"), core::InvalidArgument("bad")}) {
+    json detail = json::parse(ErrorJson(status, "r"))["detail"];
+    EXPECT_TRUE(detail["code"].is_string() && !detail["code"].get<std::string>().empty()) << status;
+  }
+}
+
 TEST(ErrorBodyTest, UsesElevenLabsDetailObjectsAndCodes) {
   http::HttpResponse voice =
       ErrorResponse(core::NotFound("voice 'x' not found", "voice", "voice_not_found"), "req-1");

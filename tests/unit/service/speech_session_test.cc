@@ -281,7 +281,7 @@ INSTANTIATE_TEST_SUITE_P(
                   absl::StatusCode::kPermissionDenied, "model_not_allowed"},
         BadConfig{"DeadlinePassed",
                   [](SessionOptions& o) { o.deadline = core::Clock::now() - milliseconds(1); },
-                  absl::StatusCode::kDeadlineExceeded, ""}),
+                  absl::StatusCode::kDeadlineExceeded, "timeout"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -57,6 +57,11 @@ TEST(GrpcStatusMapping, OutputTooLongIsInvalidArgumentWithItsCode) {
   EXPECT_THAT(Trailers(error), Contains(Pair("voxserve-error-code", "output_too_long")));
 }
 
+TEST(GrpcStatusMapping, AnErrorWithoutACodeStillCarriesOne) {
+  GrpcError error = ToGrpcError(absl::DeadlineExceededError("late"));
+  EXPECT_THAT(Trailers(error), Contains(Pair("voxserve-error-code", "timeout")));
+}
+
 TEST(GrpcStatusMapping, PlainCodesKeepTheirMeaning) {
   EXPECT_EQ(GrpcCodeFor(absl::OkStatus()), ::grpc::StatusCode::OK);
   EXPECT_EQ(GrpcCodeFor(core::InvalidArgument("bad")), ::grpc::StatusCode::INVALID_ARGUMENT);
