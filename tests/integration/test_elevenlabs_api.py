@@ -190,6 +190,9 @@ def test_unknown_route_and_method_get_elevenlabs_errors(server):
     assert response.status_code == 404 and "detail" in response.json()
     response = requests.get(f"{server.url}{BASE}/text-to-speech/{VOICE}", timeout=10)
     assert response.status_code == 405 and "detail" in response.json()
+    assert response.headers["Allow"] == "POST"
+    response = requests.post(f"{server.url}{BASE}/voices", timeout=10)
+    assert response.status_code == 405 and response.headers["Allow"] == "GET, HEAD"
 
 
 @pytest.mark.parametrize("text", ["...", "", "   "])

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"
+#include "transport/grpc/core_log.h"
 #include "transport/grpc/listening_sockets.h"
 #include "transport/grpc/tts_grpc_service.h"
 
@@ -49,6 +50,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcConfig&
   std::unique_ptr<GrpcServer> server(
       new GrpcServer(host, service, registry, std::move(options.gate)));
 
+  RouteGrpcCoreLog();
   // Both are process-wide switches read by the builder below.
   ::grpc::EnableDefaultHealthCheckService(true);
   if (config.reflection) ::grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -98,6 +100,7 @@ void GrpcServer::StopAccepting() {
     spdlog::warn("gRPC listener not found: new connections are accepted until the shutdown");
     return;
   }
+  ExpectListenerStopped();
   RefuseNewConnections(listening_sockets_);
 }
 

@@ -64,6 +64,8 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
       return {&route.handler, route.path, route.resource, {}};
     }
     allowed += (allowed.empty() ? "" : ", ") + route.method;
+    // RFC 9110 §10.2.1: Allow lists every method served, and HEAD is served wherever GET is.
+    if (route.method == "GET") allowed += ", HEAD";
   }
   if (allowed.empty()) {
     for (const PrefixRoute& route : prefix_routes_) {
