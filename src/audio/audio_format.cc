@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <span>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "audio/codec_sample_rates.h"
 #include "core/error.h"
@@ -72,10 +71,9 @@ absl::StatusOr<AudioFormat> ParseAudioFormat(std::string_view name) {
   for (const FormatFacts& facts : kFormats) {
     absl::StrAppend(&supported, supported.empty() ? "" : ", ", std::string(facts.name));
   }
-  return core::InvalidArgument(
-      absl::StrCat("unsupported response_format \"", absl::CHexEscape(std::string(name)),
-                   "\"; supported formats: ", supported),
-      "response_format", "unsupported_response_format");
+  return core::InvalidArgument(absl::StrCat("unsupported response_format ", core::Quoted(name),
+                                            "; supported formats: ", supported),
+                               "response_format", "unsupported_response_format");
 }
 
 std::string_view FormatName(AudioFormat format) { return FactsOf(format).name; }

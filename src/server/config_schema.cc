@@ -216,6 +216,26 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("limits.max_input_chars", "max-input-chars", "longest input text in characters (413 above)",
       std::to_string(s.limits.max_input_chars), IntSetter(&s.limits.max_input_chars, 1, 1'000'000))
       .Details("Counted in Unicode characters (code points), on every API.");
+  add("limits.max_stream_input_chars", "max-stream-input-chars",
+      "text one incremental stream (WebSocket, gRPC bidi, ElevenLabs stream-input) may send, "
+      "all pieces together (413 above)",
+      std::to_string(s.limits.max_stream_input_chars),
+      IntSetter(&s.limits.max_stream_input_chars, 1, 100'000'000))
+      .Details("Each sentence of a stream is checked against this bound, not `max_input_chars`.");
+  add("limits.max_audio_seconds", "max-audio-seconds",
+      "audio one whole-file request may make (413 output_too_long above)",
+      std::to_string(s.max_audio_seconds), IntSetter(&s.max_audio_seconds, 1, 86'400))
+      .Details(
+          "Counted as the engine makes it: past the bound the request's remaining segments are "
+          "cancelled, so an over-long text costs no more than the bound's worth of work.");
+  add("limits.max_stream_audio_seconds", "max-stream-audio-seconds",
+      "audio one streamed request or stream may make, all sentences together (cut with "
+      "output_too_long above)",
+      std::to_string(s.max_stream_audio_seconds),
+      IntSetter(&s.max_stream_audio_seconds, 1, 604'800))
+      .Details(
+          "A stream already under way ends with its transport's error: a cut chunked body, an "
+          "SSE `error` event, a gRPC status, a WebSocket `error` event then close 1008.");
   add("limits.request_timeout_ms", "request-timeout-ms", "deadline of a request that names none",
       std::to_string(s.default_timeout_ms), IntSetter(&s.default_timeout_ms, 1, 86'400'000))
       .Details(

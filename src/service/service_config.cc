@@ -45,6 +45,15 @@ absl::Status ServiceConfig::Validate() const {
   if (limits.max_input_chars < 1 || limits.max_input_chars > 1'000'000) {
     return core::InvalidArgument("limits.max_input_chars must be within 1..1000000");
   }
+  if (limits.max_stream_input_chars < 1 || limits.max_stream_input_chars > 100'000'000) {
+    return core::InvalidArgument("limits.max_stream_input_chars must be within 1..100000000");
+  }
+  if (max_audio_seconds < 1 || max_audio_seconds > 86'400) {
+    return core::InvalidArgument("limits.max_audio_seconds must be within 1..86400");
+  }
+  if (max_stream_audio_seconds < 1 || max_stream_audio_seconds > 604'800) {
+    return core::InvalidArgument("limits.max_stream_audio_seconds must be within 1..604800");
+  }
   if (default_timeout_ms < 1 || default_timeout_ms > max_timeout_ms) {
     return core::InvalidArgument("limits.request_timeout_ms must be within 1..max_request_timeout_ms");
   }

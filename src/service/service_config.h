@@ -48,6 +48,13 @@ struct ServiceConfig {
   // Segments of one request in the scheduler at once: 2 overlaps encoding and synthesis.
   int pipeline_depth = 2;
   size_t stream_buffer_bytes = 1 << 20;  // encoded audio a slow streaming client may hold back
+  // The audio one request may make, checked as it is made (SynthesisJob): past it the rest is
+  // cancelled and the request ends with OutputTooLong (413 `output_too_long`). A whole file is
+  // held in memory until it is sent: 15 minutes is all 4096 characters of English at speed 0.3,
+  // or of Chinese at espeak-ng's slow pace, and ~43 MB of 24 kHz WAV. A stream is written as it
+  // goes, so it may run longer; the bound covers all its sentences together.
+  int max_audio_seconds = 900;
+  int max_stream_audio_seconds = 3600;
   int encode_threads = 0;                // 0 = number of cores
   VoiceStoreConfig voices;               // cloned voices (voices.*; docs/voice-cloning.md)
 

@@ -245,8 +245,9 @@ absl::StatusOr<std::unique_ptr<VoiceStore::Reservation>> VoiceStore::Reserve(
   std::string key = NameKey(model, name);
   std::lock_guard lock(mutex_);
   if (by_name_.contains(key) || pending_.contains(key)) {
-    return absl::AlreadyExistsError("model '" + std::string(model) +
-                                    "' already has a voice named '" + std::string(name) + "'");
+    return core::AlreadyExists(
+        "model '" + std::string(model) + "' already has a voice named " + core::Quoted(name),
+        "name", "voice_name_taken");
   }
   if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
     return core::InsufficientStorage(
@@ -360,7 +361,7 @@ std::optional<StoredVoice> VoiceStore::FindByName(std::string_view model,
 
 absl::StatusOr<engine::VoiceProfile> VoiceStore::LoadProfile(std::string_view id) const {
   if (!Get(id))
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
   auto bytes = ReadWhole(PathFor(id), config_.max_bytes);
   if (!bytes.ok())
     return core::Internal("voice " + std::string(id) + ": " +
@@ -377,8 +378,7 @@ absl::Status VoiceStore::Delete(std::string_view id) {
   std::lock_guard lock(mutex_);
   auto it = voices_.find(id);
   if (it == voices_.end()) {
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
-                          "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
   }
   // unlink is atomic: the name is gone or it is not. Done under the lock so a registration of
   // the same name cannot slip in between the file and the index disagreeing.

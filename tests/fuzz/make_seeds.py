@@ -24,6 +24,10 @@ openai = [
 ]
 for i, b in enumerate(openai): put("openai_speech_request_fuzzer", f"seed{i}.json", json.dumps(b, ensure_ascii=False))
 put("openai_speech_request_fuzzer", "seed_not_object.json", "[1, 2, 3]")
+# seeds out of range both ways (seed_field.h): -1, and 2^64, which JSON parsers read as a float
+put("openai_speech_request_fuzzer", "seed_seed_range.json",
+    '{"input": "Hi.", "voice": "alloy", "seed": 18446744073709551616, "instructions": "", "speed": 1}')
+put("openai_speech_request_fuzzer", "seed_negative_seed.json", '{"input": "Hi.", "voice": "alloy", "seed": -1}')
 synth = [
  {"text": "Hello world. This is a test.", "voice": "default", "speed": 1.0},
  {"text": "Hi.", "voice": "zh_female", "model": "fake", "response_format": "mp3", "stream": True},
@@ -37,6 +41,7 @@ ws = [{"model": "fake", "voice": "alice", "response_format": "pcm", "speed": 1.2
       {"voice": {"id": "alice"}, "instructions": "whisper"}, {"text": "Hello there. How"}, {"flush": True},
       {"text": "Bye.", "close": True}, {"close": True}]
 for i, b in enumerate(ws): put("websocket_messages_fuzzer", f"seed{i}.json", json.dumps(b))
+put("websocket_messages_fuzzer", "seed_seed_range.json", '{"voice": "alice", "seed": 18446744073709551616}')
 
 # gRPC: hand-encoded protobuf (field tags of proto/voxserve/v1/tts.proto)
 def varint(n):

@@ -118,7 +118,8 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
     }
   }
   if (segment.pieces.empty()) {
-    return core::InvalidArgument("the text has nothing to speak after normalization", "input");
+    return core::InvalidArgument("the text has nothing to speak after normalization", "input",
+                                 "empty_input");
   }
   segment.llm_prompt = *std::move(llm_prompt);
   segment.order = next_order_++;

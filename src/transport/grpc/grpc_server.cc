@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/structured_log.h"
 #include "nlohmann/json.hpp"
+#include "transport/grpc/core_log.h"
 #include "transport/grpc/listening_sockets.h"
 #include "transport/grpc/tts_grpc_service.h"
 
@@ -78,8 +79,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcConfig&
   std::unique_ptr<GrpcServer> server(
       new GrpcServer(host, service, registry, std::move(options.gate)));
 
-  // Process-wide switches, set before the server takes calls (SetLogHandler is not thread-safe).
+  // Process-wide switches, set before the server takes calls (SetLogHandler is not thread-safe);
+  // the health and reflection ones are read by the builder below.
   google::protobuf::SetLogHandler(&LogProtobufMessage);
+  RouteGrpcCoreLog();
   ::grpc::EnableDefaultHealthCheckService(true);
   if (config.reflection) ::grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
@@ -128,6 +131,7 @@ void GrpcServer::StopAccepting() {
     spdlog::warn("gRPC listener not found: new connections are accepted until the shutdown");
     return;
   }
+  ExpectListenerStopped();
   RefuseNewConnections(listening_sockets_);
 }
 

@@ -43,6 +43,12 @@ TEST(ParseAudioFormatTest, ErrorNamesEverySupportedFormat) {
   EXPECT_THAT(message, HasSubstr("mp3, opus, aac, flac, wav, pcm"));
 }
 
+TEST(ParseAudioFormatTest, EchoesAHugeNameBounded) {
+  std::string message(ParseAudioFormat(std::string(900'000, 'x')).status().message());
+  EXPECT_LT(message.size(), 300u);
+  EXPECT_THAT(message, HasSubstr("(900000 bytes)"));
+}
+
 TEST(FormatNameTest, RoundTripsThroughParse) {
   for (AudioFormat format : {AudioFormat::kMp3, AudioFormat::kOpus, AudioFormat::kAac,
                              AudioFormat::kFlac, AudioFormat::kWav, AudioFormat::kPcm}) {

@@ -153,7 +153,9 @@ TEST(CosyVoiceRunner, RefusesSegmentsWithoutAProfileOfItsFamily) {
   broken->tensors.erase("prompt_mel");
   absl::Status missing = (*runner)->Begin(3, {"Hello.", "v", 1.0, broken});
   EXPECT_THAT(std::string(missing.message()), HasSubstr("'prompt_mel'"));
-  EXPECT_TRUE(absl::IsInvalidArgument((*runner)->Begin(4, {"...", "v", 1.0, f.profile})));
+  absl::Status nothing = (*runner)->Begin(4, {"...", "v", 1.0, f.profile});
+  EXPECT_TRUE(absl::IsInvalidArgument(nothing));
+  EXPECT_EQ(core::DetailOf(nothing).code, "empty_input");  // as the service's own check says
   EXPECT_EQ((*runner)->Active(), 0u);
 }
 
