@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "audio/ogg_vorbis_headers.h"
+#include "audio/wav_header.h"
 
 namespace voxserve::audio {
 namespace {
@@ -85,6 +86,9 @@ absl::StatusOr<PcmAudio> DecodeAudioFile(std::span<const uint8_t> bytes,
     return absl::InvalidArgumentError(
         absl::StrCat("audio file is not readable: ", headers.message()));
   }
+  // Before libsndfile too: it reads a WAV header that does not describe its data (7-bit
+  // samples, a wrong block align) as something else instead of refusing it (wav_header.h).
+  if (absl::Status header = CheckWavHeader(bytes); !header.ok()) return header;
   SF_VIRTUAL_IO io{InputLength, InputSeek, InputRead, InputWrite, InputTell};
   MemoryInput input{bytes};
   SF_INFO info{};

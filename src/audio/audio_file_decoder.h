@@ -22,10 +22,10 @@ struct DecodeLimits {
 // libsndfile's virtual I/O and mixes its channels to mono by their mean, as CosyVoice's
 // load_wav does (cosyvoice/utils/file_utils.py: speech.mean(dim=0)). Samples are floats in
 // [-1, 1] for integer formats (libsndfile's normalization, the same as soundfile's).
-// Errors: InvalidArgument for empty, unrecognised, unsupported, truncated or corrupt data and
-// for non-finite samples; OutOfRange when the audio is longer than limits.max_seconds (the
-// message names the limit) or its rate or channel count exceeds the limits.
-// Thread-safe (each call opens its own decoder).
+// Errors: InvalidArgument for empty, unrecognised, unsupported, truncated or corrupt data, for
+// a WAV header that does not describe its data (audio/wav_header.h) and for non-finite samples;
+// OutOfRange when the audio is longer than limits.max_seconds (the message names the limit) or its
+// rate or channel count exceeds the limits. Thread-safe (each call opens its own decoder).
 absl::StatusOr<PcmAudio> DecodeAudioFile(std::span<const uint8_t> bytes,
                                          const DecodeLimits& limits = {});
 

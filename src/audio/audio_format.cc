@@ -1,10 +1,10 @@
 #include "audio/audio_format.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <span>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "audio/codec_sample_rates.h"
 #include "core/error.h"
@@ -71,10 +71,9 @@ absl::StatusOr<AudioFormat> ParseAudioFormat(std::string_view name) {
   for (const FormatFacts& facts : kFormats) {
     absl::StrAppend(&supported, supported.empty() ? "" : ", ", std::string(facts.name));
   }
-  return core::InvalidArgument(
-      absl::StrCat("unsupported response_format \"", absl::CHexEscape(std::string(name)),
-                   "\"; supported formats: ", supported),
-      "response_format", "unsupported_response_format");
+  return core::InvalidArgument(absl::StrCat("unsupported response_format ", core::Quoted(name),
+                                            "; supported formats: ", supported),
+                               "response_format", "unsupported_response_format");
 }
 
 std::string_view FormatName(AudioFormat format) { return FactsOf(format).name; }
@@ -103,6 +102,16 @@ int OutputSampleRate(AudioFormat format, int input_rate) {
 absl::StatusOr<int> ResolveOutputSampleRate(AudioFormat format, int input_rate,
                                             int requested_rate) {
   if (requested_rate == 0) return OutputSampleRate(format, input_rate);
+  if (requested_rate == kVoiceSampleRate) {
+    switch (format) {
+      case AudioFormat::kPcm:
+      case AudioFormat::kWav:
+      case AudioFormat::kFlac:
+        return std::clamp(input_rate, kMinRequestedRate, kMaxRequestedRate);
+      default:
+        return OutputSampleRate(format, input_rate);
+    }
+  }
   auto refuse = [&](const std::string& takes) -> absl::Status {
     return core::InvalidArgument(
         absl::StrCat("sample_rate ", requested_rate, " is not available for ",

@@ -21,7 +21,13 @@ std::string_view ContentType(AudioFormat format);
 // the input rate where the codec supports it and otherwise take the nearest supported rate.
 int OutputSampleRate(AudioFormat format, int input_rate);
 
-// The output rate when the client asks for `requested_rate` (0: not asked, OutputSampleRate).
+// A requested rate meaning "the voice's own": pcm, wav and flac keep the engine's rate (within
+// [8000, 48000]) instead of their fixed or default one; other formats take OutputSampleRate's.
+// For protocols that say the rate in-band (Wyoming's audio-start), so nothing is resampled.
+inline constexpr int kVoiceSampleRate = -1;
+
+// The output rate when the client asks for `requested_rate` (0: not asked, OutputSampleRate;
+// kVoiceSampleRate: see there).
 // Raw and container PCM (pcm, wav) and flac take any rate in [8000, 48000]; mp3 and aac one their
 // codec supports; opus only 48 kHz and ulaw only 8 kHz. InvalidArgument (param "sample_rate")
 // naming what the format takes otherwise.

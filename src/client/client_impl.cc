@@ -8,6 +8,7 @@
 #include "client/http_transport.h"
 #include "client/tls_context.h"
 #include "client/ws_transport.h"
+#include "client/wyoming_transport.h"
 
 namespace voxserve::client {
 namespace {
@@ -163,6 +164,9 @@ absl::StatusOr<std::unique_ptr<Client>> ClientImpl::Create(ClientOptions options
       case Scheme::kWs:
       case Scheme::kWss:
         state.transport = std::make_unique<WsTransport>(*endpoint, tls, opts);
+        break;
+      case Scheme::kWyoming:
+        state.transport = std::make_unique<WyomingTransport>(*endpoint, opts);
         break;
       case Scheme::kGrpc:
       case Scheme::kGrpcs: {

@@ -13,13 +13,14 @@ std::string Endpoint::HostHeader() const {
 }
 
 absl::StatusOr<Endpoint> ParseEndpoint(const std::string& url) {
-  static constexpr std::array<std::pair<std::string_view, std::pair<Scheme, const char*>>, 6>
+  static constexpr std::array<std::pair<std::string_view, std::pair<Scheme, const char*>>, 7>
       kSchemes = {{{"http://", {Scheme::kHttp, "80"}},
                    {"https://", {Scheme::kHttps, "443"}},
                    {"grpc://", {Scheme::kGrpc, "50051"}},
                    {"grpcs://", {Scheme::kGrpcs, "443"}},
                    {"ws://", {Scheme::kWs, "80"}},
-                   {"wss://", {Scheme::kWss, "443"}}}};
+                   {"wss://", {Scheme::kWss, "443"}},
+                   {"wyoming://", {Scheme::kWyoming, "10200"}}}};
   auto bad = [&url](const std::string& why) {
     return absl::InvalidArgumentError("endpoint '" + url + "': " + why);
   };
@@ -36,7 +37,7 @@ absl::StatusOr<Endpoint> ParseEndpoint(const std::string& url) {
     }
   }
   if (default_port == nullptr)
-    return bad("expected http://, https://, grpc://, grpcs://, ws:// or wss://");
+    return bad("expected http://, https://, grpc://, grpcs://, ws://, wss:// or wyoming://");
   if (rest.find_first_of("?#@") != std::string_view::npos) {
     return bad("user info, query and fragment are not supported");
   }

@@ -7,7 +7,7 @@
 
 namespace voxserve::client {
 
-enum class Scheme { kHttp, kHttps, kGrpc, kGrpcs, kWs, kWss };
+enum class Scheme { kHttp, kHttps, kGrpc, kGrpcs, kWs, kWss, kWyoming };
 
 struct Endpoint {
   std::string url;  // as given, for messages and CallInfo
@@ -22,7 +22,8 @@ struct Endpoint {
   std::string HostHeader() const;  // "host:port" (brackets kept for IPv6)
 };
 
-// "http://host[:port][/prefix]", https, grpc(s), ws(s). No user info, query or fragment.
+// "http://host[:port][/prefix]", https, grpc(s), ws(s), wyoming (default port 10200). No user
+// info, query or fragment.
 absl::StatusOr<Endpoint> ParseEndpoint(const std::string& url);
 
 }  // namespace voxserve::client

@@ -1,6 +1,6 @@
 // The seam between the protocol-neutral Client (retries, failover, breakers) and one endpoint's
-// wire protocol: REST (http_transport), gRPC (grpc_transport) and WebSocket (ws_transport), picked
-// by the endpoint's scheme in Client::Create.
+// wire protocol: REST (http_transport), gRPC (grpc_transport), WebSocket (ws_transport) and
+// Wyoming (wyoming_transport), picked by the endpoint's scheme in Client::Create.
 #pragma once
 
 #include <chrono>

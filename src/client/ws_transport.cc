@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "client/blocking_steps.h"
+#include "client/wav_header.h"
 #include "client/ws_protocol.h"
 #include "nlohmann/json.hpp"
 
@@ -239,28 +240,6 @@ class PcmToWavSink final : public SpeechSink {
   }
 
  private:
-  // The canonical 44-byte header of 16-bit mono PCM.
-  static std::string WavHeader(size_t data_bytes, int rate) {
-    std::string header;
-    auto put = [&header](uint32_t value, int bytes) {
-      for (int i = 0; i < bytes; ++i) header += static_cast<char>((value >> (8 * i)) & 0xFF);
-    };
-    const auto data = static_cast<uint32_t>(data_bytes);
-    header += "RIFF";
-    put(36 + data, 4);
-    header += "WAVEfmt ";
-    put(16, 4);                               // fmt chunk size
-    put(1, 2);                                // PCM
-    put(1, 2);                                // mono
-    put(static_cast<uint32_t>(rate), 4);      // sample rate
-    put(static_cast<uint32_t>(rate) * 2, 4);  // byte rate
-    put(2, 2);                                // block align
-    put(16, 2);                               // bits per sample
-    header += "data";
-    put(data, 4);
-    return header;
-  }
-
   SpeechSink& out_;
   int sample_rate_ = KnownSampleRate("pcm");
   std::string request_id_;

@@ -16,6 +16,37 @@ constexpr absl::string_view kModelUrl = "voxserve/model";
 
 absl::string_view ToAbsl(std::string_view text) { return {text.data(), text.size()}; }
 
+constexpr char kEllipsis[] = "\xE2\x80\xA6";  // U+2026
+
+std::string SizeNote(std::string_view value) {
+  return " (" + std::to_string(value.size()) + " bytes)";
+}
+
+// At most max_chars code points of `value` (never cut inside one), control characters as \xNN
+// so a message stays one line. *cut: something was left out.
+std::string EscapedPrefix(std::string_view value, size_t max_chars, bool* cut) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(value[i]);
+    const bool continuation = (byte & 0xC0) == 0x80;
+    if (!continuation && chars++ == max_chars) {
+      *cut = true;
+      return out;
+    }
+    if (byte < 0x20 || byte == 0x7F) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+    } else {
+      out += static_cast<char>(byte);
+    }
+  }
+  *cut = false;
+  return out;
+}
+
 absl::Status Make(absl::StatusCode code, std::string_view message, ErrorReason reason,
                   std::string_view param, std::string_view error_code) {
   absl::Status status(code, ToAbsl(message));
@@ -51,6 +82,21 @@ absl::Status NotFound(std::string_view message, std::string_view param, std::str
 absl::Status PayloadTooLarge(std::string_view message, std::string_view param) {
   return Make(absl::StatusCode::kInvalidArgument, message, ErrorReason::kPayloadTooLarge, param,
               "payload_too_large");
+}
+
+absl::Status OutputTooLong(std::string_view message) {
+  return Make(absl::StatusCode::kInvalidArgument, message, ErrorReason::kOutputTooLong, {},
+              "output_too_long");
+}
+
+absl::Status AlreadyExists(std::string_view message, std::string_view param,
+                           std::string_view code) {
+  return Make(absl::StatusCode::kAlreadyExists, message, ErrorReason::kUnspecified, param, code);
+}
+
+absl::Status MakeError(absl::StatusCode status_code, std::string_view message,
+                       std::string_view param, std::string_view code) {
+  return Make(status_code, message, ErrorReason::kUnspecified, param, code);
 }
 
 absl::Status UnsupportedMediaType(std::string_view message) {
@@ -118,11 +164,64 @@ std::string ModelOf(const absl::Status& status) {
   return cord ? std::string(*cord) : std::string();
 }
 
+std::string_view DefaultCode(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return "";
+    case absl::StatusCode::kInvalidArgument:
+      return "invalid_request";
+    case absl::StatusCode::kFailedPrecondition:
+      return "failed_precondition";
+    case absl::StatusCode::kOutOfRange:
+      return "out_of_range";
+    case absl::StatusCode::kNotFound:
+      return "not_found";
+    case absl::StatusCode::kAlreadyExists:
+      return "already_exists";
+    case absl::StatusCode::kPermissionDenied:
+      return "permission_denied";
+    case absl::StatusCode::kUnauthenticated:
+      return "unauthenticated";
+    case absl::StatusCode::kResourceExhausted:
+      return "resource_exhausted";
+    case absl::StatusCode::kUnavailable:
+      return "unavailable";
+    case absl::StatusCode::kDeadlineExceeded:
+      return "timeout";
+    case absl::StatusCode::kCancelled:
+      return "cancelled";
+    case absl::StatusCode::kUnimplemented:
+      return "not_implemented";
+    case absl::StatusCode::kAborted:
+      return "aborted";
+    default:
+      return "internal_error";  // kInternal, kUnknown, kDataLoss
+  }
+}
+
+std::string Truncated(std::string_view value, size_t max_chars) {
+  bool cut = false;
+  std::string out = EscapedPrefix(value, max_chars, &cut);
+  if (cut) out += kEllipsis + SizeNote(value);
+  return out;
+}
+
+std::string Quoted(std::string_view value, size_t max_chars) {
+  bool cut = false;
+  std::string out = "'" + EscapedPrefix(value, max_chars, &cut);
+  if (cut) return out + kEllipsis + "'" + SizeNote(value);
+  return out + "'";
+}
+
 ErrorDetail DetailOf(const absl::Status& status) {
   ErrorDetail detail;
   if (auto reason = IntPayload(status, kReasonUrl)) detail.reason = static_cast<ErrorReason>(*reason);
   if (auto param = status.GetPayload(kParamUrl)) detail.param = std::string(*param);
-  if (auto code = status.GetPayload(kCodeUrl)) detail.code = std::string(*code);
+  if (auto code = status.GetPayload(kCodeUrl)) {
+    detail.code = std::string(*code);
+  } else {
+    detail.code = std::string(DefaultCode(status.code()));
+  }
   detail.retry_after_seconds = IntPayload(status, kRetryAfterUrl);
   return detail;
 }

@@ -20,20 +20,42 @@ enum class ErrorReason {
   kQueueFull,             // admission control rejected the request (HTTP 429)
   kDraining,              // server is shutting down (HTTP 503)
   kInsufficientStorage,   // a store the request would add to is full (HTTP 507)
+  kOutputTooLong,         // the audio passed its configured bound (HTTP 413, WebSocket 1008)
 };
 
 struct ErrorDetail {
   ErrorReason reason = ErrorReason::kUnspecified;
   std::string param;  // the request field at fault, e.g. "voice"; empty when none
-  std::string code;   // machine-readable code, e.g. "voice_not_found"; empty when none
+  // Machine-readable code, e.g. "voice_not_found": the one attached, else DefaultCode's for the
+  // status code, so every error a client sees has one. Empty only for OK.
+  std::string code;
   std::optional<int> retry_after_seconds;
 };
+
+// The code of an error that was given none, from its absl code alone ("invalid_request",
+// "not_found", "already_exists", "timeout", "internal_error", ...); "" for OK.
+std::string_view DefaultCode(absl::StatusCode code);
+
+// Client input to echo in an error message, bounded: `value` in single quotes, cut after
+// `max_chars` code points with "…" and its full size in bytes, control characters as \xNN.
+// Every message that repeats what a client sent goes through it, so a 900 KB `voice` never
+// comes back as a 900 KB error.
+std::string Quoted(std::string_view value, size_t max_chars = 64);
+// The same without the quotes, for a longer text that holds client input (a JSON parser's
+// message that repeats what it last read).
+std::string Truncated(std::string_view value, size_t max_chars);
 
 absl::Status InvalidArgument(std::string_view message, std::string_view param = {},
                              std::string_view code = {});
 absl::Status NotFound(std::string_view message, std::string_view param = {},
                       std::string_view code = {});
 absl::Status PayloadTooLarge(std::string_view message, std::string_view param = {});
+// The audio passed limits.max_audio_seconds (or the stream's bound): 413 `output_too_long`.
+absl::Status OutputTooLong(std::string_view message);
+absl::Status AlreadyExists(std::string_view message, std::string_view param, std::string_view code);
+// Any status code with a param and a code, for the cases the constructors here do not name.
+absl::Status MakeError(absl::StatusCode status_code, std::string_view message,
+                       std::string_view param, std::string_view code);
 absl::Status UnsupportedMediaType(std::string_view message);
 absl::Status MethodNotAllowed(std::string_view message);
 absl::Status QueueFull(std::string_view message, int retry_after_seconds);

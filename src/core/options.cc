@@ -57,10 +57,20 @@ absl::Status OptionTable::ApplyYaml(const YAML::Node& root) const {
   for (const OptionSpec& spec : specs_) {
     YAML::Node node = Lookup(root, spec.yaml_key);
     if (!node.IsDefined() || node.IsNull()) continue;
-    if (!node.IsScalar()) {
+    std::string value;
+    if (spec.list && node.IsSequence()) {
+      for (const auto& item : node) {
+        if (!item.IsScalar()) {
+          return InvalidArgument("config key " + spec.yaml_key + ": expected a list of values");
+        }
+        value += (value.empty() ? "" : ",") + item.Scalar();
+      }
+    } else if (node.IsScalar()) {
+      value = node.Scalar();
+    } else {
       return InvalidArgument("config key " + spec.yaml_key + ": expected a single value");
     }
-    if (auto status = spec.set(node.Scalar()); !status.ok()) {
+    if (auto status = spec.set(value); !status.ok()) {
       return WithOrigin(status, "config key " + spec.yaml_key);
     }
   }

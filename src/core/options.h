@@ -25,6 +25,9 @@ struct OptionSpec {
   std::string default_value;  // shown in --help
   // Parses `text` and stores it; errors say what is allowed (the caller adds where it came from).
   std::function<absl::Status(std::string_view text)> set;
+  // A comma-separated list: the YAML file may also give it as a list of single values, which
+  // `set` gets joined with commas.
+  bool list = false;
   // For the configuration reference (docs/configuration.md, `voxserve config-reference`):
   std::string type = "string";  // integer, boolean or string
   std::string bounds;           // what `set` accepts: "0..65535", "none, optional, require"

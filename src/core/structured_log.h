@@ -18,7 +18,7 @@ void LogFields(spdlog::level::level_enum level, std::string_view msg, const nloh
 // left (or the client went away). Never holds a secret: `key` is the API key's name.
 struct RequestLogEntry {
   std::string request_id;
-  std::string transport = "http";  // "http", "websocket"; later "grpc"
+  std::string transport = "http";  // "http", "websocket", "wyoming"
   std::string method;
   std::string route;           // the matched route (bounded), not the raw target
   int status = 0;              // HTTP status; 499 when the client left first

@@ -1,6 +1,7 @@
 #include "core/yaml_schema.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "core/error.h"
@@ -45,6 +46,23 @@ std::string Suggestion(
     }
   }
   return best;
+}
+
+// yaml-cpp keeps every entry of a mapping, duplicates too, and a lookup finds the first: a key
+// written twice would silently mean its first value. Refused instead, naming both lines.
+absl::Status CheckNoDuplicateKeys(const YAML::Node& node, std::string_view path) {
+  std::map<std::string, YAML::Mark, std::less<>> seen;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) continue;  // refused by the shape checks, with its line
+    auto [first, inserted] = seen.emplace(entry.first.Scalar(), entry.first.Mark());
+    if (inserted) continue;
+    std::string first_line = first->second.line >= 0
+                                 ? " (first at line " + std::to_string(first->second.line + 1) + ")"
+                                 : "";
+    return Error(Join(path, entry.first.Scalar()), entry.first,
+                 "duplicate key" + first_line + "; each key may appear once");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -209,6 +227,7 @@ absl::Status YamlSchema::Check(const YAML::Node& node, std::string_view path) co
     }
     case Shape::kMapOf: {
       if (!node.IsMap()) return wrong_type();
+      if (absl::Status status = CheckNoDuplicateKeys(node, path); !status.ok()) return status;
       for (const auto& entry : node) {
         if (!entry.first.IsScalar()) return Error(path, entry.first, "keys must be single values");
         std::string at = Join(path, entry.first.Scalar());
@@ -225,6 +244,7 @@ absl::Status YamlSchema::Check(const YAML::Node& node, std::string_view path) co
 }
 
 absl::Status YamlSchema::CheckFields(const YAML::Node& node, std::string_view path) const {
+  if (absl::Status status = CheckNoDuplicateKeys(node, path); !status.ok()) return status;
   for (const auto& entry : node) {
     if (!entry.first.IsScalar()) return Error(path, entry.first, "keys must be single values");
     const std::string& key = entry.first.Scalar();

@@ -4,7 +4,8 @@
 //   models[0].scheduling.max_batch_sise: unknown key (did you mean max_batch_size?) (line 7)
 // instead of being ignored (or, for a scalar where a map belongs, throwing out of yaml-cpp).
 // Keys starting with "x-" are extension fields (the Compose file convention) and never checked:
-// room for YAML anchors and for tools that annotate the file.
+// room for YAML anchors and for tools that annotate the file. A key written twice in one mapping
+// is an error naming both lines (yaml-cpp would keep the first value without a word).
 #pragma once
 
 #include <map>

@@ -12,7 +12,7 @@
 namespace voxserve::engine {
 namespace {
 
-absl::StatusOr<std::unique_ptr<Engine>> CreateEspeak(const EngineSpec& spec) {
+absl::StatusOr<EspeakConfig> EspeakConfigFor(const EngineSpec& spec) {
   EspeakConfig config;
   config.model_id = spec.model_id;
   if (!spec.default_voice.empty()) config.default_voice = spec.default_voice;
@@ -23,54 +23,44 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEspeak(const EngineSpec& spec) {
       return core::InvalidArgument("unknown espeak option '" + key + "' (allowed: data_path)");
     }
   }
-  auto engine = EspeakEngine::Create(config);
-  if (!engine.ok()) return engine.status();
-  return std::unique_ptr<Engine>(std::move(*engine));
+  return config;
 }
 
-// The diagnostic streaming engine (engine/tone/tone_engine.h).
-absl::StatusOr<std::unique_ptr<Engine>> CreateTone(const EngineSpec& spec) {
-  ToneConfig config;
+// The tone engine, Piper, Kokoro and CosyVoice configs read their own option keys (their Set).
+template <typename Config>
+absl::StatusOr<Config> ConfigFor(const EngineSpec& spec) {
+  Config config;
   config.model_id = spec.model_id;
   if (!spec.default_voice.empty()) config.default_voice = spec.default_voice;
   for (const auto& [key, value] : spec.options) {
     if (absl::Status status = config.Set(key, value); !status.ok()) return status;
   }
-  auto engine = ToneEngine::Create(config);
+  return config;
+}
+
+// The engine from its config; with `build` false only the config is checked (null engine).
+template <typename Concrete, typename Config>
+absl::StatusOr<std::unique_ptr<Engine>> BuildIf(bool build, absl::StatusOr<Config> config) {
+  if (!config.ok()) return config.status();
+  if (!build) return std::unique_ptr<Engine>();
+  auto engine = Concrete::Create(*config);
   if (!engine.ok()) return engine.status();
   return std::unique_ptr<Engine>(std::move(*engine));
 }
 
-#if VOXSERVE_ONNX
-// Piper and Kokoro configs read their own option keys (engine/onnx/*_voice.h).
-template <typename Voice, typename Config>
-absl::StatusOr<std::unique_ptr<Engine>> CreateOnnxVoice(const EngineSpec& spec) {
-  Config config;
-  config.model_id = spec.model_id;
-  config.default_voice = spec.default_voice;
-  for (const auto& [key, value] : spec.options) {
-    if (absl::Status status = config.Set(key, value); !status.ok()) return status;
-  }
-  auto engine = Voice::Create(config);
-  if (!engine.ok()) return engine.status();
-  return std::unique_ptr<Engine>(std::move(*engine));
-}
-#endif
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
-  if (spec.engine == "espeak") return CreateEspeak(spec);
-  if (spec.engine == "tone") return CreateTone(spec);
+absl::StatusOr<std::unique_ptr<Engine>> ReadOrCreate(const EngineSpec& spec, bool build) {
+  if (spec.engine == "espeak") return BuildIf<EspeakEngine>(build, EspeakConfigFor(spec));
+  if (spec.engine == "tone") return BuildIf<ToneEngine>(build, ConfigFor<ToneConfig>(spec));
   if (RunsOnnxSessions(spec.engine)) {
 #if VOXSERVE_ONNX
     if (spec.engine == "cosyvoice") {
-      return CreateOnnxVoice<cosyvoice::CosyVoiceEngine, cosyvoice::CosyVoiceEngineConfig>(spec);
+      return BuildIf<cosyvoice::CosyVoiceEngine>(build,
+                                                 ConfigFor<cosyvoice::CosyVoiceEngineConfig>(spec));
     }
     if (spec.engine == "piper") {
-      return CreateOnnxVoice<onnx::PiperVoice, onnx::PiperEngineConfig>(spec);
+      return BuildIf<onnx::PiperVoice>(build, ConfigFor<onnx::PiperEngineConfig>(spec));
     }
-    return CreateOnnxVoice<onnx::KokoroVoice, onnx::KokoroEngineConfig>(spec);
+    return BuildIf<onnx::KokoroVoice>(build, ConfigFor<onnx::KokoroEngineConfig>(spec));
 #else
     return core::InvalidArgument("model " + spec.model_id + ": engine '" + spec.engine +
                                  "' needs ONNX Runtime, and this voxserve was built without "
@@ -80,5 +70,13 @@ absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
   return core::InvalidArgument("unknown engine '" + spec.engine +
                                "' (available: espeak, piper, kokoro, cosyvoice, tone)");
 }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec) {
+  return ReadOrCreate(spec, true);
+}
+
+absl::Status CheckEngineSpec(const EngineSpec& spec) { return ReadOrCreate(spec, false).status(); }
 
 }  // namespace voxserve::engine

@@ -22,6 +22,11 @@ struct EngineSpec {
 // Errors name what is allowed, not the model: the caller adds "model <id>: " (LoadModels).
 absl::StatusOr<std::unique_ptr<Engine>> CreateEngine(const EngineSpec& spec);
 
+// The engine name and options, read as CreateEngine reads them but with nothing loaded: an
+// unknown engine or option (or a value out of its range) is found when the config is checked,
+// before the server serves, not when the model loads. Errors as CreateEngine's.
+absl::Status CheckEngineSpec(const EngineSpec& spec);
+
 // Whether `engine` runs ONNX Runtime sessions and so takes their options (intra_op_threads,
 // cuda_device_id, ...): piper, kokoro and cosyvoice; espeak and tone refuse them. Inline: the
 // scheduler, which links only the engine contracts, asks it when it places worker processes.

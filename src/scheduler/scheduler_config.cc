@@ -33,9 +33,13 @@ int SchedulerConfig::ResolvedInstances() const {
 }
 
 absl::Status SchedulerConfig::Validate(const std::string& model_id) const {
+  if (instances != kInstancesAuto && (instances < 1 || instances > kMaxInstances)) {
+    return core::InvalidArgument("models[" + model_id +
+                                 "].instances = " + std::to_string(instances) + " is outside 1.." +
+                                 std::to_string(kMaxInstances) + " (or auto)");
+  }
   for (auto status :
-       {CheckRange(model_id, "instances", instances, 0, 256),
-        CheckRange(model_id, "max_batch_size", max_batch_size, 1, 1024),
+       {CheckRange(model_id, "max_batch_size", max_batch_size, 1, 1024),
         CheckRange(model_id, "max_active", max_active, 1, 1024),
         CheckRange(model_id, "max_queue_delay_ms", max_queue_delay_ms, 0, 10'000),
         CheckRange(model_id, "queue_capacity", queue_capacity, 1, 1'000'000),

@@ -19,6 +19,8 @@ std::string_view IsolationName(Isolation isolation);
 // `instances: auto`: one instance per CPU the process may run on (per entry of `devices`, when
 // devices are listed).
 inline constexpr int kInstancesAuto = 0;
+// The most instances a model may have (a number 1..kMaxInstances, or auto).
+inline constexpr int kMaxInstances = 256;
 
 struct SchedulerConfig {
   int instances = 1;            // instances driving the engine concurrently; kInstancesAuto = auto

@@ -35,10 +35,16 @@ mean max_batch_size?) (line 7)`), and so is a value of the wrong shape (`models[
 expected a mapping, got a single value`); voxserve then exits with code 2. They are errors, not
 warnings, so a misspelled limit never starts a server without it. Keys starting with `x-` are
 ignored anywhere (the Compose file convention), for YAML anchors and tools: `x-batching:
-&batching {max_batch_size: 8}`, then `scheduling: *batching`. A model's `options` are checked by
-its engine when the model loads; voice aliases once the models have loaded (one naming a voice
-its model lacks fails startup: not ready, `/health` `failed` with the reason). The API keys file
-(`auth.keys_file`) is checked the same way: [operations](operations.md#api-keys).
+&batching {max_batch_size: 8}`, then `scheduling: *batching`. A key written twice in one mapping
+is an error too, naming both lines (YAML parsers differ on which one wins). A model's `engine`
+and `options` (engine-specific: each engine names the ones it does not know) and its
+`scheduling.cpus` (only CPUs the process may run on) are checked before the server serves, so
+these too exit with code 2 instead of leaving a server that never gets ready. `openai_voices`
+takes only OpenAI's names (`alloy` … `verse`); a name of your own is a `voice_aliases` entry.
+Voice aliases and the `openai_voices` the file sets are checked once the models have loaded: one
+naming a voice its model lacks fails startup (not ready, `/health` `failed` with the reason).
+The API keys file (`auth.keys_file`) is checked the same way:
+[operations](operations.md#api-keys).
 )";
 
 std::string Cell(std::string_view text) {

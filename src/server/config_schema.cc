@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "absl/strings/str_split.h"
 #include "service/service_config.h"
 
 namespace voxserve::server {
@@ -177,6 +178,35 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("websocket.idle_timeout_ms", "ws-idle-timeout-ms",
       "WebSocket with no message and nothing to synthesize this long is closed (1008)",
       std::to_string(w.idle_timeout_ms), IntSetter(&w.idle_timeout_ms, 1, 86'400'000));
+  transport::wyoming::WyomingConfig& y = c.wyoming;
+  add("wyoming.enabled", "wyoming-enabled",
+      "serve the Wyoming protocol (Home Assistant TTS; no auth: bind it to loopback or the LAN)",
+      y.enabled ? "true" : "false", BoolSetter(&y.enabled))
+      .Example("true")
+      .Details("Wyoming has no authentication: see [Wyoming](wyoming.md) for how to protect it.");
+  add("wyoming.host", "wyoming-host", "address Wyoming listens on; empty = http.host", y.host,
+      StringSetter(&y.host));
+  add("wyoming.port", "wyoming-port", "Wyoming port, 0..65535 (10200: Home Assistant's usual)",
+      std::to_string(y.port), IntSetter(&y.port, 0, 65535));
+  add("wyoming.max_connections", "wyoming-max-connections",
+      "open Wyoming connections before new ones are refused", std::to_string(y.max_connections),
+      IntSetter(&y.max_connections, 1, 100'000));
+  add("wyoming.idle_timeout_ms", "wyoming-idle-timeout-ms",
+      "Wyoming connection with no event and nothing to synthesize this long is closed",
+      std::to_string(y.idle_timeout_ms), IntSetter(&y.idle_timeout_ms, 1, 86'400'000));
+  add("wyoming.allow", "wyoming-allow",
+      "client addresses or networks served, comma-separated (YAML: a list), e.g. "
+      "192.168.1.0/24,::1; empty = any",
+      "",
+      {"string", "addresses or CIDR networks",
+       [&y](std::string_view text) {
+         std::vector<std::string> entries = absl::StrSplit(
+             absl::string_view(text.data(), text.size()), ',', absl::SkipWhitespace());
+         y.allow = std::move(entries);
+         return absl::OkStatus();
+       }})
+      .Example("192.168.1.0/24")
+      .list = true;
   add("default_model", "default-model", "model used when a request names none or an OpenAI model",
       "first model", StringSetter(&s.default_model))
       .Example("espeak")
@@ -186,6 +216,26 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("limits.max_input_chars", "max-input-chars", "longest input text in characters (413 above)",
       std::to_string(s.limits.max_input_chars), IntSetter(&s.limits.max_input_chars, 1, 1'000'000))
       .Details("Counted in Unicode characters (code points), on every API.");
+  add("limits.max_stream_input_chars", "max-stream-input-chars",
+      "text one incremental stream (WebSocket, gRPC bidi, ElevenLabs stream-input) may send, "
+      "all pieces together (413 above)",
+      std::to_string(s.limits.max_stream_input_chars),
+      IntSetter(&s.limits.max_stream_input_chars, 1, 100'000'000))
+      .Details("Each sentence of a stream is checked against this bound, not `max_input_chars`.");
+  add("limits.max_audio_seconds", "max-audio-seconds",
+      "audio one whole-file request may make (413 output_too_long above)",
+      std::to_string(s.max_audio_seconds), IntSetter(&s.max_audio_seconds, 1, 86'400))
+      .Details(
+          "Counted as the engine makes it: past the bound the request's remaining segments are "
+          "cancelled, so an over-long text costs no more than the bound's worth of work.");
+  add("limits.max_stream_audio_seconds", "max-stream-audio-seconds",
+      "audio one streamed request or stream may make, all sentences together (cut with "
+      "output_too_long above)",
+      std::to_string(s.max_stream_audio_seconds),
+      IntSetter(&s.max_stream_audio_seconds, 1, 604'800))
+      .Details(
+          "A stream already under way ends with its transport's error: a cut chunked body, an "
+          "SSE `error` event, a gRPC status, a WebSocket `error` event then close 1008.");
   add("limits.request_timeout_ms", "request-timeout-ms", "deadline of a request that names none",
       std::to_string(s.default_timeout_ms), IntSetter(&s.default_timeout_ms, 1, 86'400'000))
       .Details(
@@ -433,7 +483,9 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
   using core::YamlSchema;
   YamlSchema schema = YamlSchema::Fields();
   for (const OptionSpec& spec : table.specs()) {
-    schema.Field(spec.yaml_key, YamlSchema::Scalar().Doc(DocOf(spec)));
+    schema.Field(spec.yaml_key, (spec.list ? YamlSchema::ScalarOrListOf(YamlSchema::Scalar())
+                                           : YamlSchema::Scalar())
+                                    .Doc(DocOf(spec)));
   }
   schema.Field("models",
                YamlSchema::ListOf(ModelSchema())

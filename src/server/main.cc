@@ -9,6 +9,7 @@
 #include "server/model_commands.h"
 #include "server/server_app.h"
 #include "server/server_config.h"
+#include "server/startup_checks.h"
 #include "server/worker_mode.h"
 
 int main(int argc, char** argv) {
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   const auto& config = parsed->config;
+  if (auto status = voxserve::server::CheckModelsCanStart(config); !status.ok()) {
+    std::fprintf(stderr, "voxserve: %s\n", std::string(status.message()).c_str());
+    return 2;
+  }
   if (auto status = voxserve::core::ConfigureLogging(config.log_level, config.log_format);
       !status.ok()) {
     std::fprintf(stderr, "voxserve: %s\n", std::string(status.message()).c_str());

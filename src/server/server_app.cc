@@ -27,6 +27,7 @@
 #include "transport/http/speech_handlers.h"
 #include "transport/http/voice_handlers.h"
 #include "transport/websocket/websocket_endpoint.h"
+#include "transport/wyoming/wyoming_server.h"
 
 namespace voxserve::server {
 namespace {
@@ -147,6 +148,25 @@ int RunServer(const ServerConfig& config) {
     spdlog::info("gRPC listening on {}", grpc_server->address());
   }
 
+  // Wyoming after gRPC (tests find the others' ports first). No keys or TLS: the protocol has
+  // neither (docs/wyoming.md says how it is protected).
+  std::unique_ptr<transport::wyoming::WyomingServer> wyoming_server;
+  if (config.wyoming.enabled) {
+    transport::wyoming::WyomingServerOptions options;
+    options.host = config.wyoming.host.empty() ? config.http.host : config.wyoming.host;
+    options.version = VOXSERVE_VERSION;
+    options.write_timeout_ms = config.http.write_timeout_ms;
+    auto created =
+        transport::wyoming::WyomingServer::Create(config.wyoming, options, **service, metrics);
+    if (!created.ok()) {
+      spdlog::critical("{}", std::string(created.status().message()));
+      return 1;
+    }
+    wyoming_server = *std::move(created);
+    wyoming_server->Start();
+    spdlog::info("Wyoming listening on {}", wyoming_server->address());
+  }
+
   // Live now; ready once every model has loaded and warmed up. `loaded` is set when the loader
   // is done, so a drain can wait for it with a deadline rather than join it blindly.
   std::promise<void> load_finished;
@@ -174,6 +194,8 @@ int RunServer(const ServerConfig& config) {
   // gRPC refuses new connections now, as HTTP does, and keeps answering on the open ones until
   // they are idle: its own shutdown comes last because it cancels any call arriving after it.
   if (grpc_server) grpc_server->StopAccepting();
+  // Wyoming connections finish what they are doing (a stream its running sentence), then close.
+  if (wyoming_server) wyoming_server->StopAccepting();
   bool idle = (*service)->WaitIdle(std::chrono::milliseconds(config.drain_timeout_ms));
   if (!idle) {
     spdlog::warn("drain timeout passed with {} request(s) in flight", (*service)->InFlight());
@@ -185,6 +207,12 @@ int RunServer(const ServerConfig& config) {
                                                                 std::chrono::steady_clock::now()),
           std::chrono::milliseconds(0)))) {
     spdlog::warn("drain timeout passed with WebSocket connections open");
+  }
+  if (wyoming_server &&
+      !wyoming_server->WaitClosed(std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               drain_deadline - std::chrono::steady_clock::now()),
+                                           std::chrono::milliseconds(0)))) {
+    spdlog::warn("drain timeout passed with Wyoming connections open");
   }
   // A request the service has finished may still have its last bytes queued on its connection
   // (Stop closes every connection): wait for them too, within the drain time.
@@ -208,6 +236,7 @@ int RunServer(const ServerConfig& config) {
     grpc_server->Shutdown(std::max(left, std::chrono::milliseconds(0)));
   }
   (*server)->Stop();
+  if (wyoming_server) wyoming_server->Stop();
   // A model load cannot be interrupted (an ONNX session being built, a file on a hung mount), and
   // the service cannot be destroyed under it. If it outlasts the drain, the process exits now,
   // skipping destructors: nothing is in flight any more, the listeners are closed, and the drain
@@ -226,6 +255,7 @@ int RunServer(const ServerConfig& config) {
   // stopped is destroyed with its connection, and it holds its job, whose strand lives on the
   // service's encode pool (destroying the service first was a use-after-free at exit).
   grpc_server.reset();
+  wyoming_server.reset();
   server->reset();
   service->reset();
   spdlog::info("stopped");

@@ -65,13 +65,16 @@ absl::Status ReadWorkerKeys(const YAML::Node& scheduling, const std::string& at,
     if (instances.IsScalar() && instances.Scalar() == "auto") {
       s.instances = scheduler::kInstancesAuto;
     } else {
-      absl::Status status = ReadSchedulingInt(scheduling, at, "instances", &s.instances);
-      if (status.ok() && s.instances == scheduler::kInstancesAuto) {
-        status = core::InvalidArgument(at + ".instances: 0 is not allowed");
-      }
+      // The range SchedulerConfig::Validate checks, said the same way (scheduler_config.h).
+      long long value = 0;
+      absl::Status status = instances.IsScalar() ? core::ParseInt(instances.Scalar(), 1,
+                                                                  scheduler::kMaxInstances, &value)
+                                                 : core::InvalidArgument("expected a number");
       if (!status.ok()) {
-        return core::InvalidArgument(std::string(status.message()) + " (1..256 or auto)");
+        return core::InvalidArgument(at + ".instances: " + std::string(status.message()) +
+                                     " (or auto)");
       }
+      s.instances = static_cast<int>(value);
     }
   }
   if (const YAML::Node& isolation = scheduling["isolation"]) {
@@ -162,7 +165,10 @@ absl::Status ApplyStructuredYaml(const YAML::Node& root, ServerConfig& config) {
     }
   }
   if (const YAML::Node& openai = root["openai_voices"]; openai && openai.IsMap()) {
-    for (const auto& entry : openai) s.openai_voices[entry.first.Scalar()] = ScalarOr(entry.second, "");
+    for (const auto& entry : openai) {
+      s.openai_voices[entry.first.Scalar()] = ScalarOr(entry.second, "");
+      s.configured_openai_voices.insert(entry.first.Scalar());
+    }
   }
   return absl::OkStatus();
 }
@@ -309,6 +315,7 @@ absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* 
   if (absl::Status status = config.http.Validate(); !status.ok()) return status;
   if (absl::Status status = config.grpc.Validate(); !status.ok()) return status;
   if (absl::Status status = config.websocket.Validate(); !status.ok()) return status;
+  if (absl::Status status = config.wyoming.Validate(); !status.ok()) return status;
   if (absl::Status status = config.service.Validate(); !status.ok()) return status;
   if (absl::Status status = config.tls.Validate(); !status.ok()) return status;
   if (config.log_format != "text" && config.log_format != "json") {

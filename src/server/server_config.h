@@ -14,6 +14,7 @@
 #include "transport/http/http_config.h"
 #include "transport/tls/tls_config.h"
 #include "transport/websocket/websocket_config.h"
+#include "transport/wyoming/wyoming_config.h"
 
 namespace voxserve::server {
 
@@ -21,6 +22,7 @@ struct ServerConfig {
   transport::http::HttpConfig http;
   transport::grpc::GrpcConfig grpc;
   transport::websocket::WebSocketConfig websocket;
+  transport::wyoming::WyomingConfig wyoming;
   service::ServiceConfig service;
   transport::tls::TlsConfig tls;
   transport::auth::AuthConfig auth;

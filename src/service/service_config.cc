@@ -28,8 +28,31 @@ absl::Status ServiceConfig::Validate() const {
                                    "' is not among the models");
     }
   }
+  const std::map<std::string, std::string> openai_names = DefaultOpenAiVoicesForEspeak();
+  for (const auto& [name, voice] : openai_voices) {
+    if (!openai_names.contains(name)) {
+      std::string known;
+      for (const auto& [known_name, unused] : openai_names) {
+        known += (known.empty() ? "" : ", ") + known_name;
+      }
+      return core::InvalidArgument("openai_voices." + name + ": not one of OpenAI's voice names (" +
+                                   known + "); a name of your own belongs in voice_aliases");
+    }
+    if (voice.empty()) {
+      return core::InvalidArgument("openai_voices." + name + ": the target voice is empty");
+    }
+  }
   if (limits.max_input_chars < 1 || limits.max_input_chars > 1'000'000) {
     return core::InvalidArgument("limits.max_input_chars must be within 1..1000000");
+  }
+  if (limits.max_stream_input_chars < 1 || limits.max_stream_input_chars > 100'000'000) {
+    return core::InvalidArgument("limits.max_stream_input_chars must be within 1..100000000");
+  }
+  if (max_audio_seconds < 1 || max_audio_seconds > 86'400) {
+    return core::InvalidArgument("limits.max_audio_seconds must be within 1..86400");
+  }
+  if (max_stream_audio_seconds < 1 || max_stream_audio_seconds > 604'800) {
+    return core::InvalidArgument("limits.max_stream_audio_seconds must be within 1..604800");
   }
   if (default_timeout_ms < 1 || default_timeout_ms > max_timeout_ms) {
     return core::InvalidArgument("limits.request_timeout_ms must be within 1..max_request_timeout_ms");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,13 @@ struct ServiceConfig {
   bool skip_broken_models = false;
   std::map<std::string, VoiceAlias> voice_aliases;
   // OpenAI's voice names → voices of the default model (defaults cover espeak; see voice_catalog).
+  // Only OpenAI's names (the keys of DefaultOpenAiVoicesForEspeak): a name of one's own is a
+  // voice_aliases entry, so a misspelled "allloy" is refused, not added as a new voice.
   std::map<std::string, std::string> openai_voices;
+  // The names among them the config set (not the built-in defaults, which name espeak voices a
+  // non-espeak default model lacks): their targets must be voices of the default model, checked
+  // once it has loaded as voice_aliases are (TtsService::LoadModels).
+  std::set<std::string> configured_openai_voices;
   text::InputLimits limits;
   int default_timeout_ms = 60'000;  // a request's deadline when it names none
   int max_timeout_ms = 600'000;     // the most a request may ask for
@@ -41,6 +48,13 @@ struct ServiceConfig {
   // Segments of one request in the scheduler at once: 2 overlaps encoding and synthesis.
   int pipeline_depth = 2;
   size_t stream_buffer_bytes = 1 << 20;  // encoded audio a slow streaming client may hold back
+  // The audio one request may make, checked as it is made (SynthesisJob): past it the rest is
+  // cancelled and the request ends with OutputTooLong (413 `output_too_long`). A whole file is
+  // held in memory until it is sent: 15 minutes is all 4096 characters of English at speed 0.3,
+  // or of Chinese at espeak-ng's slow pace, and ~43 MB of 24 kHz WAV. A stream is written as it
+  // goes, so it may run longer; the bound covers all its sentences together.
+  int max_audio_seconds = 900;
+  int max_stream_audio_seconds = 3600;
   int encode_threads = 0;                // 0 = number of cores
   VoiceStoreConfig voices;               // cloned voices (voices.*; docs/voice-cloning.md)
 

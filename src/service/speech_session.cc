@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "service/request_checks.h"
 #include "service/tts_service.h"
+#include "text/input_limits.h"
 #include "text/speakable_text.h"
 #include "text/text_accumulator.h"
 
@@ -13,6 +14,14 @@ namespace {
 
 double SecondsBetween(core::Clock::time_point from, core::Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
+}
+
+// Code points in a piece of UTF-8 that may begin or end inside a character: each is counted
+// where it starts (every byte but a continuation byte starts one), so pieces add up.
+size_t CountCharacterStarts(std::string_view piece) {
+  return static_cast<size_t>(std::count_if(piece.begin(), piece.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 }  // namespace
@@ -94,9 +103,25 @@ bool SpeechSession::HasUnspokenText() const { return Busy() || accumulator_->pen
 
 absl::Status SpeechSession::AddText(std::string_view piece) {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
+  if (absl::Status status = CheckInputLimit(piece); !status.ok()) {
+    return service_.RejectUnparsed(status);
+  }
   if (absl::Status status = Queue(accumulator_->Append(piece)); !status.ok()) return status;
+  input_chars_ += CountCharacterStarts(piece);
   Advance();
   return absl::OkStatus();
+}
+
+// The one check of a stream's text against the service's limits (SessionOptions).
+absl::Status SpeechSession::CheckInputLimit(std::string_view piece) const {
+  const text::InputLimits& limits = service_.config().limits;
+  if (options_.whole_text) return text::CheckInput(piece, limits, "text");
+  const size_t total = input_chars_ + CountCharacterStarts(piece);
+  if (total <= limits.max_stream_input_chars) return absl::OkStatus();
+  return core::PayloadTooLarge("the stream's text would pass " +
+                                   std::to_string(limits.max_stream_input_chars) +
+                                   " characters (limits.max_stream_input_chars)",
+                               "text");
 }
 
 absl::Status SpeechSession::Flush() {
@@ -163,13 +188,21 @@ absl::StatusOr<SynthesisRequest> SpeechSession::SentenceRequest(const Sentence& 
   request.text_field = "text";
   request.streaming = true;
   request.continues_stream = sentences_started_ > 0;
+  request.stream_sentence = true;
+  request.whole_file = options_.whole_file;
+  request.audio_seconds_before = totals_.audio_seconds;
   request.context.request_id += "/" + std::to_string(sentences_started_);
   request.context.received_at = sentence.completed_at;
   request.context.cancellation = std::make_shared<core::CancellationToken>();
   if (options_.deadline != core::Clock::time_point::max()) {
+    if (core::Clock::now() >= options_.deadline) {
+      return absl::DeadlineExceededError("the stream's deadline has passed");
+    }
+    // The service counts the timeout from received_at (when the sentence was complete), so the
+    // time left is measured from there too: measured from now, a sentence that waited for its
+    // turn would lose its wait twice and the stream would end at about half its deadline.
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(options_.deadline -
-                                                                      core::Clock::now());
-    if (left.count() <= 0) return absl::DeadlineExceededError("the stream's deadline has passed");
+                                                                      sentence.completed_at);
     left = std::min(left, std::chrono::milliseconds(service_.config().max_timeout_ms));
     request.timeout = request.timeout ? std::min(*request.timeout, left) : left;
   }

@@ -58,6 +58,19 @@ struct SessionOptions {
   // The whole stream's deadline (e.g. gRPC's): caps each sentence's timeout; once passed, the
   // next sentence ends the session with DeadlineExceeded. max(): none.
   core::Clock::time_point deadline = core::Clock::time_point::max();
+  // What the stream is, for the service's limits, which the session applies to the whole
+  // stream (not per sentence):
+  // - whole_text: the text comes in one AddText, a request in all but name (ElevenLabs' REST
+  //   routes). It is checked as Synthesize checks a request's text (text::CheckInput: 400
+  //   `empty_input` for nothing to speak, 413 over limits.max_input_chars) before anything is
+  //   spoken. Otherwise the text comes in pieces, and all of them together may hold at most
+  //   limits.max_stream_input_chars (413 at the piece that passes it).
+  // - whole_file: the listener collects the audio into one answer (ElevenLabs' convert), so
+  //   limits.max_audio_seconds bounds it; otherwise limits.max_stream_audio_seconds. Either way
+  //   the audio of every sentence counts, and the sentence that passes the bound ends the
+  //   session with OutputTooLong (413 `output_too_long`).
+  bool whole_text = false;
+  bool whole_file = false;
 };
 
 // How a sentence's completion reaches the owner's serialized context. Called on a service
@@ -105,7 +118,8 @@ class SpeechSession {
   SpeechSession& operator=(const SpeechSession&) = delete;
 
   // A piece of UTF-8, cut anywhere. InvalidArgument (param "text") for bytes that can never be
-  // UTF-8; the session is unchanged then (the owner decides whether to Abort).
+  // UTF-8, PayloadTooLarge past the input limit (SessionOptions::whole_text); the session is
+  // unchanged then (the owner decides whether to Abort).
   absl::Status AddText(std::string_view piece);
   // Speak what is held now, even an unfinished sentence.
   absl::Status Flush();
@@ -155,6 +169,7 @@ class SpeechSession {
   SpeechSession(TtsService& service, SessionOptions options, const text::SentenceSplitter& splitter,
                 Listener& listener, SessionPost post, std::weak_ptr<void> keep_alive);
 
+  absl::Status CheckInputLimit(std::string_view piece) const;
   absl::Status Queue(absl::StatusOr<std::vector<std::string>> sentences);
   // Starts the next sentence when none runs, or ends the session when nothing is left to do.
   void Advance();
@@ -176,6 +191,7 @@ class SpeechSession {
   std::shared_ptr<SynthesisJob> job_;
   mutable std::mutex job_mutex_;
   Sentence current_;
+  size_t input_chars_ = 0;  // code points taken by AddText so far
   int sentences_started_ = 0;
   int sentences_skipped_ = 0;         // nothing speakable in them
   std::optional<SessionEnd> ending_;  // decided, waits for the running sentence to complete

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cmath>
 
 #include "core/error.h"
 #include "service/alignment_estimate.h"
@@ -98,8 +99,24 @@ void SynthesisJob::Resume() {
   });
 }
 
+absl::Status SynthesisJob::CountProduced(const audio::PcmAudio& audio) {
+  produced_seconds_ += audio.DurationSeconds();
+  if (plan_.max_audio_seconds <= 0 ||
+      plan_.audio_seconds_before + produced_seconds_ <= plan_.max_audio_seconds) {
+    return absl::OkStatus();
+  }
+  // Nothing more is worth making: queued segments are dropped and a streaming engine stops this
+  // one at its next step, as for a client that left.
+  plan_.context.cancellation->Cancel();
+  plan_.voice.model->scheduler().SweepDeadSegments();
+  return core::OutputTooLong("the audio would be longer than " + plan_.audio_limit_key + " (" +
+                             std::to_string(std::lround(plan_.max_audio_seconds)) +
+                             " s): send less text or ask for a higher speed");
+}
+
 void SynthesisJob::OnSegmentChunk(size_t index, audio::PcmAudio chunk) {
   if (finished_) return;
+  if (absl::Status status = CountProduced(chunk); !status.ok()) return Complete(status);
   pending_[index].chunks.push_back(std::move(chunk));
   if (absl::Status status = EncodeReadyAudio(); !status.ok()) return Complete(status);
 }
@@ -111,8 +128,11 @@ void SynthesisJob::OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> a
   if (!audio.ok()) return Complete(audio.status());
   summary_.queue_wait_seconds +=
       std::chrono::duration<double>(timing.started - timing.enqueued).count();
-  PendingSegment& segment = pending_[index];
   // With on_chunk set the scheduler sends the audio as chunks and `done` carries none.
+  if (!audio->samples.empty()) {
+    if (absl::Status status = CountProduced(*audio); !status.ok()) return Complete(status);
+  }
+  PendingSegment& segment = pending_[index];
   if (!audio->samples.empty()) segment.chunks.push_back(std::move(*audio));
   segment.done = true;
   ++done_waiting_;

@@ -41,6 +41,13 @@ struct JobPlan {
   size_t input_chars = 0;
   int pipeline_depth = 2;
   size_t stream_buffer_bytes = 1 << 20;
+  // The audio bound (TtsService: limits.max_audio_seconds or max_stream_audio_seconds). Audio
+  // is counted as the engine makes it, before encoding; once it and `audio_seconds_before` (a
+  // stream's earlier sentences) pass the bound, the job ends with core::OutputTooLong and what
+  // is still queued or running is cancelled. 0: no bound.
+  double max_audio_seconds = 0;
+  double audio_seconds_before = 0;
+  std::string audio_limit_key;  // the config key of the bound, named in the error
   core::RequestContext context;
 };
 
@@ -68,6 +75,9 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   void OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> audio,
                      const scheduler::SegmentTiming& timing);
   absl::Status SubmitSegment(size_t index);
+  // Counts audio the engine made (any segment's, in the order it comes); OutputTooLong past the
+  // bound.
+  absl::Status CountProduced(const audio::PcmAudio& audio);
   void SubmitMore();
   // Encodes what has come of the segment due next, and of those after it once it is done.
   absl::Status EncodeReadyAudio();
@@ -97,6 +107,7 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   void ReportTimings(size_t index, PendingSegment& segment);
   std::map<size_t, PendingSegment> pending_;
   double segment_start_seconds_ = 0;  // audio delivered before the segment due next
+  double produced_seconds_ = 0;       // audio the engine has made so far, delivered or not
   size_t done_waiting_ = 0;  // entries of pending_ that are done: count against pipeline_depth
   std::string body_;                         // non-streaming: the whole file, delivered at the end
   bool paused_ = false;

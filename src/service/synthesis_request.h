@@ -40,6 +40,15 @@ struct SynthesisRequest {
   // queue, and admission control does not cut a stream that has started.
   bool continues_stream = false;
   std::optional<std::chrono::milliseconds> timeout;  // capped by limits.max_timeout_ms
+  // For the audio bound (ServiceConfig::max_audio_seconds for a whole file, max_stream_audio_
+  // seconds for a stream). SpeechSession sets both for each sentence of a stream, so that the
+  // bound covers the whole stream: whether the stream's audio is collected into one file, and
+  // the audio its earlier sentences made. Unset whole_file: a whole file unless `streaming`.
+  std::optional<bool> whole_file;
+  double audio_seconds_before = 0;
+  // Set by SpeechSession: a sentence of a stream, whose text counts against the stream's own
+  // limit (checked there, limits.max_stream_input_chars), not against max_input_chars.
+  bool stream_sentence = false;
   // Models the caller may use (from its API key), by model id or by the name it asked for;
   // empty = every model. Another model is refused with PermissionDenied (403).
   std::vector<std::string> allowed_models;

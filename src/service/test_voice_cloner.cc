@@ -1,44 +1,13 @@
 #include "service/test_voice_cloner.h"
 
-#include <sndfile.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
+#include "audio/audio_file_decoder.h"
 #include "core/error.h"
 
 namespace voxserve::service {
 namespace {
-
-// libsndfile reads from memory through these callbacks (sf_open_virtual).
-struct MemoryInput {
-  std::span<const uint8_t> bytes;
-  sf_count_t position = 0;
-};
-
-sf_count_t Length(void* user) {
-  return static_cast<sf_count_t>(static_cast<MemoryInput*>(user)->bytes.size());
-}
-sf_count_t Seek(sf_count_t offset, int whence, void* user) {
-  auto* in = static_cast<MemoryInput*>(user);
-  sf_count_t base = whence == SEEK_CUR   ? in->position
-                    : whence == SEEK_END ? static_cast<sf_count_t>(in->bytes.size())
-                                         : 0;
-  in->position =
-      std::clamp<sf_count_t>(base + offset, 0, static_cast<sf_count_t>(in->bytes.size()));
-  return in->position;
-}
-sf_count_t Read(void* out, sf_count_t count, void* user) {
-  auto* in = static_cast<MemoryInput*>(user);
-  sf_count_t left = static_cast<sf_count_t>(in->bytes.size()) - in->position;
-  sf_count_t n = std::min(count, left);
-  std::memcpy(out, in->bytes.data() + in->position, static_cast<size_t>(n));
-  in->position += n;
-  return n;
-}
-sf_count_t Write(const void*, sf_count_t, void*) { return 0; }
-sf_count_t Tell(void* user) { return static_cast<MemoryInput*>(user)->position; }
 
 // Below -80 dBFS everywhere: nothing a speaker embedding could be computed from.
 constexpr float kSilencePeak = 1e-4f;
@@ -49,32 +18,16 @@ constexpr int kTokensPerSecond = 25;  // CosyVoice 2's speech-token rate
 
 absl::StatusOr<engine::VoiceProfile> TestVoiceCloner::CloneVoice(
     const engine::VoicePrompt& prompt) {
-  MemoryInput input{prompt.audio};
-  SF_VIRTUAL_IO io{Length, Seek, Read, Write, Tell};
-  SF_INFO info{};
-  SNDFILE* file = sf_open_virtual(&io, SFM_READ, &info, &input);
-  if (file == nullptr) {
-    return core::InvalidArgument(
-        std::string("audio_sample cannot be decoded: ") + sf_strerror(nullptr), "audio_sample",
-        "invalid_audio");
+  // The decoder every engine's prompt goes through, with its checks (audio/wav_header.h).
+  audio::DecodeLimits limits;
+  limits.max_seconds = kMaxSeconds;
+  absl::StatusOr<audio::PcmAudio> decoded = audio::DecodeAudioFile(prompt.audio, limits);
+  if (!decoded.ok()) {
+    if (decoded.status().code() == absl::StatusCode::kOutOfRange) return decoded.status();
+    return core::InvalidArgument("audio_sample: " + std::string(decoded.status().message()),
+                                 "audio_sample", "invalid_audio");
   }
-  if (info.samplerate <= 0 || info.channels <= 0 || info.frames <= 0) {
-    sf_close(file);
-    return core::InvalidArgument("audio_sample has no samples", "audio_sample", "invalid_audio");
-  }
-  double seconds = static_cast<double>(info.frames) / info.samplerate;
-  if (seconds > kMaxSeconds) {
-    sf_close(file);
-    return absl::OutOfRangeError("audio_sample is " + std::to_string(seconds) +
-                                 " s long; at most 30 s is accepted");
-  }
-  std::vector<float> samples(static_cast<size_t>(info.frames) * info.channels);
-  sf_count_t read = sf_readf_float(file, samples.data(), info.frames);
-  sf_close(file);
-  if (read <= 0) {
-    return core::InvalidArgument("audio_sample is truncated", "audio_sample", "invalid_audio");
-  }
-  samples.resize(static_cast<size_t>(read) * info.channels);
+  const std::vector<float>& samples = decoded->samples;
   float peak = 0;
   for (float s : samples) peak = std::max(peak, std::abs(s));
   if (!(peak >= kSilencePeak)) {  // NaN-safe
@@ -83,7 +36,7 @@ absl::StatusOr<engine::VoiceProfile> TestVoiceCloner::CloneVoice(
 
   engine::VoiceProfile profile;
   profile.family = "test";
-  profile.prompt_seconds = static_cast<double>(read) / info.samplerate;
+  profile.prompt_seconds = decoded->DurationSeconds();
   profile.attributes["transcript"] = std::string(prompt.transcript);
   engine::ProfileTensor embedding;
   embedding.shape = {kEmbeddingDims};

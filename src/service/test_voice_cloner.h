@@ -8,9 +8,9 @@
 
 namespace voxserve::service {
 
-// Stateless; safe cross thread. Decodes with libsndfile (wav, flac, ogg, mp3 where the library
-// reads it). Keeps the VoiceCloner error contract: InvalidArgument for undecodable, empty or
-// silent audio, OutOfRange above kMaxSeconds.
+// Stateless; safe cross thread. Decodes with audio::DecodeAudioFile, as CosyVoice's prompts are
+// (wav, flac, ogg, mp3), mixed to mono. Keeps the VoiceCloner error contract: InvalidArgument
+// for undecodable, empty or silent audio, OutOfRange above kMaxSeconds.
 class TestVoiceCloner : public engine::VoiceCloner {
  public:
   // CosyVoice's frontend refuses prompts over 30 s (reference/model-interfaces.md 3.5); the

@@ -19,8 +19,8 @@ namespace {
 absl::Status CheckVoiceModeTarget(const SynthesisRequest& request) {
   if (request.voice_profile || request.voice_mode.empty()) return absl::OkStatus();
   return core::InvalidArgument(
-      "voice_mode applies to cloned voices only (POST /v1/audio/voices); '" + request.voice +
-          "' is not one",
+      "voice_mode applies to cloned voices only (POST /v1/audio/voices); " +
+          core::Quoted(request.voice) + " is not one",
       "voice_mode", "invalid_voice_mode");
 }
 
@@ -149,6 +149,7 @@ absl::Status TtsService::LoadModels() {
     }
   }
   if (first_error.ok()) first_error = CheckVoiceAliases();
+  if (first_error.ok()) first_error = CheckOpenAiVoices();
   if (!first_error.ok()) SetStartupError(first_error);
   loaded_.store(first_error.ok());
   return first_error;
@@ -165,6 +166,24 @@ absl::Status TtsService::CheckVoiceAliases() const {
                                                          : models_.front()->id();
     return core::InvalidArgument("voice_aliases." + name + ": voice '" + alias.voice +
                                  "' does not exist in model '" + model +
+                                 "' (GET /v1/voices lists the voices)");
+  }
+  return absl::OkStatus();
+}
+
+// As aliases: the targets the config set, against the default model once it has loaded. A name
+// an alias also has is left alone (the alias wins), as is a default model that was skipped.
+absl::Status TtsService::CheckOpenAiVoices() const {
+  auto model = catalog_->FindModel("");
+  if (!model.ok() || (*model)->state() != ModelState::kReady) return absl::OkStatus();
+  for (const std::string& name : config_.configured_openai_voices) {
+    if (config_.voice_aliases.contains(name)) continue;
+    auto target = config_.openai_voices.find(name);
+    if (target == config_.openai_voices.end() || (*model)->engine().AcceptsVoice(target->second)) {
+      continue;
+    }
+    return core::InvalidArgument("openai_voices." + name + ": voice '" + target->second +
+                                 "' does not exist in model '" + (*model)->id() +
                                  "' (GET /v1/voices lists the voices)");
   }
   return absl::OkStatus();
@@ -325,8 +344,10 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
       if (model->id() == request.model) host = model.get();
     }
     if (host == nullptr || host->state() != ModelState::kReady) {
-      return core::WithModel(absl::UnavailableError("model '" + request.model + "' is not ready"),
-                             request.model);
+      return core::WithModel(
+          core::MakeError(absl::StatusCode::kUnavailable,
+                          "model '" + request.model + "' is not ready", "model", "model_not_ready"),
+          request.model);
     }
     if (host->engine().info().cloned_voices.family != request.voice_profile->family) {
       return core::WithModel(
@@ -361,10 +382,12 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
     if (model->id() == stored->metadata.model) host = model.get();
   }
   if (host == nullptr || host->state() != ModelState::kReady) {
-    return core::WithModel(absl::UnavailableError("model '" + stored->metadata.model +
-                                                  "' of cloned voice '" + stored->metadata.id +
-                                                  "' is not ready"),
-                           stored->metadata.model);
+    return core::WithModel(
+        core::MakeError(absl::StatusCode::kUnavailable,
+                        "model '" + stored->metadata.model + "' of cloned voice '" +
+                            stored->metadata.id + "' is not ready",
+                        "model", "model_not_ready"),
+        stored->metadata.model);
   }
   if (host->engine().info().cloned_voices.family != (*profile)->family) {
     return core::WithModel(
@@ -442,7 +465,9 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
     SynthesisRequest request, std::shared_ptr<SynthesisSink> sink) {
   const std::string& field = request.text_field;
   if (draining_.load()) return Reject("", core::Draining("server is shutting down"));
-  if (absl::Status status = text::CheckInput(request.text, config_.limits, field); !status.ok()) {
+  text::InputLimits limits = config_.limits;
+  if (request.stream_sentence) limits.max_input_chars = limits.max_stream_input_chars;
+  if (absl::Status status = text::CheckInput(request.text, limits, field); !status.ok()) {
     return Reject("", status);
   }
   if (absl::Status status = CheckRequestOptions(request, config_); !status.ok()) {
@@ -492,6 +517,12 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   plan.input_chars = text::CountCodePoints(request.text);
   plan.pipeline_depth = config_.pipeline_depth;
   plan.stream_buffer_bytes = config_.stream_buffer_bytes;
+  const bool whole_file = request.whole_file.value_or(!request.streaming);
+  plan.max_audio_seconds =
+      whole_file ? config_.max_audio_seconds : config_.max_stream_audio_seconds;
+  plan.audio_limit_key =
+      whole_file ? "limits.max_audio_seconds" : "limits.max_stream_audio_seconds";
+  plan.audio_seconds_before = request.audio_seconds_before;
   plan.context = std::move(request.context);
   // CreateEncoder above has checked the requested rate.
   int output_rate =

@@ -129,6 +129,7 @@ class TtsService {
   absl::StatusOr<const text::SentenceSplitter*> SplitterFor(const std::string& language);
   absl::Status Reject(const std::string& model, const absl::Status& status);
   absl::Status CheckVoiceAliases() const;
+  absl::Status CheckOpenAiVoices() const;
   void SetStartupError(const absl::Status& error);
   // Fills request.voice_profile when request.voice names a cloned voice; then Unimplemented
   // until engines take profiles (issue 12 part 2). OK and nothing set for other voices.

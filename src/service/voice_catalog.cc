@@ -50,7 +50,7 @@ absl::StatusOr<ModelHost*> VoiceCatalog::FindModel(std::string_view name) const 
   }
   std::string known;
   for (ModelHost* model : models_) known += (known.empty() ? "" : ", ") + model->id();
-  return core::NotFound("model '" + std::string(name) + "' does not exist; available: " + known +
+  return core::NotFound("model " + core::Quoted(name) + " does not exist; available: " + known +
                             " (or tts-1, tts-1-hd, gpt-4o-mini-tts for the default)",
                         "model", "model_not_found");
 }
@@ -100,8 +100,10 @@ absl::StatusOr<ResolvedVoice> VoiceCatalog::Resolve(std::string_view model_name,
     }
   }
   if (host->state() != ModelState::kReady) {
-    return core::WithModel(absl::UnavailableError("model '" + host->id() + "' is " +
-                                                  std::string(ModelStateName(host->state()))),
+    return core::WithModel(core::MakeError(absl::StatusCode::kUnavailable,
+                                           "model '" + host->id() + "' is " +
+                                               std::string(ModelStateName(host->state())),
+                                           "model", "model_not_ready"),
                            host->id());
   }
   if (voice_name.empty()) voice_name = host->engine().info().default_voice;
@@ -109,8 +111,8 @@ absl::StatusOr<ResolvedVoice> VoiceCatalog::Resolve(std::string_view model_name,
   if (voice_id.empty()) {
     // Tagged so the rejection is counted against the model that lacks the voice.
     return core::WithModel(
-        core::NotFound("voice '" + std::string(voice) + "' does not exist for model '" +
-                           host->id() + "'; GET /v1/voices lists the voices",
+        core::NotFound("voice " + core::Quoted(voice) + " does not exist for model '" + host->id() +
+                           "'; GET /v1/voices lists the voices",
                        "voice", "voice_not_found"),
         host->id());
   }

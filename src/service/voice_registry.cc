@@ -25,15 +25,26 @@ absl::Status CheckAllowed(const std::vector<std::string>& allowed, const std::st
 }
 
 // A cloner's refusal of the recording (undecodable, silent, too long) names the field the
-// client sent it in.
-absl::Status AsRefAudioError(const absl::Status& status) {
+// client sent it in (audio_sample, or ref_audio for an inline prompt) and gets a code:
+// `audio_too_long` past the engine's length, else the cloner's own (`silent_audio`) or
+// `invalid_audio`. A registration keeps the status code (OUT_OF_RANGE for too long, as gRPC
+// always said); an inline prompt is INVALID_ARGUMENT, like the rest of its request's mistakes.
+absl::Status AsPromptAudioError(const absl::Status& status, const std::string& field) {
   const bool about_audio = status.code() == absl::StatusCode::kInvalidArgument ||
                            status.code() == absl::StatusCode::kOutOfRange;
-  const std::string param = core::DetailOf(status).param;
-  if (!about_audio || !(param.empty() || param == "audio_sample")) return status;
-  return core::InvalidArgument(
-      "ref_audio: " + std::string(status.message()), "ref_audio",
-      status.code() == absl::StatusCode::kOutOfRange ? "audio_too_long" : "invalid_audio");
+  const core::ErrorDetail detail = core::DetailOf(status);
+  if (!about_audio || !(detail.param.empty() || detail.param == "audio_sample")) return status;
+  std::string code = detail.code;
+  if (status.code() == absl::StatusCode::kOutOfRange) {
+    code = "audio_too_long";
+  } else if (code == core::DefaultCode(status.code())) {
+    code = "invalid_audio";  // the decoder's plain InvalidArgument
+  }
+  std::string message(status.message());
+  if (!message.starts_with(field + ": ")) message = field + ": " + message;
+  const bool inline_prompt = field == "ref_audio";
+  return core::MakeError(inline_prompt ? absl::StatusCode::kInvalidArgument : status.code(),
+                         message, field, code);
 }
 
 int PoolThreads(const VoiceStoreConfig& config) {
@@ -66,8 +77,10 @@ absl::StatusOr<std::unique_ptr<VoiceRegistry>> VoiceRegistry::Create(VoiceStoreC
 
 absl::StatusOr<engine::VoiceCloner*> VoiceRegistry::ClonerFor(ModelHost& model) {
   if (model.state() != ModelState::kReady) {
-    return absl::UnavailableError("model '" + model.id() + "' is not ready (" +
-                                  std::string(ModelStateName(model.state())) + ")");
+    return core::MakeError(absl::StatusCode::kUnavailable,
+                           "model '" + model.id() + "' is not ready (" +
+                               std::string(ModelStateName(model.state())) + ")",
+                           "model", "model_not_ready");
   }
   if (engine::VoiceCloner* cloner = model.engine().voice_cloner()) return cloner;
   if (config_.test_cloner) return &test_cloner_;
@@ -101,8 +114,9 @@ absl::Status VoiceRegistry::CheckPrompt(const VoiceRegistration& prompt,
 
 void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone done) {
   if (!store_) {
-    return done(absl::UnimplementedError(
-        "voice cloning is off on this server (set voices.dir to enable it)"));
+    return done(core::MakeError(absl::StatusCode::kUnimplemented,
+                                "voice cloning is off on this server (set voices.dir to enable it)",
+                                {}, "voice_cloning_off"));
   }
   if (absl::Status status = CheckPrompt(registration, "audio_sample", "transcript"); !status.ok()) {
     return done(status);
@@ -137,7 +151,7 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
     absl::StatusOr<engine::VoiceProfile> profile = cloner->CloneVoice(prompt);
     absl::StatusOr<StoredVoice> stored = core::Internal("voice cloner returned nothing");
     if (!profile.ok()) {
-      stored = profile.status();
+      stored = AsPromptAudioError(profile.status(), "audio_sample");
     } else {
       VoiceMetadata metadata;
       metadata.family = profile->family;
@@ -185,7 +199,7 @@ void VoiceRegistry::CloneForRequest(VoiceRegistration prompt, PromptCloned done)
     voice_prompt.transcript = prompt.transcript;
     absl::StatusOr<engine::VoiceProfile> profile = cloner->CloneVoice(voice_prompt);
     pending_.fetch_sub(1);
-    if (!profile.ok()) return done(AsRefAudioError(profile.status()));
+    if (!profile.ok()) return done(AsPromptAudioError(profile.status(), "ref_audio"));
     done(ClonedPrompt{model_id, std::make_shared<const engine::VoiceProfile>(*std::move(profile))});
   });
 }
@@ -198,13 +212,12 @@ absl::StatusOr<StoredVoice> VoiceRegistry::Get(std::string_view id) const {
   if (store_) {
     if (auto voice = store_->Get(id)) return *voice;
   }
-  return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id", "voice_not_found");
+  return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
 }
 
 absl::Status VoiceRegistry::Delete(std::string_view id) {
   if (!store_) {
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
-                          "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
   }
   absl::Status status = store_->Delete(id);
   if (status.ok()) {
@@ -226,7 +239,7 @@ std::optional<StoredVoice> VoiceRegistry::Find(std::string_view model_id,
 absl::StatusOr<std::shared_ptr<const engine::VoiceProfile>> VoiceRegistry::LoadProfile(
     std::string_view id) const {
   if (!store_)
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
   uint64_t deletions = 0;
   {
     std::lock_guard lock(cache_mutex_);

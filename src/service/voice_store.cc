@@ -13,9 +13,11 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
 #include "core/error.h"
 #include "spdlog/spdlog.h"
 #include "text/utf8.h"
+#include "text/visible_text.h"
 
 namespace voxserve::service {
 namespace {
@@ -119,6 +121,13 @@ absl::Status ValidateVoiceName(std::string_view name) {
   for (unsigned char c : name) {
     if (c < 0x20 || c == 0x7f) return bad("must not contain control characters");
     if (c == '/' || c == '\\') return bad("must not contain '/' or '\\'");
+  }
+  // A right-to-left override or a zero-width space makes a name that looks like another one.
+  if (std::optional<text::InvisibleCharacter> hidden = text::FirstInvisibleCharacter(name)) {
+    return bad(absl::StrFormat(
+        "must not contain invisible or format characters (U+%04X at character %d): they make "
+        "names that look like other names",
+        static_cast<uint32_t>(hidden->code_point), hidden->index + 1));
   }
   if (name.find("..") != std::string_view::npos) return bad("must not contain '..'");
   if (text::TrimWhitespace(name).size() != name.size()) {
@@ -236,8 +245,9 @@ absl::StatusOr<std::unique_ptr<VoiceStore::Reservation>> VoiceStore::Reserve(
   std::string key = NameKey(model, name);
   std::lock_guard lock(mutex_);
   if (by_name_.contains(key) || pending_.contains(key)) {
-    return absl::AlreadyExistsError("model '" + std::string(model) +
-                                    "' already has a voice named '" + std::string(name) + "'");
+    return core::AlreadyExists(
+        "model '" + std::string(model) + "' already has a voice named " + core::Quoted(name),
+        "name", "voice_name_taken");
   }
   if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
     return core::InsufficientStorage(
@@ -351,7 +361,7 @@ std::optional<StoredVoice> VoiceStore::FindByName(std::string_view model,
 
 absl::StatusOr<engine::VoiceProfile> VoiceStore::LoadProfile(std::string_view id) const {
   if (!Get(id))
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice", "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
   auto bytes = ReadWhole(PathFor(id), config_.max_bytes);
   if (!bytes.ok())
     return core::Internal("voice " + std::string(id) + ": " +
@@ -368,8 +378,7 @@ absl::Status VoiceStore::Delete(std::string_view id) {
   std::lock_guard lock(mutex_);
   auto it = voices_.find(id);
   if (it == voices_.end()) {
-    return core::NotFound("no cloned voice '" + std::string(id) + "'", "voice_id",
-                          "voice_not_found");
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
   }
   // unlink is atomic: the name is gone or it is not. Done under the lock so a registration of
   // the same name cannot slip in between the file and the index disagreeing.

@@ -36,8 +36,9 @@ struct VoiceStoreConfig {
 };
 
 // Checks a client's voice name: 1..64 characters of valid UTF-8, no control characters, no
-// '/', '\\' or "..", no leading or trailing space, not starting with "voice_" (ids do).
-// InvalidArgument with param "name".
+// invisible or format characters (text::FirstInvisibleCharacter: names that look alike must be
+// the same name), no '/', '\\' or "..", no leading or trailing space, not starting with
+// "voice_" (ids do). InvalidArgument with param "name".
 absl::Status ValidateVoiceName(std::string_view name);
 
 struct StoredVoice {

@@ -2,7 +2,9 @@
 and that it drives the HTTP layer far harder than synthesis can go."""
 import csv
 import json
+import os
 import re
+import socket
 import subprocess
 
 import requests
@@ -14,9 +16,9 @@ def speech_count(server):
     return int(match.group(1)) if match else 0
 
 
-def run(binary, *args):
-    result = subprocess.run([binary, *args], capture_output=True, timeout=120)
-    assert result.returncode == 0, result.stderr.decode()
+def run(binary, *args, returncode=0, env=None):
+    result = subprocess.run([binary, *args], capture_output=True, timeout=120, env=env)
+    assert result.returncode == returncode, result.stderr.decode()
     return result
 
 
@@ -53,16 +55,35 @@ def test_open_loop_and_sse(voxbench_bin, server, tmp_path):
     assert point["rtf"]["count"] > 0  # SSE: from the server's usage (pcm: from the bytes)
 
 
-def test_errors_are_counted_by_kind(voxbench_bin, server, tmp_path):
+def test_errors_are_counted_by_kind_and_a_run_without_one_success_exits_3(voxbench_bin, server,
+                                                                          tmp_path):
     requests.post(server.url + "/testing/faults", json={"fail_next": 1000000, "status": 503},
                   timeout=5).raise_for_status()
     try:
-        run(voxbench_bin, "--url", server.url, "-c", "2", "-d", "0.5", "--warmup", "0",
-            "--text", "Hi.", "--json", str(tmp_path / "errors.json"))
+        result = run(voxbench_bin, "--url", server.url, "-c", "2", "-d", "0.5", "--warmup", "0",
+                     "--text", "Hi.", "--json", str(tmp_path / "errors.json"), returncode=3)
     finally:
         requests.delete(server.url + "/testing/faults", timeout=5)
+    assert b"every request failed" in result.stderr
     point = json.loads((tmp_path / "errors.json").read_text())["points"][0]
     assert point["ok"] == 0 and point["errors"]["http_503"] > 0
+
+
+def test_a_server_that_is_not_there_exits_3(voxbench_bin):
+    with socket.socket() as probe:  # a port nobody listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        run(voxbench_bin, "--url", f"http://127.0.0.1:{port}", "-c", "1", "-d", "0.3",
+            "--warmup", "0", "--text", "Hi.", returncode=3)
+
+
+def test_voxserve_url_names_the_server_as_for_voxctl(voxbench_bin, server, tmp_path):
+    before = speech_count(server)
+    run(voxbench_bin, "-c", "1", "-d", "0.5", "--warmup", "0", "--text", "Hi.",
+        "--json", str(tmp_path / "env.json"), env=dict(os.environ, VOXSERVE_URL=server.url))
+    point = json.loads((tmp_path / "env.json").read_text())["points"][0]
+    assert point["ok"] > 0 and point["errors"] == {}
+    assert speech_count(server) - before >= point["ok"]
 
 
 def test_drives_the_http_layer_much_harder_than_synthesis(voxbench_bin, server, tmp_path):

@@ -7,6 +7,7 @@ import pytest
 import requests
 
 from audio_check import decode
+from conftest import VoxServer
 
 
 def voxctl(binary, server_url, *args, stdin=None, timeout=60):
@@ -158,3 +159,34 @@ def test_websocket_refusals_exit_4_like_rest(voxctl_bin, server, args, message):
     assert result.returncode == 4, result.stderr
     assert message in result.stderr
     assert b"attempt 2" not in result.stderr  # a 4xx is never retried
+
+
+def test_say_over_wyoming_writes_the_wav_rest_gives(voxctl_bin, pytestconfig, tmp_path):
+    server = VoxServer(pytestconfig.getoption("--voxserve-bin"),
+                       ["--wyoming-enabled", "true", "--wyoming-port", "0"]).start()
+    try:
+        url = f"wyoming://127.0.0.1:{server.wyoming_port}"
+        text = "Hello over Wyoming. Two sentences."
+        out = tmp_path / "hello.wav"
+        result = voxctl(voxctl_bin, url, "say", "-v", "en-us", text, "-o", str(out))
+        assert result.returncode == 0, result.stderr
+        rest = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
+            "model": "tts-1", "input": text, "voice": "en-us", "response_format": "wav"})
+        written = out.read_bytes()
+        assert int.from_bytes(written[40:44], "little") == len(written) - 44, "exact sizes"
+        audio, expected = decode(written, "wav"), decode(rest.content, "wav")
+        assert audio.sample_rate == expected.sample_rate == 22050, "espeak-ng's own rate"
+        # espeak-ng's length varies by a few milliseconds from call to call.
+        assert audio.duration == pytest.approx(expected.duration, abs=0.1)
+        assert audio.rms > 0.01
+        streamed = voxctl(voxctl_bin, url, "say", "--stream", "-v", "en-us", "-f", "pcm", text,
+                          "-o", "-", "-q")
+        assert streamed.returncode == 0, streamed.stderr
+        assert len(streamed.stdout) / 2 / 22050 == pytest.approx(expected.duration, abs=0.1)
+        unknown = voxctl(voxctl_bin, url, "say", "-v", "nobody", "Hi.", "-o", str(out))
+        assert unknown.returncode == 4, unknown.stderr  # rejected: voice_not_found
+        assert b"voice_not_found" in unknown.stderr
+        mp3 = voxctl(voxctl_bin, url, "say", "Hi.", "-o", str(tmp_path / "x.mp3"))
+        assert mp3.returncode == 2 and b"pcm or wav" in mp3.stderr, mp3.stderr
+    finally:
+        assert server.stop() == 0, server.log()

@@ -24,6 +24,10 @@ openai = [
 ]
 for i, b in enumerate(openai): put("openai_speech_request_fuzzer", f"seed{i}.json", json.dumps(b, ensure_ascii=False))
 put("openai_speech_request_fuzzer", "seed_not_object.json", "[1, 2, 3]")
+# seeds out of range both ways (seed_field.h): -1, and 2^64, which JSON parsers read as a float
+put("openai_speech_request_fuzzer", "seed_seed_range.json",
+    '{"input": "Hi.", "voice": "alloy", "seed": 18446744073709551616, "instructions": "", "speed": 1}')
+put("openai_speech_request_fuzzer", "seed_negative_seed.json", '{"input": "Hi.", "voice": "alloy", "seed": -1}')
 synth = [
  {"text": "Hello world. This is a test.", "voice": "default", "speed": 1.0},
  {"text": "Hi.", "voice": "zh_female", "model": "fake", "response_format": "mp3", "stream": True},
@@ -37,6 +41,7 @@ ws = [{"model": "fake", "voice": "alice", "response_format": "pcm", "speed": 1.2
       {"voice": {"id": "alice"}, "instructions": "whisper"}, {"text": "Hello there. How"}, {"flush": True},
       {"text": "Bye.", "close": True}, {"close": True}]
 for i, b in enumerate(ws): put("websocket_messages_fuzzer", f"seed{i}.json", json.dumps(b))
+put("websocket_messages_fuzzer", "seed_seed_range.json", '{"voice": "alice", "seed": 18446744073709551616}')
 
 # gRPC: hand-encoded protobuf (field tags of proto/voxserve/v1/tts.proto)
 def varint(n):
@@ -176,6 +181,36 @@ try:
         put("audio_file_decoder_fuzzer", name, buffer.getvalue())
 except ImportError:
     print("python3-soundfile missing: audio_file_decoder_fuzzer seeds not written", file=sys.stderr)
+# WAV headers for the checks before libsndfile (audio/wav_header.h): one good file of each
+# chunk layout, and one of each way a header can fail to describe its data.
+def wav_file(tag=1, channels=1, rate=16000, bits=16, align=None, data=b"\x10\x20" * 400,
+             extensible=False, valid_bits=None, magic=b"RIFF", ds64=False, data_first=False):
+    end = ">" if magic == b"RIFX" else "<"
+    align = channels * (bits // 8) if align is None else align
+    fmt = struct.pack(end + "HHIIHH", 0xFFFE if extensible else tag, channels, rate, rate * align,
+                      align, bits)
+    if extensible:
+        fmt += struct.pack(end + "HHIH", 22, valid_bits or bits, 4, tag)
+        fmt += bytes.fromhex("000000001000800000aa00389b71")
+    chunks = [b"fmt " + struct.pack(end + "I", len(fmt)) + fmt,
+              b"data" + struct.pack(end + "I", 0xFFFFFFFF if ds64 else len(data)) + data +
+              (b"\0" if len(data) % 2 else b"")]
+    if data_first: chunks.reverse()
+    if ds64: chunks.insert(0, b"ds64" + struct.pack("<IQQQI", 28, 0, len(data), len(data) // align, 0))
+    body = b"WAVE" + b"".join(chunks)
+    return magic + struct.pack(end + "I", 0xFFFFFFFF if ds64 else len(body)) + body
+
+for name, wav in [
+        ("seed_wav_extensible24.wav", wav_file(bits=24, data=b"\x01\x02\x03" * 300, extensible=True, valid_bits=20)),
+        ("seed_wav_rifx.wav", wav_file(magic=b"RIFX", channels=2)),
+        ("seed_wav_rf64.wav", wav_file(magic=b"RF64", ds64=True)),
+        ("seed_wav_mulaw.wav", wav_file(tag=7, bits=8, data=b"\x7f\x80" * 300)),
+        ("seed_wav_bad_7bit.wav", wav_file(bits=7, align=2)),
+        ("seed_wav_bad_align.wav", wav_file(channels=2, align=2)),
+        ("seed_wav_bad_odd_data.wav", wav_file(data=b"\x10\x20" * 400 + b"\x30")),
+        ("seed_wav_bad_float16.wav", wav_file(tag=3, bits=16)),
+        ("seed_wav_bad_data_first.wav", wav_file(data_first=True))]:
+    put("audio_file_decoder_fuzzer", name, wav)
 # Text for the Qwen2 BPE tokenizer (bpe_encode_fuzzer): English, Chinese, mixed, added tokens,
 # whitespace runs, combining marks, and bytes that are not UTF-8.
 bpe = {"english": "Hello world! It's the 2024 test, isn't it?\n\nYes.",
@@ -184,3 +219,31 @@ bpe = {"english": "Hello world! It's the 2024 test, isn't it?\n\nYes.",
        "spaces": "a   b\t\t\n \n\u3000\u00a0c   ", "nfc": "e\u0301cole \u1100\u1161"}
 for name, text in bpe.items(): put("bpe_encode_fuzzer", name, text)
 put("bpe_encode_fuzzer", "invalid_utf8", b"ok \xff \xc0\xaf \xed\xa0\x80 [breath\xe4\xb8")
+
+# Wyoming streams (wyoming_frame_fuzzer): the first byte picks the piece size the parser is fed
+# in, then events as the reference client writes them (wyoming/event.py: the header line, then
+# data_length bytes of JSON, then the payload), and broken ones.
+def wyoming_event(kind, data=None, payload=b"", inline=False):
+    header = {"type": kind, "version": "1.9.0"}
+    body = b""
+    if data and inline:
+        header["data"] = data
+    elif data:
+        body = json.dumps(data, ensure_ascii=False).encode()
+        header["data_length"] = len(body)
+    if payload:
+        header["payload_length"] = len(payload)
+    return json.dumps(header, ensure_ascii=False).encode() + b"\n" + body + payload
+put("wyoming_frame_fuzzer", "describe", b"\x07" + wyoming_event("describe"))
+put("wyoming_frame_fuzzer", "synthesize", b"\x10" + wyoming_event(
+    "synthesize", {"text": "Hello there. How are you?", "voice": {"name": "en-us"}}))
+put("wyoming_frame_fuzzer", "stream", b"\x03" + wyoming_event(
+    "synthesize-start", {"voice": {"name": "en_US-multi-medium", "speaker": "bob"}})
+    + wyoming_event("synthesize-chunk", {"text": "Hel"}) + wyoming_event("synthesize-chunk", {"text": "lo. 你好。"})
+    + wyoming_event("synthesize", {"text": "Hello. 你好。"}) + wyoming_event("synthesize-stop"))
+put("wyoming_frame_fuzzer", "inline_data", b"\x3f" + wyoming_event("ping", {"text": "hi"}, inline=True)
+    + wyoming_event("synthesize", {"voice": {"language": "de_DE"}, "text": "Hallo."}))
+put("wyoming_frame_fuzzer", "audio_payload", b"\x01" + wyoming_event(
+    "audio-chunk", {"rate": 16000, "width": 2, "channels": 1}, payload=bytes(range(256)) * 2))
+put("wyoming_frame_fuzzer", "bad_json", b"\x05" + wyoming_event("describe") + b"{not json\n")
+put("wyoming_frame_fuzzer", "huge_length", b"\x05" + b'{"type": "synthesize", "data_length": 99999999999}\n')

@@ -11,6 +11,7 @@ import requests
 
 LISTENING = re.compile(r"listening on https?://([0-9.]+):(\d+)")
 GRPC_LISTENING = re.compile(r"gRPC listening on ([0-9.]+):(\d+)")
+WYOMING_LISTENING = re.compile(r"Wyoming listening on ([0-9a-f.:]+):(\d+)")
 
 
 def pytest_addoption(parser):
@@ -32,6 +33,8 @@ class VoxServer:
         self._listening = threading.Event()
         self.grpc_port = None
         self._grpc_listening = threading.Event()
+        self._wyoming_port = None
+        self._wyoming_listening = threading.Event()
 
     @property
     def url(self):
@@ -61,6 +64,10 @@ class VoxServer:
             if match and not self._grpc_listening.is_set():
                 self.grpc_port = int(match.group(2))
                 self._grpc_listening.set()
+            match = WYOMING_LISTENING.search(line)
+            if match and not self._wyoming_listening.is_set():
+                self._wyoming_port = int(match.group(2))
+                self._wyoming_listening.set()
 
     @property
     def grpc_target(self):
@@ -68,6 +75,13 @@ class VoxServer:
         if not self._grpc_listening.wait(30):
             raise RuntimeError("voxserve did not start gRPC:\n" + self.log())
         return f"127.0.0.1:{self.grpc_port}"
+
+    @property
+    def wyoming_port(self):
+        """The Wyoming listener's port (with --wyoming-enabled true; logged after gRPC's)."""
+        if not self._wyoming_listening.wait(30):
+            raise RuntimeError("voxserve did not start Wyoming:\n" + self.log())
+        return self._wyoming_port
 
     def wait_ready(self, timeout=60):
         deadline = time.monotonic() + timeout

@@ -190,12 +190,39 @@ def test_unknown_route_and_method_get_elevenlabs_errors(server):
     assert response.status_code == 404 and "detail" in response.json()
     response = requests.get(f"{server.url}{BASE}/text-to-speech/{VOICE}", timeout=10)
     assert response.status_code == 405 and "detail" in response.json()
+    assert response.headers["Allow"] == "POST"
+    response = requests.post(f"{server.url}{BASE}/voices", timeout=10)
+    assert response.status_code == 405 and response.headers["Allow"] == "GET, HEAD"
 
 
-def test_nothing_speakable_is_a_400(server):
-    response = tts(server, text="...")
-    assert response.status_code == 400
+@pytest.mark.parametrize("text", ["...", "", "   "])
+@pytest.mark.parametrize("route", ["", "/stream", "/with-timestamps", "/stream/with-timestamps"])
+def test_nothing_speakable_is_a_400_empty_input_on_every_route(server, text, route):
+    response = tts(server, text=text, route=route)
+    assert response.status_code == 400, response.text
     assert response.json()["detail"]["code"] == "empty_input"
+    assert response.json()["detail"]["param"] == "text"
+
+
+@pytest.mark.parametrize("seed,status,code", [
+    (-1, 400, "invalid_seed"),
+    (2 ** 64, 400, "invalid_seed"),  # a whole number out of range, not "not an integer"
+    (1.5, 422, "invalid_type"),
+])
+def test_seeds_out_of_range_are_refused_as_on_v1(server, seed, status, code):
+    response = tts(server, seed=seed)
+    assert response.status_code == status, response.text
+    body = response.json()["detail"]
+    found = body["code"] if status == 400 else body[0]["type"]
+    assert found == code
+    v1 = requests.post(server.url + "/v1/audio/speech", json={"model": "tts-1", "input": TEXT,
+                                                              "voice": VOICE, "seed": seed},
+                       timeout=60)
+    assert v1.status_code == 400 and v1.json()["error"]["code"] == code
+
+
+def test_a_seed_in_range_is_accepted(server):
+    assert tts(server, seed=2 ** 64 - 1, output_format="pcm_16000").status_code == 200
 
 
 def test_voxserve_api_offers_ulaw_and_pcm_rates(server, reference_seconds):

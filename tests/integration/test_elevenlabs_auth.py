@@ -37,6 +37,10 @@ def test_a_wrong_or_missing_key_gets_elevenlabs_401(server, key):
     detail = response.json()["detail"]
     assert detail["status"] == "invalid_api_key"
     assert detail["type"] == "authentication_error"
+    # The exchange's id, as on every other answer (it was empty before the handler ran).
+    assert detail["request_id"] and detail["request_id"] == response.headers["X-Request-Id"]
+    if key is None:  # the hint names ElevenLabs' own header
+        assert "xi-api-key" in detail["message"]
 
 
 def test_voxserve_routes_keep_their_own_error_shape(server):

@@ -52,6 +52,53 @@ def test_unknown_voice_or_model_is_not_found(stub, options, code):
     assert trailer(error, "voxserve-error-code") == code
 
 
+def raw_unary(ch, method):
+    """A unary call of voxserve.v1.TextToSpeech that sends and returns bytes as they are."""
+    return ch.unary_unary(f"/voxserve.v1.TextToSpeech/{method}")
+
+
+@pytest.mark.parametrize("method", ["Synthesize", "ListVoices", "ListModels", "RegisterVoice",
+                                    "ListClonedVoices", "GetVoice", "DeleteVoice"])
+@pytest.mark.parametrize("payload", [
+    b"\x0a\xff\xff\xff\xff\x0f",  # field 1, length-delimited, its length far past the end
+    b"\x0a\x05ab",                # field 1 says 5 bytes, 2 follow
+    b"\x07",                       # wire type 7 does not exist
+])
+def test_an_unparsable_unary_message_is_invalid_argument_with_a_message(server, method, payload):
+    before = metric(server, "voxserve_grpc_requests_total",
+                    f'method="{method}",code="invalid_argument"')
+    with channel(server) as ch:
+        error = failure(raw_unary(ch, method), payload, timeout=30)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (error.code(), error.details())
+    assert "not a valid voxserve.v1." in error.details()
+    assert trailer(error, "voxserve-error-code") == "invalid_message"
+    assert metric(server, "voxserve_grpc_requests_total",
+                  f'method="{method}",code="invalid_argument"') == before + 1
+
+
+def test_an_unparsable_synthesize_stream_request_is_invalid_argument_with_a_message(server):
+    with channel(server) as ch:
+        call = ch.unary_stream("/voxserve.v1.TextToSpeech/SynthesizeStream")
+        error = failure(call, b"\x0a\x05ab", timeout=30)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (error.code(), error.details())
+    assert "not a valid voxserve.v1.SynthesizeRequest" in error.details()
+    assert trailer(error, "voxserve-error-code") == "invalid_message"
+
+
+def test_a_string_that_is_not_utf8_is_invalid_argument_and_logged_in_the_servers_format(server):
+    with channel(server) as ch:
+        # SynthesizeRequest.text (field 1) holding the bytes ff fe: a string must be UTF-8.
+        error = failure(raw_unary(ch, "Synthesize"), b"\x0a\x02\xff\xfe", timeout=30)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (error.code(), error.details())
+        assert "not a valid voxserve.v1.SynthesizeRequest" in error.details()
+        # An empty message is a valid one: a raw call that parses is answered as ever.
+        reply = raw_unary(ch, "ListModels")(b"", timeout=30)
+    assert stubs().pb.ListModelsResponse.FromString(reply).models
+    assert wait_for(lambda: any("invalid UTF-8" in line and "component=protobuf" in line
+                                for line in server.log_lines))
+    assert not any("[libprotobuf" in line for line in server.log_lines), server.log()
+
+
 def test_a_tiny_grpc_deadline_on_a_long_text_is_deadline_exceeded(stub):
     error = failure(stub.Synthesize, request(LONG_TEXT), timeout=0.02)
     assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED

@@ -221,6 +221,23 @@ def test_wrong_method_is_405_with_allow(server):
     response = requests.get(server.url + "/v1/audio/speech", timeout=10)
     assert response.status_code == 405 and response.headers["Allow"] == "POST"
     error_of(response)
+    # HEAD is served wherever GET is, so Allow names it beside GET (RFC 9110 §10.2.1).
+    response = requests.post(server.url + "/health/live", timeout=10)
+    assert response.status_code == 405 and response.headers["Allow"] == "GET, HEAD"
+    assert requests.head(server.url + "/health/live", timeout=10).status_code == 200
+
+
+def test_an_empty_voice_is_required_on_the_openai_route_and_the_default_elsewhere(server):
+    # /v1/audio/speech follows OpenAI, where voice is required (README, "Accepted voice values").
+    response = requests.post(server.url + "/v1/audio/speech", json=dict(VALID, voice=""),
+                             timeout=30)
+    assert response.status_code == 400 and error_of(response)["code"] == "empty_voice"
+    assert requests.post(server.url + "/v1/audio/speech", json=dict(VALID, voice="default"),
+                         timeout=30).status_code == 200
+    # voxserve's own route takes "" (or no voice) as the model's default voice.
+    for body in ({"text": "Hello.", "voice": ""}, {"text": "Hello."}):
+        assert requests.post(server.url + "/v1/synthesize", json=body,
+                             timeout=30).status_code == 200
 
 
 def test_unknown_route_is_404(server):

@@ -161,6 +161,30 @@ def test_grpc_streaming_synthesize_sends_chunks_of_one_sentence_as_they_come(ton
     assert responses[-1][1].WhichOneof("event") == "done"
 
 
+def test_grpc_streaming_synthesize_runs_until_the_clients_deadline(tone_server):
+    # Issue 29: a sentence's wait for its turn was counted twice against the call's deadline, so
+    # a bidi call ended at about half of it. Both sentences are complete at the start; the first
+    # takes 30 steps (3 s: steps sleep, so no machine makes it shorter), more than half the 5 s
+    # deadline, then the second needs 2 steps. Halved, the second is past its deadline before it
+    # starts; honoured, it ends near 3.2 s, 1.8 s of slack for a slow (sanitizer) build.
+    pb = stubs().pb
+    first = " ".join(["word"] * 30) + "."
+    second = "Last one."
+
+    def script():
+        yield pb.StreamingSynthesizeRequest(config=pb.SynthesisOptions(model="tone", voice="a4"))
+        yield pb.StreamingSynthesizeRequest(text=first + " " + second)
+        yield pb.StreamingSynthesizeRequest(end=True)
+
+    with channel(tone_server) as ch:
+        stub = stubs().rpc.TextToSpeechStub(ch)
+        responses = list(stub.StreamingSynthesize(script(), timeout=5))
+    done = [r.sentence_done.text for r in responses if r.WhichOneof("event") == "sentence_done"]
+    assert done == [first, second]
+    assert responses[-1].WhichOneof("event") == "done"
+    assert responses[-1].done.usage.audio_seconds == pytest.approx(32 * CHUNK_MS / 1000, abs=0.02)
+
+
 def test_concurrent_requests_share_steps_and_each_gets_all_its_audio(tone_server):
     def one(_):
         response = speech(tone_server, fmt="pcm")

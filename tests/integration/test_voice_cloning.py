@@ -38,6 +38,9 @@ def wav_bytes(seconds, rate=16000, amplitude=0.5):
 
 
 SAMPLE = wav_bytes(1.0)
+# The same file under a header saying 7 bits per sample (offset 34 of the 44-byte header):
+# libsndfile alone read it as twice as many 8-bit samples (issue 29).
+SEVEN_BIT = SAMPLE[:34] + struct.pack("<H", 7) + SAMPLE[36:]
 
 
 def register(server, name, audio=SAMPLE, field="audio_sample", **fields):
@@ -126,6 +129,10 @@ def test_bad_uploads_get_a_clear_4xx_and_store_nothing(make_server, tmp_path):
         ("too large", register(server, "a", wav_bytes(7.0)), 413, "200000"),
         ("path in name", register(server, "../../etc/passwd"), 400, "name"),
         ("slash in name", register(server, "a/b"), 400, "name"),
+        ("7-bit WAV header", register(server, "a", SEVEN_BIT), 400, "7-bit PCM"),
+        # Look-alike names: a right-to-left override, a zero-width space.
+        ("override in name", register(server, "\u202eecila"), 400, "invisible"),
+        ("zero-width space in name", register(server, "Ali\u200bce"), 400, "invisible"),
         ("unknown model", register(server, "a", model="nope"), 404, "nope"),
         ("no audio", requests.post(server.url + VOICES, files={"name": (None, "a")}, timeout=10),
          400, "audio_sample"),

@@ -68,13 +68,31 @@ def test_workers_serve_concurrent_requests_with_the_same_audio_as_in_process(mak
     for answer in answers:
         assert answer is not None and answer.status_code == 200, answer and answer.text
         got = decode(answer.content, "wav")
-        assert got.sample_rate == reference.sample_rate
-        # espeak-ng's length varies by a few samples from call to call, in-process too.
-        assert abs(len(got.samples) - len(reference.samples)) <= len(reference.samples) // 100
-        assert got.rms == pytest.approx(reference.rms, rel=0.05)
+        assert got.sample_rate == reference.sample_rate and got.rms > 0.01
+        # Every espeak-ng synthesis starts from the same state, in any process (issue 29).
+        assert answer.content == expected.content
     busy = [metric(workers, "voxserve_instance_busy_seconds_total",
                    f'model="espeak",worker="{i}"') for i in range(2)]
     assert sum(busy) > 0
+
+
+@pytest.mark.parametrize("isolation, instances", [("thread", 1), ("process", 2)])
+def test_the_same_request_gives_the_same_bytes_whatever_was_spoken_before(make_server, tmp_path,
+                                                                          isolation, instances):
+    # Issue 29: with one worker "One two." lasted 0.837 s alone and 0.886 s after the fox
+    # sentence; with two workers identical requests alternated. espeak-ng's command line gives
+    # the same bytes every run, and so does the server now.
+    server = make_server("--config", write_config(tmp_path, isolation, instances))
+    others = [SENTENCE, "你好，今天天气很好。", "A third text, spoken faster.", "Numbers: 1, 22, 333."]
+    answers = []
+    for i in range(3):
+        for text in others[i:i + 2]:  # different requests in between, on every worker
+            assert speak(server, text).status_code == 200
+        answer = speak(server, "One two.")
+        assert answer.status_code == 200, answer.text
+        answers.append(answer.content)
+    assert answers[1] == answers[0] and answers[2] == answers[0]
+    assert decode(answers[0], "wav").duration > 0.5
 
 
 def test_health_and_metrics_report_workers(make_server, tmp_path):

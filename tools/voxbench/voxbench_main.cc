@@ -5,6 +5,7 @@
 //   voxbench --url ws://127.0.0.1:8080 --protocol websocket -c 1,4,16   (speech stream)
 //   voxbench --call health -c 16                            (the client's own ceiling)
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -29,11 +30,31 @@ std::string NowUtc() {
   return text;
 }
 
+// VOXSERVE_URL as voxctl reads it (comma-separated endpoints); --url overrides it.
+std::vector<std::string> DefaultUrls() {
+  const char* env = std::getenv("VOXSERVE_URL");
+  std::vector<std::string> urls;
+  for (std::string_view rest = env != nullptr ? env : ""; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    if (std::string_view url = rest.substr(0, comma); !url.empty()) urls.emplace_back(url);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  if (urls.empty()) urls = {"http://127.0.0.1:8080"};
+  return urls;
+}
+
+// Exit codes: 0 done (errors counted in the report), 1 a report file could not be written,
+// 2 bad arguments, 3 not one request succeeded (the server is down, or refuses everything).
 int Run(int argc, char** argv) {
   CLI::App app{"voxbench: closed- and open-loop load for voxserve (REST, SSE, gRPC, WebSocket)",
                "voxbench"};
-  std::vector<std::string> urls = {"http://127.0.0.1:8080"};
+  app.footer(
+      "Environment: VOXSERVE_URL (comma-separated endpoints, as voxctl), VOXSERVE_API_KEY.\n"
+      "Exit codes: 0 done, 1 a file could not be written, 2 bad arguments, 3 every request "
+      "failed.");
+  std::vector<std::string> urls = DefaultUrls();
   client::ClientOptions options;
+  if (const char* key = std::getenv("VOXSERVE_API_KEY")) options.api_key = key;
   std::string protocol = "rest", call = "speech", corpus_path, text, json_path, csv_path, plot_path,
               title;
   bool stream = false;
@@ -44,7 +65,8 @@ int Run(int argc, char** argv) {
   voxbench::LoadSettings settings;
   settings.request.response_format = "pcm";  // its size gives the audio length, hence the RTF
 
-  app.add_option("--url", urls, "endpoint(s); several are used round robin")->delimiter(',');
+  app.add_option("--url", urls, "endpoint(s); several are used round robin (VOXSERVE_URL)")
+      ->delimiter(',');
   app.add_option("--api-key", options.api_key, "API key (Authorization: Bearer)");
   app.add_option("--cacert", options.tls.ca_file, "PEM CA bundle for https://");
   app.add_option("--cert", options.tls.cert_file, "PEM client certificate (mTLS)");
@@ -177,6 +199,13 @@ int Run(int argc, char** argv) {
   if (!plot_path.empty()) {
     if (title.empty()) title = "voxbench: " + protocol + (stream ? " (stream)" : "") + ", " + call;
     check(voxbench::Plot(points, title, plot_path));
+  }
+  // A run with no success measured nothing but the failure: a script must not take it for one.
+  size_t succeeded = 0;
+  for (const voxbench::PointSummary& point : points) succeeded += point.ok;
+  if (succeeded == 0) {
+    std::cerr << "voxbench: every request failed (see the errors above)\n";
+    if (rc == 0) rc = 3;
   }
   return rc;
 }

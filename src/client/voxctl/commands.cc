@@ -45,7 +45,7 @@ std::string FormatFor(const SayOptions& options) {
     if (extension == std::string(".") + known) return known;
   }
   if (extension == ".ogg") return "opus";
-  return "mp3";
+  return options.fallback_format;
 }
 
 // Where audio goes: stdout or a file (written to FILE.part and renamed on success, unless

@@ -11,7 +11,8 @@ namespace voxserve::voxctl {
 struct SayOptions {
   std::string text;    // empty: read stdin
   std::string output;  // file, "-" for stdout, empty: stdout unless it is a terminal
-  std::string format;  // empty: from the output's extension, else mp3
+  std::string format;  // empty: from the output's extension, else fallback_format
+  std::string fallback_format = "mp3";  // wav for wyoming:// (raw PCM only)
   bool stream = false;
   bool sse = false;
   client::SpeechRequest request;  // voice, model, speed, instructions, request id

@@ -3,8 +3,10 @@
 //   echo "你好。" | voxctl say -v cmn -f wav > hi.wav    voxctl models
 //   voxctl say --stream -f pcm "Long text..." | play -t raw -r 24000 -e signed -b 16 -c 1 -
 //   voxctl --url ws://127.0.0.1:8080 say --stream -f pcm "Over the WebSocket stream." -o out.pcm
+//   voxctl --url wyoming://127.0.0.1:10200 say -v en-us "Over Wyoming." -o hi.wav
 //   voxctl health --ready
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -56,9 +58,11 @@ int Run(int argc, char** argv) {
   double timeout_s = 60, connect_timeout_s = 5;
   int retries = 2;
   voxctl::Verbosity verbosity;
-  app.add_option("--url", urls,
-                 "server endpoint(s): http(s)://, grpc(s):// or ws(s):// (WebSocket speech stream), "
-                 "e.g. http://127.0.0.1:8080; several fail over")
+  app.add_option(
+         "--url", urls,
+         "server endpoint(s): http(s)://, grpc(s)://, ws(s):// (WebSocket speech stream) or "
+         "wyoming:// (Home Assistant's protocol: pcm or wav, voice by name), e.g. "
+         "http://127.0.0.1:8080; several fail over")
       ->delimiter(',');
   app.add_option("--api-key", options.api_key, "API key, sent as Authorization: Bearer");
   app.add_option("--cacert", options.tls.ca_file,
@@ -89,7 +93,8 @@ int Run(int argc, char** argv) {
       ->capture_default_str();
   say_cmd
       ->add_option("-f,--format", say.format,
-                   "mp3, opus, aac, flac, wav or pcm (default: from -o's extension, else mp3)")
+                   "mp3, opus, aac, flac, wav or pcm (default: from -o's extension, else mp3; "
+                   "wav for wyoming://)")
       ->check(CLI::IsMember({"mp3", "opus", "aac", "flac", "wav", "pcm"}));
   say_cmd->add_option("-o,--output", say.output, "file to write, - for stdout (default: stdout)");
   say_cmd->add_option("-m,--model", say.request.model, "model id or OpenAI model name")
@@ -123,6 +128,11 @@ int Run(int argc, char** argv) {
 
   if (urls.empty()) urls = SplitCommas(env_url != nullptr ? env_url : "http://127.0.0.1:8080");
   options.endpoints = urls;
+  // Wyoming carries raw PCM only: wav unless asked otherwise.
+  if (std::all_of(urls.begin(), urls.end(),
+                  [](const std::string& url) { return url.starts_with("wyoming://"); })) {
+    say.fallback_format = "wav";
+  }
   options.total_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   options.attempt_timeout = options.total_timeout;
   options.connect_timeout =

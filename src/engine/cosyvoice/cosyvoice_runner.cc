@@ -76,8 +76,23 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
                                  " speech tokens; this bundle's flow takes at most " +
                                  std::to_string(max_tokens) + " in all");
   }
+  auto llm_prompt = PromptFor(profile, input);
+  if (!llm_prompt.ok()) return llm_prompt.status();
+  // Each piece's prompt, text and the speech tokens it may generate share one KV cache row.
+  const size_t max_text =
+      decoder_->MaxTextTokens(llm_prompt->text_ids.size(), llm_prompt->speech_tokens.size());
+  if (max_text == 0) {
+    return core::InvalidArgument(
+        "the voice's prompt (" +
+            std::to_string(llm_prompt->text_ids.size() + llm_prompt->speech_tokens.size()) +
+            " tokens with its transcript and instructions) leaves no room for text in the LLM's " +
+            std::to_string(decoder_->capacity()) +
+            " cache slots (options.llm_capacity): raise it, or register a shorter prompt",
+        "voice", "prompt_too_long");
+  }
   // Upstream's inference_zero_shot normalizes with split=True and synthesizes piece by piece
-  // (cosyvoice/cli/cosyvoice.py, frontend.text_normalize).
+  // (cosyvoice/cli/cosyvoice.py, frontend.text_normalize); a piece the cache cannot hold with
+  // the prompt is cut further (TextFrontend::FitToTokens) rather than refused.
   auto pieces = stages_.text->Normalize(input.text);
   if (!pieces.ok()) return pieces.status();
   Segment segment;
@@ -85,13 +100,27 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
     auto ids = stages_.tokenizer->Encode(piece);
     if (!ids.ok()) return ids.status();
     if (ids->empty()) continue;
-    segment.pieces.emplace_back(ids->begin(), ids->end());
+    if (ids->size() <= max_text) {
+      segment.pieces.emplace_back(ids->begin(), ids->end());
+      continue;
+    }
+    for (const std::string& part : stages_.text->FitToTokens(piece, max_text)) {
+      auto part_ids = stages_.tokenizer->Encode(part);
+      if (!part_ids.ok()) return part_ids.status();
+      if (part_ids->size() > max_text) {
+        return core::InvalidArgument("one character of the text takes " +
+                                         std::to_string(part_ids->size()) +
+                                         " tokens, more than the " + std::to_string(max_text) +
+                                         " the voice's prompt leaves in options.llm_capacity",
+                                     "input", "prompt_too_long");
+      }
+      if (!part_ids->empty()) segment.pieces.emplace_back(part_ids->begin(), part_ids->end());
+    }
   }
   if (segment.pieces.empty()) {
-    return core::InvalidArgument("the text has nothing to speak after normalization", "input");
+    return core::InvalidArgument("the text has nothing to speak after normalization", "input",
+                                 "empty_input");
   }
-  auto llm_prompt = PromptFor(profile, input);
-  if (!llm_prompt.ok()) return llm_prompt.status();
   segment.llm_prompt = *std::move(llm_prompt);
   segment.order = next_order_++;
   segment.profile = input.voice_profile;

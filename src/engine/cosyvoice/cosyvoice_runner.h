@@ -71,10 +71,13 @@ class CosyVoiceRunner final : public StreamRunner {
   static absl::StatusOr<std::unique_ptr<CosyVoiceRunner>> Create(
       const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder, int max_active);
 
-  // InvalidArgument without a profile of the engine's family (cosyvoice speaks cloned voices
-  // only), for a profile missing a tensor, text with nothing to speak after normalization, or
-  // instruct mode with no instructions or more than kMaxInstructionTokens;
-  // OutOfRange for a prompt that leaves the flow no room; ResourceExhausted past max_active.
+  // Pieces longer than the LLM's capacity leaves them beside the prompt are cut further
+  // (TextFrontend::FitToTokens), not refused. InvalidArgument without a profile of the engine's
+  // family (cosyvoice speaks cloned voices only), for a profile missing a tensor, text with
+  // nothing to speak after normalization, instruct mode with no instructions or more than
+  // kMaxInstructionTokens, or a prompt that leaves no room for text in llm_capacity (code
+  // prompt_too_long); OutOfRange for a prompt that leaves the flow no room; ResourceExhausted
+  // past max_active.
   absl::Status Begin(SequenceId id, const SegmentInput& input) override;
   std::vector<SequenceStep> Step() override;
   void Release(SequenceId id) override;

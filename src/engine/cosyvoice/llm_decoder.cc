@@ -128,6 +128,24 @@ absl::Status LlmDecoder::Admit(uint64_t seq_id, LlmRequest request) {
   return absl::OkStatus();
 }
 
+size_t LlmDecoder::MaxTextTokens(size_t prompt_text_tokens, size_t prompt_speech_tokens) const {
+  // As Admit: S + max_len - 1 slots, S = 1 + prompt text + text + 1 + prompt speech tokens.
+  auto fits = [&](size_t text) {
+    const auto s = static_cast<int64_t>(2 + prompt_text_tokens + text + prompt_speech_tokens);
+    return s + LimitsFor(manifest_.sampling, text).max_len - 1 <= config_.capacity;
+  };
+  size_t low = 0, high = static_cast<size_t>(config_.capacity);  // fits(low); !fits(high + 1)
+  while (low < high) {
+    const size_t middle = low + (high - low + 1) / 2;
+    if (fits(middle)) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
+  }
+  return low == 0 || !fits(low) ? 0 : low;
+}
+
 absl::Status LlmDecoder::Release(uint64_t seq_id) {
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
     if (it->seq_id == seq_id) {

@@ -74,6 +74,13 @@ class LlmDecoder {
   // max_prefills_per_step newcomers (each gets its first token in this Step). Empty when idle.
   absl::StatusOr<std::vector<LlmEvent>> Step();
 
+  // The most text tokens a sequence may have with a prompt of these sizes (LlmRequest's
+  // prompt_text_ids and prompt_speech_tokens) and still fit `capacity` with every token it may
+  // generate (max_len, the bundle's max_token_text_ratio per text token); 0 when not even one
+  // does. What Admit checks, for callers that cut their text to fit.
+  size_t MaxTextTokens(size_t prompt_text_tokens, size_t prompt_speech_tokens) const;
+  int capacity() const { return config_.capacity; }
+
   size_t running() const { return rows_.size(); }
   size_t queued() const { return queue_.size(); }
   const LlmStepStats& last_step() const { return stats_; }

@@ -1,5 +1,6 @@
 #include "engine/cosyvoice/text_frontend.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_replace.h"
@@ -105,6 +106,66 @@ bool SkipsFrontend(std::string_view utf8, bool text_frontend) {
          (utf8.find("<|") != std::string_view::npos && utf8.find("|>") != std::string_view::npos);
 }
 
+// Where FitToTokens may cut: after these (clause and sentence punctuation, ASCII and
+// full-width), after white space, or between any two characters.
+bool EndsClause(char32_t c) {
+  switch (c) {
+    case U',':
+    case U';':
+    case U':':
+    case U'.':
+    case U'!':
+    case U'?':
+    case U'，':
+    case U'、':
+    case U'；':
+    case U'：':
+    case U'。':
+    case U'！':
+    case U'？':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// `text` cut after every code point for which `cut_after` holds (a run of them stays with the
+// unit it ends: "Wait..." or "a  "), so that the units joined are `text` again.
+template <typename CutAfter>
+std::vector<std::string_view> CutText(std::string_view text, CutAfter cut_after) {
+  std::vector<std::string_view> units;
+  std::size_t start = 0, at = 0;
+  while (at < text.size()) {
+    const char32_t c = CodePointAt(text, at);
+    at += SequenceLength(static_cast<unsigned char>(text[at]));
+    const bool next_also = at < text.size() && cut_after(CodePointAt(text, at));
+    if (cut_after(c) && !next_also) {
+      units.push_back(text.substr(start, at - start));
+      start = at;
+    }
+  }
+  if (start < text.size()) units.push_back(text.substr(start));
+  return units;
+}
+
+std::vector<std::string_view> CutAtLevel(std::string_view text, int level) {
+  switch (level) {
+    case 0:
+      return CutText(text, EndsClause);
+    case 1:
+      return CutText(text, IsPythonSpace);
+    default: {
+      std::vector<std::string_view> characters;
+      for (std::size_t at = 0; at < text.size();) {
+        const std::size_t length = SequenceLength(static_cast<unsigned char>(text[at]));
+        characters.push_back(text.substr(at, length));
+        at += length;
+      }
+      return characters;
+    }
+  }
+}
+
 }  // namespace
 
 TextFrontend::TextFrontend(const text::Qwen2Tokenizer* tokenizer, SplitLimits limits)
@@ -129,6 +190,49 @@ absl::StatusOr<std::vector<std::string>> TextFrontend::Normalize(std::string_vie
       SplitParagraph(normalized.text, *tokenizer_, normalized.chinese, limits_);
   std::erase_if(pieces, [](const std::string& piece) { return IsOnlyPunctuation(piece); });
   return pieces;
+}
+
+size_t TextFrontend::Tokens(std::string_view text) const {
+  auto ids = tokenizer_->Encode(text);
+  return ids.ok() ? ids->size() : text.size();  // pieces are valid UTF-8: Encode does not fail
+}
+
+void TextFrontend::Fit(std::string_view text, size_t max_tokens, int level,
+                       std::vector<std::string>& out) const {
+  if (level > 2 || Tokens(text) <= max_tokens) {
+    out.emplace_back(text);
+    return;
+  }
+  const std::vector<std::string_view> units = CutAtLevel(text, level);
+  if (units.size() <= 1) return Fit(text, max_tokens, level + 1, out);
+  std::string current;
+  for (std::string_view unit : units) {
+    std::string joined = current + std::string(unit);
+    if (!current.empty() && Tokens(joined) <= max_tokens) {
+      current = std::move(joined);
+      continue;
+    }
+    if (!current.empty()) out.push_back(std::move(current));
+    current.clear();
+    if (Tokens(unit) <= max_tokens) {
+      current = std::string(unit);
+    } else {
+      Fit(unit, max_tokens, level + 1, out);
+    }
+  }
+  if (!current.empty()) out.push_back(std::move(current));
+}
+
+std::vector<std::string> TextFrontend::FitToTokens(std::string_view piece,
+                                                   size_t max_tokens) const {
+  std::vector<std::string> parts;
+  Fit(piece, std::max<size_t>(max_tokens, 1), 0, parts);
+  std::vector<std::string> kept;
+  for (const std::string& part : parts) {
+    std::string_view stripped = PythonStrip(part);
+    if (!stripped.empty() && !IsOnlyPunctuation(stripped)) kept.emplace_back(stripped);
+  }
+  return kept;
 }
 
 absl::StatusOr<std::string> TextFrontend::NormalizeWhole(std::string_view utf8,

@@ -36,6 +36,14 @@ class TextFrontend {
   absl::StatusOr<std::vector<std::string>> Normalize(std::string_view utf8,
                                                      bool text_frontend = true) const;
 
+  // One of Normalize's pieces cut further so that each part has at most `max_tokens` tokens
+  // (what the LLM's KV cache leaves for a piece's text: LlmDecoder::MaxTextTokens): at clause
+  // punctuation first, then between words, then between characters (Chinese has no spaces),
+  // neighbours merged back while they fit. Upstream's splitter knows no such budget; a piece
+  // that fits comes back whole. Parts are stripped; those of only punctuation are dropped. A
+  // part of one character may still be longer (a budget below one character's tokens).
+  std::vector<std::string> FitToTokens(std::string_view piece, size_t max_tokens) const;
+
   // text_normalize(text, split=False, ...): the normalized text in one piece (upstream uses this
   // for a zero-shot prompt's transcript).
   absl::StatusOr<std::string> NormalizeWhole(std::string_view utf8,
@@ -43,6 +51,10 @@ class TextFrontend {
 
  private:
   TextFrontend(const text::Qwen2Tokenizer* tokenizer, SplitLimits limits);
+  size_t Tokens(std::string_view text) const;
+  // FitToTokens at one level of cutting (0 clauses, 1 words, 2 characters) and below.
+  void Fit(std::string_view text, size_t max_tokens, int level,
+           std::vector<std::string>& out) const;
   const text::Qwen2Tokenizer* tokenizer_;
   SplitLimits limits_;
 };

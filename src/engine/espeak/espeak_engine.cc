@@ -11,16 +11,14 @@
 #include "audio/time_stretch.h"
 #include "core/error.h"
 #include "engine/espeak/espeak_library.h"
+#include "engine/espeak/espeak_synth_process.h"
 #include "engine/espeak/espeak_word_events.h"
 
 namespace voxserve::engine {
 namespace {
 
-// The globals below are guarded by the library's lock (see EspeakLibrary).
+// Guarded by the library's lock (see EspeakLibrary): one espeak model per process.
 bool g_espeak_in_use = false;
-bool g_synth_callback_set = false;
-// espeak id → name espeak_SetVoiceByName understands (its voice file identifier).
-std::unordered_map<std::string, std::string> g_voice_files;
 
 // espeak-ng's rate is in words per minute: 175 is its natural rate, 80 its floor. Above 450 it
 // speeds up with its built-in sonic stage (checked: 700 wpm is 4.1x faster than 175).
@@ -28,32 +26,9 @@ constexpr double kNaturalRateWpm = 175.0;
 constexpr double kMinRateWpm = 80.0;
 // Silence after each segment at speed 1: without it a request's sentences run into each other
 // with no breath between them. espeak-ng's own end pause (espeakENDPAUSE, 0.29 s measured) is not
-// used: with it the library's output length varies by a few samples from call to call, so the
-// same text would no longer give the same audio. 0.2 s is Piper's sentence_silence default.
+// used: ours scales with the speed like the speech does. 0.2 s is Piper's sentence_silence
+// default.
 constexpr double kSentencePauseSeconds = 0.2;
-
-// What one espeak_Synth call delivers to CollectSamples (its user_data).
-struct SynthOutput {
-  std::vector<float> samples;
-  std::vector<EspeakWordEvent> words;
-};
-
-// Receives audio and events from espeak_Synth (called on the synthesizing thread, under the
-// library lock). `events` is a list ended by espeakEVENT_LIST_TERMINATED, which also carries
-// user_data when the list is otherwise empty.
-int CollectSamples(short* samples, int count, espeak_EVENT* events) {
-  auto* out = static_cast<SynthOutput*>(events->user_data);
-  for (const espeak_EVENT* event = events; event->type != espeakEVENT_LIST_TERMINATED; ++event) {
-    if (event->type == espeakEVENT_WORD) {
-      out->words.push_back({event->text_position, event->length, event->audio_position});
-    }
-  }
-  if (samples == nullptr || count <= 0) return 0;
-  // insert grows geometrically; an exact reserve per callback would make long texts quadratic.
-  out->samples.insert(out->samples.end(), samples, samples + count);
-  std::for_each(out->samples.end() - count, out->samples.end(), [](float& s) { s /= 32768.0f; });
-  return 0;  // 0 = continue synthesis
-}
 
 // Voice ids are the voice's first language ("en-us", "cmn"); a second voice claiming the same
 // language gets its file name instead ("yue-latn-jyutping"), lowercased like the others.
@@ -69,50 +44,60 @@ std::string VoiceIdFor(const espeak_VOICE& voice, const std::set<std::string>& t
 }  // namespace
 
 EspeakEngine::EspeakEngine(ModelInfo info, std::vector<std::string> variants,
-                           EspeakLibrary* library)
-    : info_(std::move(info)), variants_(std::move(variants)), library_(library) {}
+                           std::unordered_map<std::string, std::string> voice_files,
+                           EspeakLibrary* library, std::unique_ptr<EspeakSynthProcess> synth)
+    : info_(std::move(info)),
+      variants_(std::move(variants)),
+      voice_files_(std::move(voice_files)),
+      library_(library),
+      synth_(std::move(synth)) {}
 
 absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakConfig& config) {
   auto library = EspeakLibrary::Acquire(config.data_path);
   if (!library.ok()) return library.status();
-  auto lock = (*library)->Lock();
-  if (g_espeak_in_use) {
-    return core::Internal("espeak-ng keeps global state: only one espeak model may be loaded");
-  }
-  if (!g_synth_callback_set) {
-    espeak_SetSynthCallback(CollectSamples);
-    g_synth_callback_set = true;
-  }
-  const int sample_rate = (*library)->sample_rate();
-
   ModelInfo info;
-  info.id = config.model_id;
-  info.engine = "espeak";
-  info.max_batch_size = 1;  // serialized by the library's global state: batching buys nothing
-  info.batch_requires_same_voice = true;
-  std::set<std::string> taken;
-  g_voice_files.clear();
-  for (const espeak_VOICE** voice = espeak_ListVoices(nullptr); *voice != nullptr; ++voice) {
-    std::string id = VoiceIdFor(**voice, taken);
-    taken.insert(id);
-    g_voice_files[id] = (*voice)->identifier;
-    info.voices.push_back({id, (*voice)->languages + 1, sample_rate, (*voice)->name});
-  }
   std::vector<std::string> variants;
-  espeak_VOICE variant_spec{};
-  variant_spec.languages = "variant";
-  for (const espeak_VOICE** v = espeak_ListVoices(&variant_spec); *v != nullptr; ++v) {
-    std::string file = (*v)->identifier;  // "!v/f3"
-    variants.push_back(file.substr(file.find('/') + 1));
+  std::unordered_map<std::string, std::string> voice_files;
+  {
+    auto lock = (*library)->Lock();
+    if (g_espeak_in_use) {
+      return core::Internal("espeak-ng keeps global state: only one espeak model may be loaded");
+    }
+    const int sample_rate = (*library)->sample_rate();
+    info.id = config.model_id;
+    info.engine = "espeak";
+    info.max_batch_size = 1;  // one synthesis at a time (EspeakSynthProcess): batching buys nothing
+    info.batch_requires_same_voice = true;
+    std::set<std::string> taken;
+    for (const espeak_VOICE** voice = espeak_ListVoices(nullptr); *voice != nullptr; ++voice) {
+      std::string id = VoiceIdFor(**voice, taken);
+      taken.insert(id);
+      voice_files[id] = (*voice)->identifier;
+      info.voices.push_back({id, (*voice)->languages + 1, sample_rate, (*voice)->name});
+    }
+    espeak_VOICE variant_spec{};
+    variant_spec.languages = "variant";
+    for (const espeak_VOICE** v = espeak_ListVoices(&variant_spec); *v != nullptr; ++v) {
+      std::string file = (*v)->identifier;  // "!v/f3"
+      variants.push_back(file.substr(file.find('/') + 1));
+    }
+    if (!taken.contains(config.default_voice)) {
+      return core::InvalidArgument("espeak default voice '" + config.default_voice +
+                                   "' is not installed");
+    }
+    info.default_voice = config.default_voice;
+    g_espeak_in_use = true;
   }
-  if (!taken.contains(config.default_voice)) {
-    return core::InvalidArgument("espeak default voice '" + config.default_voice +
-                                 "' is not installed");
+  // The listing above is all this process's library is asked for; synthesis runs in children
+  // of the template, each from the same freshly initialized state (espeak_synth_process.h).
+  auto synth = EspeakSynthProcess::Start(config.data_path);
+  if (!synth.ok()) {
+    auto lock = (*library)->Lock();
+    g_espeak_in_use = false;
+    return synth.status();
   }
-  info.default_voice = config.default_voice;
-  g_espeak_in_use = true;
-  return std::unique_ptr<EspeakEngine>(
-      new EspeakEngine(std::move(info), std::move(variants), *library));
+  return std::unique_ptr<EspeakEngine>(new EspeakEngine(
+      std::move(info), std::move(variants), std::move(voice_files), *library, *std::move(synth)));
 }
 
 EspeakEngine::~EspeakEngine() {
@@ -156,29 +141,21 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
   double remaining_speed = rate < kMinRateWpm ? rate / kMinRateWpm : 1.0;
   rate = std::max(rate, kMinRateWpm);
 
-  audio::PcmAudio pcm;
+  std::string_view voice = input.voice_id;
+  const size_t plus = voice.find('+');
+  std::string file = voice_files_.at(std::string(voice.substr(0, plus)));
+  if (plus != std::string_view::npos) file += voice.substr(plus);
+  absl::StatusOr<EspeakSynthProcess::Output> output;
   {
-    auto lock = library_->Lock();
-    std::string_view voice = input.voice_id;
-    size_t plus = voice.find('+');
-    std::string file = g_voice_files.at(std::string(voice.substr(0, plus)));
-    if (plus != std::string_view::npos) file += voice.substr(plus);
-    if (espeak_SetVoiceByName(file.c_str()) != EE_OK) {
-      return core::Internal("espeak-ng could not select voice '" + std::string(voice) + "'");
-    }
-    espeak_SetParameter(espeakRATE, static_cast<int>(std::lround(rate)), 0);
-    std::string text(input.text);  // espeak wants a NUL-terminated buffer
-    SynthOutput output;
-    espeak_ERROR error = espeak_Synth(text.c_str(), text.size() + 1, 0, POS_CHARACTER, 0,
-                                      espeakCHARS_UTF8, nullptr, &output);
-    if (error != EE_OK) {
-      return core::Internal("espeak-ng synthesis failed with code " + std::to_string(error));
-    }
-    pcm.sample_rate = library_->sample_rate();
-    pcm.samples = std::move(output.samples);
-    pcm.words = WordTimingsFromEvents(input.text, output.words, pcm.samples, pcm.sample_rate);
-    pcm.timings = TimingsKind::kExact;  // espeak-ng's own clock (speak_lib.h audio_position)
+    std::lock_guard lock(synth_mutex_);
+    output = synth_->Synthesize(file, static_cast<int>(std::lround(rate)), input.text);
   }
+  if (!output.ok()) return output.status();
+  audio::PcmAudio pcm;
+  pcm.sample_rate = library_->sample_rate();
+  pcm.samples = std::move(output->samples);
+  pcm.words = WordTimingsFromEvents(input.text, output->words, pcm.samples, pcm.sample_rate);
+  pcm.timings = TimingsKind::kExact;  // espeak-ng's own clock (speak_lib.h audio_position)
   if (remaining_speed < 1.0) {
     auto stretched = audio::TimeStretch(pcm, remaining_speed);
     if (!stretched.ok()) return stretched.status();

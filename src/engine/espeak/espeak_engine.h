@@ -3,11 +3,15 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
 #include "engine/espeak/espeak_library.h"
+#include "engine/espeak/espeak_synth_process.h"
 
 namespace voxserve::engine {
 
@@ -17,10 +21,14 @@ struct EspeakConfig {
   std::string default_voice = "en-us";
 };
 
-// libespeak-ng keeps one global synthesizer per process (voice, rate and the output callback are
-// globals), so every call into it holds the process-wide lock of EspeakLibrary (shared with the
-// espeak phonemizer of the ONNX voices): calls are serialized whatever the number of scheduler
-// instances, and only one EspeakEngine may exist at a time.
+// libespeak-ng keeps one global synthesizer per process, and state that carries from one
+// synthesis to the next: this process's library (EspeakLibrary, shared with the espeak
+// phonemizer of the ONNX voices) only lists voices, and each synthesis runs in a child of a
+// template process that starts from the same freshly initialized state every time
+// (espeak_synth_process.h), so the same request always gives the same samples, as the espeak-ng
+// command line does. Syntheses are serialized whatever the number of scheduler instances
+// (worker processes, one engine each, run in parallel), and only one EspeakEngine may exist at a
+// time. Safe cross thread.
 class EspeakEngine final : public Engine {
  public:
   static absl::StatusOr<std::unique_ptr<EspeakEngine>> Create(const EspeakConfig& config);
@@ -33,12 +41,18 @@ class EspeakEngine final : public Engine {
       std::span<const SegmentInput> batch) override;
 
  private:
-  EspeakEngine(ModelInfo info, std::vector<std::string> variants, EspeakLibrary* library);
+  EspeakEngine(ModelInfo info, std::vector<std::string> variants,
+               std::unordered_map<std::string, std::string> voice_files, EspeakLibrary* library,
+               std::unique_ptr<EspeakSynthProcess> synth);
   absl::StatusOr<audio::PcmAudio> SynthesizeOne(const SegmentInput& input);
 
-  ModelInfo info_;
-  std::vector<std::string> variants_;  // e.g. "f3", "m1", "klatt": usable as "<voice>+<variant>"
-  EspeakLibrary* library_;             // process-wide; never destroyed
+  const ModelInfo info_;
+  const std::vector<std::string> variants_;  // e.g. "f3", "m1", "klatt": as "<voice>+<variant>"
+  // voice id → the name espeak_SetVoiceByName understands (its voice file identifier).
+  const std::unordered_map<std::string, std::string> voice_files_;
+  EspeakLibrary* const library_;  // process-wide; never destroyed
+  std::mutex synth_mutex_;        // one synthesis at a time through synth_
+  const std::unique_ptr<EspeakSynthProcess> synth_;
 };
 
 }  // namespace voxserve::engine

@@ -88,7 +88,10 @@ void ElevenLabsApi::AddRoutes(http::Router& router) {
   router.AddPrefix(
       std::string(kPathPrefix),
       [this](std::shared_ptr<http::HttpExchange> exchange) { Handle(exchange); },
-      auth::Resource::kApi, [](const absl::Status& status) { return ErrorResponse(status); });
+      auth::Resource::kApi,
+      [](const absl::Status& status, std::string_view request_id) {
+        return ErrorResponse(status, request_id);
+      });
 }
 
 void ElevenLabsApi::Handle(const std::shared_ptr<http::HttpExchange>& exchange) {
@@ -96,22 +99,30 @@ void ElevenLabsApi::Handle(const std::shared_ptr<http::HttpExchange>& exchange) 
   std::string_view rest = std::string_view(request.path).substr(kPathPrefix.size());
   const std::string& id = exchange->request_id();
   auto refuse = [&](const absl::Status& status) { exchange->Respond(ErrorResponse(status, id)); };
+  auto refuse_method = [&](std::string_view allow) {
+    http::HttpResponse response = ErrorResponse(
+        core::MethodNotAllowed(core::Quoted(request.method) + " is not allowed; use " +
+                               std::string(allow.substr(0, allow.find(',')))),
+        id);
+    response.SetHeader("Allow", std::string(allow));  // RFC 9110 §15.5.6
+    exchange->Respond(std::move(response));
+  };
   const bool get = request.method == "GET" || request.method == "HEAD";
 
   if (rest == "voices" || rest == "models") {
-    if (!get) return refuse(core::MethodNotAllowed(request.method + " is not allowed; use GET"));
+    if (!get) return refuse_method("GET, HEAD");
     if (rest == "voices") return exchange->Respond(Json(200, VoicesJson(service_.ListVoices())));
     return exchange->Respond(Json(200, ModelsJson(service_.ModelStatuses())));
   }
   std::optional<TtsPath> path;
   if (rest.starts_with(kTtsPrefix)) path = ParseTtsPath(rest.substr(kTtsPrefix.size()));
   if (!path) {
-    return refuse(core::NotFound("no ElevenLabs route for " + request.path +
+    return refuse(core::NotFound("no ElevenLabs route for " + core::Quoted(request.path) +
                                      " (voxserve offers text-to-speech, voices and models)",
                                  {}, "route_not_found"));
   }
   if (request.method != "POST") {
-    return refuse(core::MethodNotAllowed(request.method + " is not allowed; use POST"));
+    return refuse_method("POST");
   }
   auto parsed = ParseTtsRequest(request, path->voice_id);
   if (!parsed.ok()) return refuse(service_.RejectUnparsed(parsed.status()));

@@ -48,8 +48,16 @@ std::string CodeFor(const absl::Status& status, const core::ErrorDetail& detail)
     return "voice_not_found";
   }
   if (status.code() == absl::StatusCode::kUnauthenticated) return "invalid_api_key";
-  if (!detail.code.empty()) return detail.code;
-  return ErrorType(http::HttpStatusFor(status));
+  return detail.code;  // never empty for an error (core::DefaultCode)
+}
+
+// voxserve's own hint names its own headers; ElevenLabs' clients send ElevenLabs' header.
+std::string MessageFor(const absl::Status& status, const core::ErrorDetail& detail) {
+  if (detail.code == "missing_api_key") {
+    return "an API key is required: send it in the 'xi-api-key' header (or as "
+           "'Authorization: Bearer <key>')";
+  }
+  return std::string(status.message());
 }
 
 json Body(const absl::Status& status, std::string_view request_id, int* http_status) {
@@ -60,7 +68,7 @@ json Body(const absl::Status& status, std::string_view request_id, int* http_sta
     if (!detail.param.empty()) loc.push_back(detail.param);
     return {{"detail",
              json::array({{{"loc", loc},
-                           {"msg", std::string(status.message())},
+                           {"msg", MessageFor(status, detail)},
                            {"type", detail.code == "missing_field" ? "missing" : detail.code}}})}};
   }
   std::string code = CodeFor(status, detail);
@@ -68,7 +76,7 @@ json Body(const absl::Status& status, std::string_view request_id, int* http_sta
            {{"type", ErrorType(*http_status)},
             {"code", code},
             {"status", code},
-            {"message", std::string(status.message())},
+            {"message", MessageFor(status, detail)},
             {"request_id", std::string(request_id)},
             {"param", detail.param.empty() ? json(nullptr) : json(detail.param)}}}};
 }
@@ -94,6 +102,10 @@ http::HttpResponse ErrorResponse(const absl::Status& status, std::string_view re
 
 std::string ErrorCode(const absl::Status& status) {
   return CodeFor(status, core::DetailOf(status));
+}
+
+std::string ErrorText(const absl::Status& status) {
+  return MessageFor(status, core::DetailOf(status));
 }
 
 }  // namespace voxserve::transport::elevenlabs

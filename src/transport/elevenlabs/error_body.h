@@ -19,6 +19,8 @@ namespace voxserve::transport::elevenlabs {
 http::HttpResponse ErrorResponse(const absl::Status& status, std::string_view request_id = {});
 // The `code` of the body (e.g. "invalid_api_key", "voice_not_found"), for the WebSockets' errors.
 std::string ErrorCode(const absl::Status& status);
+// The `message` of the body: the status's, but for a missing key, whose hint names `xi-api-key`.
+std::string ErrorText(const absl::Status& status);
 // The JSON alone, for errors inside a stream.
 std::string ErrorJson(const absl::Status& status, std::string_view request_id = {});
 

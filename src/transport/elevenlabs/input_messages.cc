@@ -108,9 +108,8 @@ std::string FinalMessage(const std::optional<std::string>& context_id) {
 std::string ErrorMessage(const absl::Status& status, int close_code,
                          const std::optional<std::string>& context_id) {
   core::ErrorDetail detail = core::DetailOf(status);
-  json message = {{"message", std::string(status.message())},
-                  {"error", ErrorCode(status)},
-                  {"code", close_code}};
+  json message = {
+      {"message", ErrorText(status)}, {"error", ErrorCode(status)}, {"code", close_code}};
   if (!detail.param.empty()) message["param"] = detail.param;
   AddContext(message, context_id);
   return Dump(message);

@@ -2,7 +2,6 @@
 
 #include <array>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/error.h"
 
@@ -53,8 +52,7 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view name) {
     absl::StrAppend(&supported, supported.empty() ? "" : ", ", std::string(known.name));
   }
   return core::InvalidArgument(
-      absl::StrCat("unsupported output_format \"", absl::CHexEscape(std::string(name)),
-                   "\"; supported: ", supported),
+      absl::StrCat("unsupported output_format ", core::Quoted(name), "; supported: ", supported),
       "output_format", "invalid_output_format");
 }
 

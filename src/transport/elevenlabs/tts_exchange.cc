@@ -65,6 +65,10 @@ void TtsExchange::Run() {
   options.request = request_.synthesis;
   options.request.context.request_id = exchange_->request_id();
   options.request.allowed_models = exchange_->auth().allowed_models;
+  // One request's text, as /v1's (max_input_chars, empty_input); the whole-file routes' audio
+  // is bounded as a whole file's.
+  options.whole_text = true;
+  options.whole_file = route_ == TtsRoute::kConvert || route_ == TtsRoute::kWithTimestamps;
   // Each event holds the exchange while it runs: the HTTP exchange may drop its callbacks (and
   // with them the last other reference) on its own strand meanwhile.
   service::SessionPost post = [strand = strand_,

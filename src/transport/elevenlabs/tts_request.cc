@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "transport/http/query_string.h"
+#include "transport/http/seed_field.h"
 
 namespace voxserve::transport::elevenlabs {
 namespace {
@@ -40,8 +41,10 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
   try {
     body = json::parse(request.body);
   } catch (const json::exception& error) {
-    return core::InvalidArgument(std::string("request body is not valid JSON: ") + error.what(), {},
-                                 "invalid_json");
+    // nlohmann's message repeats what it last read: bounded, as every echo of client input.
+    return core::InvalidArgument(
+        "request body is not valid JSON: " + core::Truncated(error.what(), 200), {},
+        "invalid_json");
   }
   if (!body.is_object()) {
     return core::InvalidArgument("request body must be a JSON object", {}, "invalid_json");
@@ -59,9 +62,10 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
     if (!id.starts_with(kElevenLabsModelPrefix)) synthesis.model = std::move(id);
   }
   if (auto seed = body.find("seed"); seed != body.end() && !seed->is_null()) {
-    if (!seed->is_number_integer()) return WrongType("seed", "an integer");
-    // A negative seed was always accepted (and meant nothing): it still picks the default.
-    if (seed->is_number_unsigned()) synthesis.seed = seed->get<uint64_t>();
+    // As /v1's (a negative seed used to pass here, unused: now it is the same 400).
+    auto parsed_seed = http::ParseSeed(*seed);
+    if (!parsed_seed.ok()) return parsed_seed.status();
+    synthesis.seed = *parsed_seed;
   }
   if (auto settings = body.find("voice_settings"); settings != body.end() && !settings->is_null()) {
     if (!settings->is_object()) return WrongType("voice_settings", "an object");

@@ -1,7 +1,7 @@
 #include "transport/grpc/catalog_handlers.h"
 
-#include "transport/grpc/call_start.h"
-#include "transport/grpc/status_mapping.h"
+#include "transport/grpc/unary_call.h"
+#include "voxserve/v1/tts.pb.h"
 
 namespace voxserve::transport::grpc {
 namespace {
@@ -20,28 +20,19 @@ v1::ModelState ToProtoState(service::ModelState state) {
   return v1::MODEL_STATE_UNSPECIFIED;
 }
 
-// gRPC's default reactor finishes the call; the count goes with it.
-::grpc::ServerUnaryReactor* Answer(HandlerEnv& env, ::grpc::CallbackServerContext* context,
-                                   const char* method, const absl::Status& status) {
-  ::grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  ::grpc::Status answer = FinishStatus(*context, status);
-  env.metrics.CountCall(method, answer.error_code());
-  reactor->Finish(std::move(answer));
-  return reactor;
-}
-
 }  // namespace
 
 ::grpc::ServerUnaryReactor* AnswerListVoices(HandlerEnv& env,
                                              ::grpc::CallbackServerContext* context,
-                                             const v1::ListVoicesRequest* request,
-                                             v1::ListVoicesResponse* response) {
-  constexpr const char* kMethod = "ListVoices";
-  absl::StatusOr<CallStart> call = StartCall(*context, kMethod, env.gate);
-  if (!call.ok()) return Answer(env, context, kMethod, call.status());
-  service::VoiceFilter filter{request->model(), request->language()};
+                                             const ::grpc::ByteBuffer* request_bytes,
+                                             ::grpc::ByteBuffer* reply) {
+  auto* call = new UnaryCall<v1::ListVoicesRequest, v1::ListVoicesResponse>(env, context,
+                                                                            "ListVoices", reply);
+  if (!call->Start(request_bytes).ok()) return call;  // answered
+  const v1::ListVoicesRequest& request = call->request();
+  service::VoiceFilter filter{request.model(), request.language()};
   for (const service::VoiceListing& listing : env.service.ListVoices(filter)) {
-    v1::Voice* voice = response->add_voices();
+    v1::Voice* voice = call->response()->add_voices();
     voice->set_id(listing.id);
     voice->set_model(listing.model);
     voice->set_engine(listing.engine);
@@ -52,16 +43,18 @@ v1::ModelState ToProtoState(service::ModelState state) {
     voice->set_cloned(listing.cloned);
     voice->set_name(listing.name);
   }
-  return Answer(env, context, kMethod, absl::OkStatus());
+  call->Answer(absl::OkStatus());
+  return call;
 }
 
 ::grpc::ServerUnaryReactor* AnswerListModels(HandlerEnv& env,
                                              ::grpc::CallbackServerContext* context,
-                                             const v1::ListModelsRequest* /*request*/,
-                                             v1::ListModelsResponse* response) {
-  constexpr const char* kMethod = "ListModels";
-  absl::StatusOr<CallStart> call = StartCall(*context, kMethod, env.gate);
-  if (!call.ok()) return Answer(env, context, kMethod, call.status());
+                                             const ::grpc::ByteBuffer* request_bytes,
+                                             ::grpc::ByteBuffer* reply) {
+  auto* call = new UnaryCall<v1::ListModelsRequest, v1::ListModelsResponse>(env, context,
+                                                                            "ListModels", reply);
+  if (!call->Start(request_bytes).ok()) return call;  // answered
+  v1::ListModelsResponse* response = call->response();
   std::string default_model = env.service.config().default_model;
   for (const service::ModelStatus& status : env.service.ModelStatuses()) {
     if (default_model.empty()) default_model = status.id;
@@ -78,7 +71,8 @@ v1::ModelState ToProtoState(service::ModelState state) {
     model->set_id(alias);
     model->set_alias_of(default_model);
   }
-  return Answer(env, context, kMethod, absl::OkStatus());
+  call->Answer(absl::OkStatus());
+  return call;
 }
 
 }  // namespace voxserve::transport::grpc

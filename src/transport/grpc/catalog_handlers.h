@@ -3,21 +3,22 @@
 #pragma once
 
 #include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/server_callback.h>
 
 #include "transport/grpc/handler_env.h"
-#include "voxserve/v1/tts.pb.h"
 
 namespace voxserve::transport::grpc {
 
-// On the gRPC thread that received the call; no blocking work (the catalog is in memory).
+// On the gRPC thread that received the call; no blocking work (the catalog is in memory). The
+// request and reply are the call's bytes (transport/grpc/unary_call.h).
 ::grpc::ServerUnaryReactor* AnswerListVoices(HandlerEnv& env,
                                              ::grpc::CallbackServerContext* context,
-                                             const v1::ListVoicesRequest* request,
-                                             v1::ListVoicesResponse* response);
+                                             const ::grpc::ByteBuffer* request,
+                                             ::grpc::ByteBuffer* reply);
 ::grpc::ServerUnaryReactor* AnswerListModels(HandlerEnv& env,
                                              ::grpc::CallbackServerContext* context,
-                                             const v1::ListModelsRequest* request,
-                                             v1::ListModelsResponse* response);
+                                             const ::grpc::ByteBuffer* request,
+                                             ::grpc::ByteBuffer* reply);
 
 }  // namespace voxserve::transport::grpc

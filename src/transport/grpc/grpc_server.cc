@@ -1,11 +1,15 @@
 #include "transport/grpc/grpc_server.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server_builder.h>
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"
+#include "core/structured_log.h"
+#include "nlohmann/json.hpp"
+#include "transport/grpc/core_log.h"
 #include "transport/grpc/listening_sockets.h"
 #include "transport/grpc/tts_grpc_service.h"
 
@@ -22,6 +26,32 @@ constexpr std::chrono::milliseconds kReadinessPeriod{100};
 std::string HostPort(const std::string& host, int port) {
   const bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// libprotobuf writes its own lines to stderr (e.g. "[libprotobuf ERROR ...] String field ...
+// contains invalid UTF-8 data" when a request has a string that is not UTF-8): route them into
+// the server's log, in its format, with where protobuf said it.
+void LogProtobufMessage(google::protobuf::LogLevel level, const char* filename, int line,
+                        const std::string& message) {
+  spdlog::level::level_enum ours = spdlog::level::info;
+  switch (level) {
+    case google::protobuf::LOGLEVEL_INFO:
+      ours = spdlog::level::info;
+      break;
+    case google::protobuf::LOGLEVEL_WARNING:
+      ours = spdlog::level::warn;
+      break;
+    case google::protobuf::LOGLEVEL_ERROR:
+      ours = spdlog::level::err;
+      break;
+    case google::protobuf::LOGLEVEL_FATAL:
+      ours = spdlog::level::critical;
+      break;
+  }
+  core::LogFields(
+      ours, message,
+      {{"component", "protobuf"},
+       {"source", std::string(filename == nullptr ? "" : filename) + ":" + std::to_string(line)}});
 }
 
 void SetServing(::grpc::Server& server, bool serving) {
@@ -49,7 +79,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcConfig&
   std::unique_ptr<GrpcServer> server(
       new GrpcServer(host, service, registry, std::move(options.gate)));
 
-  // Both are process-wide switches read by the builder below.
+  // Process-wide switches, set before the server takes calls (SetLogHandler is not thread-safe);
+  // the health and reflection ones are read by the builder below.
+  google::protobuf::SetLogHandler(&LogProtobufMessage);
+  RouteGrpcCoreLog();
   ::grpc::EnableDefaultHealthCheckService(true);
   if (config.reflection) ::grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
@@ -98,6 +131,7 @@ void GrpcServer::StopAccepting() {
     spdlog::warn("gRPC listener not found: new connections are accepted until the shutdown");
     return;
   }
+  ExpectListenerStopped();
   RefuseNewConnections(listening_sockets_);
 }
 

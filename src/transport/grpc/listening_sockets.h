@@ -19,7 +19,8 @@ std::vector<int> ListeningSocketsOnPort(int port);
 // and connections it had accepted but nobody had taken yet are reset, so a proxy that wrote a
 // request on one knows nothing was processed and retries elsewhere (nginx: `error`). gRPC's
 // accept loop sees EINVAL, logs "Failed accept4" once and stops watching the socket; its
-// connections already open are untouched. The descriptors are not closed.
+// connections already open are untouched (core_log.h logs that line at debug: it is expected).
+// The descriptors are not closed.
 void RefuseNewConnections(const std::vector<int>& sockets);
 
 }  // namespace voxserve::transport::grpc

@@ -16,7 +16,9 @@ namespace voxserve::transport::grpc {
     case core::ErrorReason::kMethodNotAllowed:
       return ::grpc::StatusCode::UNIMPLEMENTED;
     // Over-long input or a body that is not JSON: the client's mistake, not worth retrying.
+    // Audio over its bound too: shorter text (or a faster speed) is the fix, not a retry.
     case core::ErrorReason::kPayloadTooLarge:
+    case core::ErrorReason::kOutputTooLong:
     case core::ErrorReason::kUnsupportedMediaType:
       return ::grpc::StatusCode::INVALID_ARGUMENT;
     case core::ErrorReason::kUnspecified:

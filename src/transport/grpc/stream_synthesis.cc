@@ -6,6 +6,7 @@
 #include "transport/grpc/queued_write_reactor.h"
 #include "transport/grpc/request_options.h"
 #include "transport/grpc/status_mapping.h"
+#include "transport/grpc/unary_call.h"
 
 namespace voxserve::transport::grpc {
 namespace {
@@ -13,7 +14,10 @@ namespace {
 constexpr const char* kMethod = "SynthesizeStream";
 
 using Response = v1::SynthesizeStreamResponse;
-using WriteReactor = QueuedWriteReactor<::grpc::ServerWriteReactor<Response>, Response>;
+// Raw, as the unary methods (transport/grpc/unary_call.h): each message is serialized as it is
+// queued, and a request that does not parse gets INVALID_ARGUMENT, not gRPC's bare UNIMPLEMENTED.
+using WriteReactor =
+    QueuedWriteReactor<::grpc::ServerWriteReactor<::grpc::ByteBuffer>, ::grpc::ByteBuffer>;
 
 // Owned by gRPC from the method handler's return until OnDone, where it deletes itself. The job
 // is set once in Start, before any reaction can run, and held until OnDone: it is paused (owned
@@ -23,7 +27,7 @@ class StreamSynthesis final : public WriteReactor {
   StreamSynthesis(HandlerEnv& env, ::grpc::CallbackServerContext* context)
       : env_(env), context_(context) {}
 
-  void Start(const v1::SynthesizeRequest& request);
+  void Start(const ::grpc::ByteBuffer* request_bytes);
 
   // From the sink, serialized on a service thread.
   void SendAudio(std::string bytes, audio::AudioFormat format, int sample_rate) {
@@ -33,16 +37,17 @@ class StreamSynthesis final : public WriteReactor {
     chunk->set_audio(std::move(bytes));
     chunk->set_format(ToProtoFormat(format));
     chunk->set_sample_rate(sample_rate);
-    PushAndPump(std::move(message), size);
+    Send(message, size);
   }
   // With timestamps: after the segment's last chunk (Push keeps the order).
   void SendTimestamps(const service::SegmentTimings& timings, v1::TimestampsMode mode) {
     Response message;
     FillTimestamps(timings, mode, message.mutable_timestamps());
-    PushAndPump(std::move(message), 0);
+    Send(message, 0);
   }
   // Last call from the sink; Pump (which may Finish) is the last touch of `this`.
-  void Complete(const absl::Status& status, const service::SynthesisSummary& summary) {
+  void Complete(absl::Status status, const service::SynthesisSummary& summary) {
+    if (!failed_.ok()) status = failed_;
     if (status.ok()) {
       Response message;
       v1::SynthesisDone* done = message.mutable_done();
@@ -50,7 +55,9 @@ class StreamSynthesis final : public WriteReactor {
       done->set_voice(summary.voice);
       FillUsage(summary, done->mutable_usage());
       FillTimings(summary, done->mutable_timings());
-      Push(std::move(message), 0);
+      absl::StatusOr<::grpc::ByteBuffer> bytes = SerializeMessage(message);
+      if (!bytes.ok()) return FinishWith(bytes.status());
+      Push(*std::move(bytes), 0);
     }
     FinishWith(status);
   }
@@ -67,6 +74,17 @@ class StreamSynthesis final : public WriteReactor {
   }
   void OnDone() override { delete this; }
 
+  // From the sink. A message that cannot be serialized ends the call with that error.
+  void Send(const Response& message, size_t audio_bytes) {
+    absl::StatusOr<::grpc::ByteBuffer> bytes = SerializeMessage(message);
+    if (!bytes.ok()) {
+      if (failed_.ok()) failed_ = bytes.status();
+      if (job_) job_->Cancel();  // Complete follows and answers with failed_
+      return;
+    }
+    PushAndPump(*std::move(bytes), audio_bytes);
+  }
+
   void FinishWith(const absl::Status& status) {
     ::grpc::Status answer = FinishStatus(*context_, status);
     env_.metrics.CountCall(kMethod, answer.error_code());
@@ -78,6 +96,7 @@ class StreamSynthesis final : public WriteReactor {
   ::grpc::CallbackServerContext* const context_;
   CallStart call_;
   std::shared_ptr<service::PendingJob> job_;  // the job, or its prompt still being cloned
+  absl::Status failed_;  // a message that could not be serialized; the sink's thread only
 };
 
 // Owned by the job until OnComplete; calls arrive serialized on a service thread.
@@ -105,10 +124,14 @@ class StreamSink final : public service::SynthesisSink {
   int sample_rate_ = 0;
 };
 
-void StreamSynthesis::Start(const v1::SynthesizeRequest& request) {
+void StreamSynthesis::Start(const ::grpc::ByteBuffer* request_bytes) {
   absl::StatusOr<CallStart> call = StartCall(*context_, kMethod, env_.gate);
   if (!call.ok()) return FinishWith(call.status());
   call_ = *std::move(call);
+  v1::SynthesizeRequest request;
+  if (absl::Status parsed = ParseMessage(*request_bytes, request); !parsed.ok()) {
+    return FinishWith(parsed);
+  }
   absl::StatusOr<service::SynthesisRequest> synthesis =
       ToSynthesisRequest(request.options(), audio::AudioFormat::kPcm, context_->deadline(),
                          env_.service.config().max_timeout_ms);
@@ -130,11 +153,10 @@ void StreamSynthesis::Start(const v1::SynthesizeRequest& request) {
 
 }  // namespace
 
-::grpc::ServerWriteReactor<Response>* StartStreamSynthesis(HandlerEnv& env,
-                                                           ::grpc::CallbackServerContext* context,
-                                                           const v1::SynthesizeRequest* request) {
+::grpc::ServerWriteReactor<::grpc::ByteBuffer>* StartStreamSynthesis(
+    HandlerEnv& env, ::grpc::CallbackServerContext* context, const ::grpc::ByteBuffer* request) {
   auto* reactor = new StreamSynthesis(env, context);
-  reactor->Start(*request);
+  reactor->Start(request);
   return reactor;
 }
 

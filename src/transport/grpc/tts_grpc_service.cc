@@ -9,13 +9,13 @@
 namespace voxserve::transport::grpc {
 
 ::grpc::ServerUnaryReactor* TtsGrpcService::Synthesize(::grpc::CallbackServerContext* context,
-                                                       const v1::SynthesizeRequest* request,
-                                                       v1::SynthesizeResponse* response) {
-  return StartUnarySynthesis(env_, context, request, response);
+                                                       const ::grpc::ByteBuffer* request,
+                                                       ::grpc::ByteBuffer* reply) {
+  return StartUnarySynthesis(env_, context, request, reply);
 }
 
-::grpc::ServerWriteReactor<v1::SynthesizeStreamResponse>* TtsGrpcService::SynthesizeStream(
-    ::grpc::CallbackServerContext* context, const v1::SynthesizeRequest* request) {
+::grpc::ServerWriteReactor<::grpc::ByteBuffer>* TtsGrpcService::SynthesizeStream(
+    ::grpc::CallbackServerContext* context, const ::grpc::ByteBuffer* request) {
   return StartStreamSynthesis(env_, context, request);
 }
 
@@ -25,39 +25,39 @@ TtsGrpcService::StreamingSynthesize(::grpc::CallbackServerContext* context) {
 }
 
 ::grpc::ServerUnaryReactor* TtsGrpcService::ListVoices(::grpc::CallbackServerContext* context,
-                                                       const v1::ListVoicesRequest* request,
-                                                       v1::ListVoicesResponse* response) {
-  return AnswerListVoices(env_, context, request, response);
+                                                       const ::grpc::ByteBuffer* request,
+                                                       ::grpc::ByteBuffer* reply) {
+  return AnswerListVoices(env_, context, request, reply);
 }
 
 ::grpc::ServerUnaryReactor* TtsGrpcService::ListModels(::grpc::CallbackServerContext* context,
-                                                       const v1::ListModelsRequest* request,
-                                                       v1::ListModelsResponse* response) {
-  return AnswerListModels(env_, context, request, response);
+                                                       const ::grpc::ByteBuffer* request,
+                                                       ::grpc::ByteBuffer* reply) {
+  return AnswerListModels(env_, context, request, reply);
 }
 
 ::grpc::ServerUnaryReactor* TtsGrpcService::RegisterVoice(::grpc::CallbackServerContext* context,
-                                                          const v1::RegisterVoiceRequest* request,
-                                                          v1::ClonedVoice* response) {
-  return StartRegisterVoice(env_, context, request, response);
+                                                          const ::grpc::ByteBuffer* request,
+                                                          ::grpc::ByteBuffer* reply) {
+  return StartRegisterVoice(env_, context, request, reply);
 }
 
-::grpc::ServerUnaryReactor* TtsGrpcService::ListClonedVoices(
-    ::grpc::CallbackServerContext* context, const v1::ListClonedVoicesRequest* request,
-    v1::ListClonedVoicesResponse* response) {
-  return AnswerListClonedVoices(env_, context, request, response);
+::grpc::ServerUnaryReactor* TtsGrpcService::ListClonedVoices(::grpc::CallbackServerContext* context,
+                                                             const ::grpc::ByteBuffer* request,
+                                                             ::grpc::ByteBuffer* reply) {
+  return AnswerListClonedVoices(env_, context, request, reply);
 }
 
 ::grpc::ServerUnaryReactor* TtsGrpcService::GetVoice(::grpc::CallbackServerContext* context,
-                                                     const v1::GetVoiceRequest* request,
-                                                     v1::ClonedVoice* response) {
-  return AnswerGetVoice(env_, context, request, response);
+                                                     const ::grpc::ByteBuffer* request,
+                                                     ::grpc::ByteBuffer* reply) {
+  return AnswerGetVoice(env_, context, request, reply);
 }
 
 ::grpc::ServerUnaryReactor* TtsGrpcService::DeleteVoice(::grpc::CallbackServerContext* context,
-                                                        const v1::DeleteVoiceRequest* request,
-                                                        v1::DeleteVoiceResponse* response) {
-  return AnswerDeleteVoice(env_, context, request, response);
+                                                        const ::grpc::ByteBuffer* request,
+                                                        ::grpc::ByteBuffer* reply) {
+  return AnswerDeleteVoice(env_, context, request, reply);
 }
 
 }  // namespace voxserve::transport::grpc

@@ -1,5 +1,7 @@
 // voxserve.v1.TextToSpeech on gRPC's callback API: each method hands its call to the handler
-// for its shape (one file each). Safe cross thread; owned by GrpcServer, outlives every call.
+// for its shape (one file each). The methods taking one request are raw (bytes in, bytes out) so
+// that their handlers answer a request gRPC cannot parse (transport/grpc/unary_call.h). Safe cross
+// thread; owned by GrpcServer, outlives every call.
 #pragma once
 
 #include "transport/grpc/handler_env.h"
@@ -7,35 +9,43 @@
 
 namespace voxserve::transport::grpc {
 
-class TtsGrpcService final : public v1::TextToSpeech::CallbackService {
+using rpc = v1::TextToSpeech;
+using TtsServiceBase =
+    rpc::WithRawCallbackMethod_SynthesizeStream<rpc::WithCallbackMethod_StreamingSynthesize<
+        rpc::WithRawCallbackMethod_Synthesize<rpc::WithRawCallbackMethod_ListVoices<
+            rpc::WithRawCallbackMethod_ListModels<rpc::WithRawCallbackMethod_RegisterVoice<
+                rpc::WithRawCallbackMethod_ListClonedVoices<rpc::WithRawCallbackMethod_GetVoice<
+                    rpc::WithRawCallbackMethod_DeleteVoice<rpc::Service>>>>>>>>>;
+
+class TtsGrpcService final : public TtsServiceBase {
  public:
   explicit TtsGrpcService(HandlerEnv env) : env_(std::move(env)) {}
 
   ::grpc::ServerUnaryReactor* Synthesize(::grpc::CallbackServerContext* context,
-                                         const v1::SynthesizeRequest* request,
-                                         v1::SynthesizeResponse* response) override;
-  ::grpc::ServerWriteReactor<v1::SynthesizeStreamResponse>* SynthesizeStream(
-      ::grpc::CallbackServerContext* context, const v1::SynthesizeRequest* request) override;
+                                         const ::grpc::ByteBuffer* request,
+                                         ::grpc::ByteBuffer* reply) override;
+  ::grpc::ServerWriteReactor<::grpc::ByteBuffer>* SynthesizeStream(
+      ::grpc::CallbackServerContext* context, const ::grpc::ByteBuffer* request) override;
   ::grpc::ServerBidiReactor<v1::StreamingSynthesizeRequest, v1::StreamingSynthesizeResponse>*
   StreamingSynthesize(::grpc::CallbackServerContext* context) override;
   ::grpc::ServerUnaryReactor* ListVoices(::grpc::CallbackServerContext* context,
-                                         const v1::ListVoicesRequest* request,
-                                         v1::ListVoicesResponse* response) override;
+                                         const ::grpc::ByteBuffer* request,
+                                         ::grpc::ByteBuffer* reply) override;
   ::grpc::ServerUnaryReactor* ListModels(::grpc::CallbackServerContext* context,
-                                         const v1::ListModelsRequest* request,
-                                         v1::ListModelsResponse* response) override;
+                                         const ::grpc::ByteBuffer* request,
+                                         ::grpc::ByteBuffer* reply) override;
   ::grpc::ServerUnaryReactor* RegisterVoice(::grpc::CallbackServerContext* context,
-                                            const v1::RegisterVoiceRequest* request,
-                                            v1::ClonedVoice* response) override;
+                                            const ::grpc::ByteBuffer* request,
+                                            ::grpc::ByteBuffer* reply) override;
   ::grpc::ServerUnaryReactor* ListClonedVoices(::grpc::CallbackServerContext* context,
-                                               const v1::ListClonedVoicesRequest* request,
-                                               v1::ListClonedVoicesResponse* response) override;
+                                               const ::grpc::ByteBuffer* request,
+                                               ::grpc::ByteBuffer* reply) override;
   ::grpc::ServerUnaryReactor* GetVoice(::grpc::CallbackServerContext* context,
-                                       const v1::GetVoiceRequest* request,
-                                       v1::ClonedVoice* response) override;
+                                       const ::grpc::ByteBuffer* request,
+                                       ::grpc::ByteBuffer* reply) override;
   ::grpc::ServerUnaryReactor* DeleteVoice(::grpc::CallbackServerContext* context,
-                                          const v1::DeleteVoiceRequest* request,
-                                          v1::DeleteVoiceResponse* response) override;
+                                          const ::grpc::ByteBuffer* request,
+                                          ::grpc::ByteBuffer* reply) override;
 
  private:
   HandlerEnv env_;

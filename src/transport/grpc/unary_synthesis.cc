@@ -2,27 +2,25 @@
 
 #include <memory>
 
-#include "transport/grpc/call_start.h"
 #include "transport/grpc/request_options.h"
-#include "transport/grpc/status_mapping.h"
+#include "transport/grpc/unary_call.h"
+#include "voxserve/v1/tts.pb.h"
 
 namespace voxserve::transport::grpc {
 namespace {
 
-constexpr const char* kMethod = "Synthesize";
+using SynthesizeCall = UnaryCall<v1::SynthesizeRequest, v1::SynthesizeResponse>;
 
 // Owned by gRPC from the method handler's return until OnDone, where it deletes itself. Holds
 // the job until then (OnCancel needs it; a job must be held until its sink's OnComplete).
-class UnarySynthesis final : public ::grpc::ServerUnaryReactor {
+class UnarySynthesis final : public SynthesizeCall {
  public:
-  UnarySynthesis(HandlerEnv& env, ::grpc::CallbackServerContext* context,
-                 v1::SynthesizeResponse* response)
-      : env_(env), context_(context), response_(response) {}
+  using SynthesizeCall::SynthesizeCall;
 
   // On the handler's thread, before the reactor is returned: OnCancel and OnDone cannot run yet.
-  void Start(const v1::SynthesizeRequest& request);
+  void Run(const ::grpc::ByteBuffer* request_bytes);
 
-  // From the sink, on a service thread, exactly once. Finish is the last touch of `this`.
+  // From the sink, on a service thread, exactly once. Answer is the last touch of `this`.
   void Complete(const absl::Status& status, const service::SynthesisSummary& summary,
                 audio::AudioFormat format, int sample_rate, std::string audio,
                 ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps);
@@ -31,19 +29,10 @@ class UnarySynthesis final : public ::grpc::ServerUnaryReactor {
   void OnCancel() override {
     if (job_) job_->Cancel();
   }
-  void OnDone() override { delete this; }
-  void FinishWith(const absl::Status& status) {
-    ::grpc::Status answer = FinishStatus(*context_, status);
-    env_.metrics.CountCall(kMethod, answer.error_code());
-    Finish(std::move(answer));
-  }
 
-  HandlerEnv& env_;
-  ::grpc::CallbackServerContext* const context_;
-  v1::SynthesizeResponse* const response_;  // gRPC's, written once by Complete
   CallStart call_;
   std::shared_ptr<service::PendingJob>
-      job_;  // the job, or its prompt still being cloned  // set in Start, read by OnCancel
+      job_;  // the job, or its prompt still being cloned; set in Run, read by OnCancel
 };
 
 // Owned by the job until OnComplete; calls arrive serialized on a service thread. A
@@ -76,24 +65,26 @@ class UnarySink final : public service::SynthesisSink {
   ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps_out_;
 };
 
-void UnarySynthesis::Start(const v1::SynthesizeRequest& request) {
-  absl::StatusOr<CallStart> call = StartCall(*context_, kMethod, env_.gate);
-  if (!call.ok()) return FinishWith(call.status());
+void UnarySynthesis::Run(const ::grpc::ByteBuffer* request_bytes) {
+  absl::StatusOr<CallStart> call = Start(request_bytes);
+  if (!call.ok()) return;  // answered
   call_ = *std::move(call);
+  const v1::SynthesizeRequest& request = this->request();
+  HandlerEnv& env = this->env();
   absl::StatusOr<service::SynthesisRequest> synthesis =
-      ToSynthesisRequest(request.options(), audio::AudioFormat::kWav, context_->deadline(),
-                         env_.service.config().max_timeout_ms);
-  if (!synthesis.ok()) return FinishWith(env_.service.RejectUnparsed(synthesis.status()));
+      ToSynthesisRequest(request.options(), audio::AudioFormat::kWav, context().deadline(),
+                         env.service.config().max_timeout_ms);
+  if (!synthesis.ok()) return Answer(env.service.RejectUnparsed(synthesis.status()));
   synthesis->text = request.text();
   call_.Prepare(*synthesis);
   auto sink = std::make_shared<UnarySink>(this, synthesis->format, request.options().timestamps());
   if (!synthesis->prompt_audio.empty()) {  // refusals come back through the sink
-    job_ = env_.service.SynthesizeWithPrompt(*std::move(synthesis), std::move(sink));
+    job_ = env.service.SynthesizeWithPrompt(*std::move(synthesis), std::move(sink));
     return;
   }
   absl::StatusOr<std::shared_ptr<service::SynthesisJob>> job =
-      env_.service.Synthesize(*std::move(synthesis), std::move(sink));
-  if (!job.ok()) return FinishWith(job.status());
+      env.service.Synthesize(*std::move(synthesis), std::move(sink));
+  if (!job.ok()) return Answer(job.status());
   job_ = std::make_shared<service::PendingJob>();
   job_->Attach(*std::move(job));
 }
@@ -103,26 +94,27 @@ void UnarySynthesis::Complete(
     int sample_rate, std::string audio,
     ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps) {
   if (status.ok()) {
-    *response_->mutable_timestamps() = std::move(timestamps);
-    response_->set_audio(std::move(audio));
-    response_->set_format(ToProtoFormat(format));
-    response_->set_sample_rate(sample_rate);
-    response_->set_model(summary.model);
-    response_->set_voice(summary.voice);
-    FillUsage(summary, response_->mutable_usage());
-    FillTimings(summary, response_->mutable_timings());
+    v1::SynthesizeResponse* out = response();
+    *out->mutable_timestamps() = std::move(timestamps);
+    out->set_audio(std::move(audio));
+    out->set_format(ToProtoFormat(format));
+    out->set_sample_rate(sample_rate);
+    out->set_model(summary.model);
+    out->set_voice(summary.voice);
+    FillUsage(summary, out->mutable_usage());
+    FillTimings(summary, out->mutable_timings());
   }
-  FinishWith(status);
+  Answer(status);
 }
 
 }  // namespace
 
 ::grpc::ServerUnaryReactor* StartUnarySynthesis(HandlerEnv& env,
                                                 ::grpc::CallbackServerContext* context,
-                                                const v1::SynthesizeRequest* request,
-                                                v1::SynthesizeResponse* response) {
-  auto* reactor = new UnarySynthesis(env, context, response);
-  reactor->Start(*request);
+                                                const ::grpc::ByteBuffer* request,
+                                                ::grpc::ByteBuffer* reply) {
+  auto* reactor = new UnarySynthesis(env, context, "Synthesize", reply);
+  reactor->Run(request);
   return reactor;
 }
 

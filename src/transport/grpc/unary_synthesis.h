@@ -2,18 +2,18 @@
 #pragma once
 
 #include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/server_callback.h>
 
 #include "transport/grpc/handler_env.h"
-#include "voxserve/v1/tts.pb.h"
 
 namespace voxserve::transport::grpc {
 
 // Runs on the gRPC thread that received the call; returns at once (the reactor deletes itself
-// when the call is done).
+// when the call is done). Request and reply are the call's bytes (transport/grpc/unary_call.h).
 ::grpc::ServerUnaryReactor* StartUnarySynthesis(HandlerEnv& env,
                                                 ::grpc::CallbackServerContext* context,
-                                                const v1::SynthesizeRequest* request,
-                                                v1::SynthesizeResponse* response);
+                                                const ::grpc::ByteBuffer* request,
+                                                ::grpc::ByteBuffer* reply);
 
 }  // namespace voxserve::transport::grpc

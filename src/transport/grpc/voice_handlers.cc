@@ -1,19 +1,10 @@
 #include "transport/grpc/voice_handlers.h"
 
-#include "transport/grpc/call_start.h"
-#include "transport/grpc/status_mapping.h"
+#include "transport/grpc/unary_call.h"
+#include "voxserve/v1/tts.pb.h"
 
 namespace voxserve::transport::grpc {
 namespace {
-
-::grpc::ServerUnaryReactor* Answer(HandlerEnv& env, ::grpc::CallbackServerContext* context,
-                                   const char* method, const absl::Status& status) {
-  ::grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  ::grpc::Status answer = FinishStatus(*context, status);
-  env.metrics.CountCall(method, answer.error_code());
-  reactor->Finish(std::move(answer));
-  return reactor;
-}
 
 void Fill(const service::StoredVoice& voice, v1::ClonedVoice* out) {
   const service::VoiceMetadata& m = voice.metadata;
@@ -31,70 +22,71 @@ void Fill(const service::StoredVoice& voice, v1::ClonedVoice* out) {
 
 ::grpc::ServerUnaryReactor* StartRegisterVoice(HandlerEnv& env,
                                                ::grpc::CallbackServerContext* context,
-                                               const v1::RegisterVoiceRequest* request,
-                                               v1::ClonedVoice* response) {
-  constexpr const char* kMethod = "RegisterVoice";
-  absl::StatusOr<CallStart> call = StartCall(*context, kMethod, env.gate);
-  if (!call.ok()) return Answer(env, context, kMethod, call.status());
+                                               const ::grpc::ByteBuffer* request_bytes,
+                                               ::grpc::ByteBuffer* reply) {
+  auto* call = new UnaryCall<v1::RegisterVoiceRequest, v1::ClonedVoice>(env, context,
+                                                                        "RegisterVoice", reply);
+  absl::StatusOr<CallStart> start = call->Start(request_bytes);
+  if (!start.ok()) return call;  // answered
   // The gate speaks in synthesis requests; a probe one carries the key's allowed models.
   service::SynthesisRequest probe;
-  call->Prepare(probe);
+  start->Prepare(probe);
+  const v1::RegisterVoiceRequest& request = call->request();
   service::VoiceRegistration registration;
-  registration.model = request->model();
-  registration.name = request->name();
-  registration.transcript = request->transcript();
-  registration.audio = request->audio_sample();
+  registration.model = request.model();
+  registration.name = request.name();
+  registration.transcript = request.transcript();
+  registration.audio = request.audio_sample();
   registration.allowed_models = std::move(probe.allowed_models);
-  ::grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto held = std::make_shared<CallStart>(*std::move(call));  // the grant lasts the call
-  env.service.voices().Register(
-      std::move(registration),
-      [&env, context, reactor, response, held](absl::StatusOr<service::StoredVoice> stored) {
-        if (stored.ok()) Fill(*stored, response);
-        ::grpc::Status answer = FinishStatus(*context, stored.status());
-        env.metrics.CountCall(kMethod, answer.error_code());
-        reactor->Finish(std::move(answer));
-      });
-  return reactor;
+  auto held = std::make_shared<CallStart>(*std::move(start));  // the grant lasts the call
+  env.service.voices().Register(std::move(registration),
+                                [call, held](absl::StatusOr<service::StoredVoice> stored) {
+                                  if (stored.ok()) Fill(*stored, call->response());
+                                  call->Answer(stored.status());
+                                });
+  return call;
 }
 
 ::grpc::ServerUnaryReactor* AnswerListClonedVoices(HandlerEnv& env,
                                                    ::grpc::CallbackServerContext* context,
-                                                   const v1::ListClonedVoicesRequest* request,
-                                                   v1::ListClonedVoicesResponse* response) {
-  constexpr const char* kMethod = "ListClonedVoices";
-  absl::StatusOr<CallStart> call = StartCall(*context, kMethod, env.gate);
-  if (!call.ok()) return Answer(env, context, kMethod, call.status());
-  for (const service::StoredVoice& voice : env.service.voices().List(request->model())) {
-    Fill(voice, response->add_voices());
+                                                   const ::grpc::ByteBuffer* request_bytes,
+                                                   ::grpc::ByteBuffer* reply) {
+  auto* call = new UnaryCall<v1::ListClonedVoicesRequest, v1::ListClonedVoicesResponse>(
+      env, context, "ListClonedVoices", reply);
+  if (!call->Start(request_bytes).ok()) return call;  // answered
+  for (const service::StoredVoice& voice : env.service.voices().List(call->request().model())) {
+    Fill(voice, call->response()->add_voices());
   }
-  return Answer(env, context, kMethod, absl::OkStatus());
+  call->Answer(absl::OkStatus());
+  return call;
 }
 
 ::grpc::ServerUnaryReactor* AnswerGetVoice(HandlerEnv& env, ::grpc::CallbackServerContext* context,
-                                           const v1::GetVoiceRequest* request,
-                                           v1::ClonedVoice* response) {
-  constexpr const char* kMethod = "GetVoice";
-  absl::StatusOr<CallStart> call = StartCall(*context, kMethod, env.gate);
-  if (!call.ok()) return Answer(env, context, kMethod, call.status());
-  auto voice = env.service.voices().Get(request->id());
-  if (voice.ok()) Fill(*voice, response);
-  return Answer(env, context, kMethod, voice.status());
+                                           const ::grpc::ByteBuffer* request_bytes,
+                                           ::grpc::ByteBuffer* reply) {
+  auto* call = new UnaryCall<v1::GetVoiceRequest, v1::ClonedVoice>(env, context, "GetVoice", reply);
+  if (!call->Start(request_bytes).ok()) return call;  // answered
+  auto voice = env.service.voices().Get(call->request().id());
+  if (voice.ok()) Fill(*voice, call->response());
+  call->Answer(voice.status());
+  return call;
 }
 
 ::grpc::ServerUnaryReactor* AnswerDeleteVoice(HandlerEnv& env,
                                               ::grpc::CallbackServerContext* context,
-                                              const v1::DeleteVoiceRequest* request,
-                                              v1::DeleteVoiceResponse* response) {
-  constexpr const char* kMethod = "DeleteVoice";
-  absl::StatusOr<CallStart> call = StartCall(*context, kMethod, env.gate);
-  if (!call.ok()) return Answer(env, context, kMethod, call.status());
-  absl::Status status = env.service.voices().Delete(request->id());
+                                              const ::grpc::ByteBuffer* request_bytes,
+                                              ::grpc::ByteBuffer* reply) {
+  auto* call = new UnaryCall<v1::DeleteVoiceRequest, v1::DeleteVoiceResponse>(env, context,
+                                                                              "DeleteVoice", reply);
+  if (!call->Start(request_bytes).ok()) return call;  // answered
+  const std::string& id = call->request().id();
+  absl::Status status = env.service.voices().Delete(id);
   if (status.ok()) {
-    response->set_id(request->id());
-    response->set_deleted(true);
+    call->response()->set_id(id);
+    call->response()->set_deleted(true);
   }
-  return Answer(env, context, kMethod, status);
+  call->Answer(status);
+  return call;
 }
 
 }  // namespace voxserve::transport::grpc

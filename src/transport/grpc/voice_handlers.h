@@ -3,30 +3,30 @@
 #pragma once
 
 #include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/server_callback.h>
 
 #include "transport/grpc/handler_env.h"
-#include "voxserve/v1/tts.pb.h"
 
 namespace voxserve::transport::grpc {
 
-// On the gRPC thread that received the call. RegisterVoice finishes from the registry's
-// cloning worker (the default reactor's Finish is safe from any thread); the others answer at
-// once from the store's in-memory index.
+// On the gRPC thread that received the call; request and reply are the call's bytes
+// (transport/grpc/unary_call.h). RegisterVoice answers from the registry's cloning worker
+// (Answer is safe from any thread); the others answer at once from the store's in-memory index.
 ::grpc::ServerUnaryReactor* StartRegisterVoice(HandlerEnv& env,
                                                ::grpc::CallbackServerContext* context,
-                                               const v1::RegisterVoiceRequest* request,
-                                               v1::ClonedVoice* response);
+                                               const ::grpc::ByteBuffer* request,
+                                               ::grpc::ByteBuffer* reply);
 ::grpc::ServerUnaryReactor* AnswerListClonedVoices(HandlerEnv& env,
                                                    ::grpc::CallbackServerContext* context,
-                                                   const v1::ListClonedVoicesRequest* request,
-                                                   v1::ListClonedVoicesResponse* response);
+                                                   const ::grpc::ByteBuffer* request,
+                                                   ::grpc::ByteBuffer* reply);
 ::grpc::ServerUnaryReactor* AnswerGetVoice(HandlerEnv& env, ::grpc::CallbackServerContext* context,
-                                           const v1::GetVoiceRequest* request,
-                                           v1::ClonedVoice* response);
+                                           const ::grpc::ByteBuffer* request,
+                                           ::grpc::ByteBuffer* reply);
 ::grpc::ServerUnaryReactor* AnswerDeleteVoice(HandlerEnv& env,
                                               ::grpc::CallbackServerContext* context,
-                                              const v1::DeleteVoiceRequest* request,
-                                              v1::DeleteVoiceResponse* response);
+                                              const ::grpc::ByteBuffer* request,
+                                              ::grpc::ByteBuffer* reply);
 
 }  // namespace voxserve::transport::grpc

@@ -22,6 +22,9 @@ std::string ErrorType(int http_status) {
 int HttpStatusFor(const absl::Status& status) {
   switch (core::DetailOf(status).reason) {
     case core::ErrorReason::kPayloadTooLarge: return 413;
+    // Not the request's own size, but what it would make: still "too large", and no retry helps.
+    case core::ErrorReason::kOutputTooLong:
+      return 413;
     case core::ErrorReason::kUnsupportedMediaType: return 415;
     case core::ErrorReason::kMethodNotAllowed: return 405;
     case core::ErrorReason::kQueueFull: return 429;
@@ -53,7 +56,7 @@ std::string ErrorJson(const absl::Status& status) {
       {"message", std::string(status.message())},
       {"type", ErrorType(HttpStatusFor(status))},
       {"param", detail.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(detail.param)},
-      {"code", detail.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(detail.code)},
+      {"code", detail.code},  // never empty for an error (core::DefaultCode)
   };
   return nlohmann::json{{"error", error}}.dump(-1, ' ', false,
                                                 nlohmann::json::error_handler_t::replace);

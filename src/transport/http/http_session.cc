@@ -268,7 +268,7 @@ void HttpSession::Dispatch() {
       std::make_shared<HttpExchangeImpl>(shared_from_this(), exchange_.id, std::move(request),
                                          exchange_.request_id, std::move(caller));
   if (!refused.ok()) {
-    return exchange->Respond(match.format_error ? match.format_error(refused)
+    return exchange->Respond(match.format_error ? match.format_error(refused, exchange_.request_id)
                                                 : ErrorResponse(refused));
   }
   if (bad_handshake) return exchange->Respond(*std::move(bad_handshake));

@@ -168,8 +168,8 @@ absl::Status ReadPartHeaders(std::string_view block, MultipartPart& part) {
 absl::StatusOr<std::string> MultipartBoundary(std::string_view content_type) {
   size_t semicolon = content_type.find(';');
   if (Lower(Trim(content_type.substr(0, semicolon))) != "multipart/form-data") {
-    return core::UnsupportedMediaType("Content-Type must be multipart/form-data, not '" +
-                                      std::string(Trim(content_type.substr(0, semicolon))) + "'");
+    return core::UnsupportedMediaType("Content-Type must be multipart/form-data, not " +
+                                      core::Quoted(Trim(content_type.substr(0, semicolon))));
   }
   auto parameters =
       ReadParameters(semicolon == std::string_view::npos ? "" : content_type.substr(semicolon));

@@ -64,6 +64,8 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
       return {&route.handler, route.path, route.resource, {}};
     }
     allowed += (allowed.empty() ? "" : ", ") + route.method;
+    // RFC 9110 §10.2.1: Allow lists every method served, and HEAD is served wherever GET is.
+    if (route.method == "GET") allowed += ", HEAD";
   }
   if (allowed.empty()) {
     for (const PrefixRoute& route : prefix_routes_) {
@@ -75,11 +77,12 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
   Match match;
   match.route = "unmatched";
   if (allowed.empty()) {
-    match.error = ErrorResponse(core::NotFound("no route for " + path, {}, "route_not_found"));
+    match.error =
+        ErrorResponse(core::NotFound("no route for " + core::Quoted(path), {}, "route_not_found"));
   } else {
     match.route = path;
-    match.error = ErrorResponse(
-        core::MethodNotAllowed(method + " is not allowed on " + path + "; use " + allowed));
+    match.error = ErrorResponse(core::MethodNotAllowed(
+        core::Quoted(method) + " is not allowed on " + core::Quoted(path) + "; use " + allowed));
     match.error.SetHeader("Allow", allowed);
   }
   return match;

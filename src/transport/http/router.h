@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -16,8 +17,10 @@ namespace voxserve::transport::http {
 
 using Handler = std::function<void(std::shared_ptr<HttpExchange>)>;
 // How a route family answers errors the session finds before its handler runs (a refused key):
-// a compatible API answers in its own shape (ElevenLabs' {"detail": ...}). Null: ErrorResponse.
-using ErrorFormatter = std::function<HttpResponse(const absl::Status&)>;
+// a compatible API answers in its own shape (ElevenLabs' {"detail": ...}, which carries the
+// exchange's request id). Null: ErrorResponse.
+using ErrorFormatter =
+    std::function<HttpResponse(const absl::Status&, std::string_view request_id)>;
 
 // Built at startup, then read-only: safe cross thread.
 class Router {

@@ -8,14 +8,12 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "text/utf8.h"
+#include "transport/http/seed_field.h"
 
 namespace voxserve::transport::http {
 namespace {
 
 using nlohmann::json;
-
-// The OpenAI limit on instructions, enforced so nobody can park large strings in requests.
-constexpr size_t kMaxInstructionsChars = 4096;
 
 // nlohmann's message without its "[json.exception.parse_error.101] " tag, which means nothing
 // to a client: "parse error at line 1, column 9: syntax error while parsing value - invalid
@@ -27,8 +25,11 @@ std::string PlainJsonError(const json::exception& error) {
       message.remove_prefix(end + 2);
     }
   }
-  if (error.id == 406) return "a number is too large: " + std::string(message);
-  return std::string(message);
+  // Its "last read: '...'" repeats the client's bytes, up to a whole unterminated string.
+  constexpr size_t kMaxMessageChars = 200;
+  if (error.id == 406)
+    return "a number is too large: " + core::Truncated(message, kMaxMessageChars);
+  return core::Truncated(message, kMaxMessageChars);
 }
 
 absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
@@ -38,8 +39,8 @@ absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
   // Media types are case-insensitive (RFC 9110 §8.3.1).
   if (!absl::EqualsIgnoreCase(absl::string_view(media_type.data(), media_type.size()),
                               "application/json")) {
-    return core::UnsupportedMediaType(
-        "Content-Type must be application/json (got '" + std::string(content_type) + "')");
+    return core::UnsupportedMediaType("Content-Type must be application/json (got " +
+                                      core::Quoted(content_type) + ")");
   }
   if (absl::Status status = text::ValidateUtf8(request.body, "body"); !status.ok()) {
     return core::InvalidArgument("request body is not valid UTF-8: " +
@@ -178,16 +179,13 @@ absl::Status ReadOpenAiVoice(const json& body, std::string* voice) {
 }
 
 // The sampling seed (CosyVoice; engines that do not sample ignore it), the same range on every
-// API but ElevenLabs' (which keeps accepting negative seeds as its clients send them).
+// API (seed_field.h).
 absl::Status ReadSeed(const json& body, service::SynthesisRequest* request) {
   auto it = body.find("seed");
   if (it == body.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_number_integer()) return WrongType("seed", "an integer");
-  if (!it->is_number_unsigned()) {
-    return core::InvalidArgument("seed must be an integer from 0 to 18446744073709551615", "seed",
-                                 "invalid_seed");
-  }
-  request->seed = it->get<uint64_t>();
+  auto seed = ParseSeed(*it);
+  if (!seed.ok()) return seed.status();
+  request->seed = *seed;
   return absl::OkStatus();
 }
 
@@ -199,10 +197,7 @@ absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* reque
         ReadString(body, "voice_mode", &request->voice_mode), ReadSeed(body, request)}) {
     if (!status.ok()) return status;
   }
-  if (text::CountCodePoints(request->instructions) > kMaxInstructionsChars) {
-    return core::PayloadTooLarge("instructions may hold at most 4096 characters", "instructions");
-  }
-  return absl::OkStatus();
+  return absl::OkStatus();  // their limits are the service's (service::CheckRequestOptions)
 }
 
 absl::Status ReadTimestamps(const json& body, ParsedSpeechRequest* parsed) {

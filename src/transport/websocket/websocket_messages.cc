@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "transport/http/error_response.h"
+#include "transport/http/seed_field.h"
 
 namespace voxserve::transport::websocket {
 namespace {
@@ -82,16 +83,13 @@ absl::Status ReadSpeed(const json& message, double* speed) {
   return absl::OkStatus();
 }
 
-// As REST's seed (http/speech_request_parser.cc): 0 .. 2^64-1.
+// As REST's seed (http/seed_field.h): 0 .. 2^64-1.
 absl::Status ReadSeed(const json& message, std::optional<uint64_t>* out) {
   const json* value = Field(message, "seed");
   if (value == nullptr) return absl::OkStatus();
-  if (!value->is_number_integer()) return WrongType("seed", "an integer");
-  if (!value->is_number_unsigned()) {
-    return core::InvalidArgument("seed must be an integer from 0 to 18446744073709551615", "seed",
-                                 "invalid_seed");
-  }
-  *out = value->get<uint64_t>();
+  auto seed = http::ParseSeed(*value);
+  if (!seed.ok()) return seed.status();
+  *out = *seed;
   return absl::OkStatus();
 }
 
@@ -202,6 +200,8 @@ CloseCode CloseCodeFor(const absl::Status& status) {
       return CloseCode::kTryAgainLater;
     case core::ErrorReason::kPayloadTooLarge:
       return CloseCode::kTooBig;
+    case core::ErrorReason::kOutputTooLong:  // no message was too big: the stream was too long
+      return CloseCode::kPolicy;
     default:
       break;
   }

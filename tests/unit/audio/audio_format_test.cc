@@ -43,6 +43,12 @@ TEST(ParseAudioFormatTest, ErrorNamesEverySupportedFormat) {
   EXPECT_THAT(message, HasSubstr("mp3, opus, aac, flac, wav, pcm"));
 }
 
+TEST(ParseAudioFormatTest, EchoesAHugeNameBounded) {
+  std::string message(ParseAudioFormat(std::string(900'000, 'x')).status().message());
+  EXPECT_LT(message.size(), 300u);
+  EXPECT_THAT(message, HasSubstr("(900000 bytes)"));
+}
+
 TEST(FormatNameTest, RoundTripsThroughParse) {
   for (AudioFormat format : {AudioFormat::kMp3, AudioFormat::kOpus, AudioFormat::kAac,
                              AudioFormat::kFlac, AudioFormat::kWav, AudioFormat::kPcm}) {
@@ -108,6 +114,18 @@ TEST(ParseAudioFormatTest, AcceptsUlawAsTheTelephonyExtension) {
 TEST(ResolveOutputSampleRateTest, ZeroMeansTheFormatsOwnRate) {
   EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 22050, 0), 24000);
   EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kWav, 22050, 0), 22050);
+}
+
+TEST(ResolveOutputSampleRateTest, VoiceRateKeepsTheEnginesRateForRawAndLosslessFormats) {
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 22050, kVoiceSampleRate), 22050);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kWav, 16000, kVoiceSampleRate), 16000);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kFlac, 24000, kVoiceSampleRate), 24000);
+  // Kept within what the formats take.
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 96000, kVoiceSampleRate), 48000);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kPcm, 4000, kVoiceSampleRate), 8000);
+  // Formats with rates of their own keep them.
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kOpus, 22050, kVoiceSampleRate), 48000);
+  EXPECT_EQ(*ResolveOutputSampleRate(AudioFormat::kUlaw, 22050, kVoiceSampleRate), 8000);
 }
 
 TEST(ResolveOutputSampleRateTest, TakesTheRatesEachFormatCanCarry) {

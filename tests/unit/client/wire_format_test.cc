@@ -5,6 +5,8 @@
 #include "client/client_error.h"
 #include "client/endpoint.h"
 #include "client/sse_parser.h"
+#include "client/wav_header.h"
+#include "client/wyoming_transport.h"
 
 namespace voxserve::client {
 namespace {
@@ -25,6 +27,36 @@ TEST(EndpointTest, ParsesSchemesPortsAndPrefixes) {
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->HostHeader(), "[::1]:9000");
   EXPECT_EQ(ParseEndpoint("grpc://h")->port, "50051");
+  auto wyoming = ParseEndpoint("wyoming://homeassistant.local");
+  ASSERT_TRUE(wyoming.ok());
+  EXPECT_EQ(wyoming->scheme, Scheme::kWyoming);
+  EXPECT_EQ(wyoming->port, "10200") << "Home Assistant's usual TTS port";
+  EXPECT_FALSE(wyoming->tls());
+}
+
+TEST(WyomingTransportTest, ErrorCodesReadAsTheStatusRestWouldAnswer) {
+  EXPECT_EQ(WyomingTransport::HttpStatusForCode("voice_not_found"), 404);
+  EXPECT_EQ(WyomingTransport::HttpStatusForCode("empty_input"), 400);
+  EXPECT_EQ(WyomingTransport::HttpStatusForCode("queue_full"), 429);  // retried, as REST's 429
+  EXPECT_EQ(WyomingTransport::HttpStatusForCode("server_draining"), 503);
+  EXPECT_EQ(WyomingTransport::HttpStatusForCode("something_new"), 500);
+}
+
+TEST(WavHeaderTest, Describes16BitMonoPcmOfAKnownOrUnknownLength) {
+  const std::string header = WavHeader(1000, 22050);
+  ASSERT_EQ(header.size(), 44u);
+  EXPECT_EQ(header.substr(0, 4), "RIFF");
+  auto u32 = [&header](size_t at) {
+    uint32_t value = 0;
+    for (int i = 3; i >= 0; --i) value = value << 8 | static_cast<unsigned char>(header[at + i]);
+    return value;
+  };
+  EXPECT_EQ(u32(4), 1036u);
+  EXPECT_EQ(u32(24), 22050u);
+  EXPECT_EQ(u32(40), 1000u);
+  const std::string streamed = WavHeader(kUnknownWavLength, 16000);
+  EXPECT_EQ(streamed.size(), 44u);
+  EXPECT_EQ(streamed.substr(40, 4), std::string(4, '\xff'));
 }
 
 TEST(EndpointTest, RejectsWhatItCannotUse) {

@@ -19,10 +19,10 @@ TEST(InvalidArgument, CarriesCodeMessageParamAndMachineCode) {
   EXPECT_FALSE(detail.retry_after_seconds.has_value());
 }
 
-TEST(InvalidArgument, WithoutParamOrCodeLeavesThemEmpty) {
+TEST(InvalidArgument, WithoutACodeGetsTheDefaultCodeAndNoParam) {
   ErrorDetail detail = DetailOf(InvalidArgument("bad"));
   EXPECT_EQ(detail.param, "");
-  EXPECT_EQ(detail.code, "");
+  EXPECT_EQ(detail.code, "invalid_request");
 }
 
 TEST(NotFound, CarriesNotFoundCodeWithParamAndMachineCode) {
@@ -82,29 +82,69 @@ TEST(Draining, IsUnavailableWithDrainingReason) {
   EXPECT_FALSE(detail.retry_after_seconds.has_value());
 }
 
-TEST(Internal, IsInternalWithNoDetail) {
+TEST(Internal, IsInternalWithTheInternalErrorCode) {
   absl::Status status = Internal("engine crashed");
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_EQ(std::string(status.message()), "engine crashed");
   ErrorDetail detail = DetailOf(status);
   EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
   EXPECT_EQ(detail.param, "");
-  EXPECT_EQ(detail.code, "");
+  EXPECT_EQ(detail.code, "internal_error");
 }
 
-TEST(DetailOf, GivesDefaultsForAPlainAbslStatus) {
+TEST(OutputTooLong, IsInvalidArgumentWithItsReasonAndCode) {
+  absl::Status status = OutputTooLong("too much audio");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  ErrorDetail detail = DetailOf(status);
+  EXPECT_EQ(detail.reason, ErrorReason::kOutputTooLong);
+  EXPECT_EQ(detail.code, "output_too_long");
+}
+
+TEST(AlreadyExists, CarriesParamAndCode) {
+  absl::Status status = AlreadyExists("taken", "name", "voice_name_taken");
+  EXPECT_EQ(status.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(DetailOf(status).param, "name");
+  EXPECT_EQ(DetailOf(status).code, "voice_name_taken");
+}
+
+TEST(DetailOf, GivesAPlainAbslStatusTheDefaultCodeOfItsStatusCode) {
   ErrorDetail detail = DetailOf(absl::DeadlineExceededError("too slow"));
   EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
   EXPECT_EQ(detail.param, "");
+  EXPECT_EQ(detail.code, "timeout");
+  EXPECT_FALSE(detail.retry_after_seconds.has_value());
+}
+
+TEST(DetailOf, GivesOkNoCode) {
+  ErrorDetail detail = DetailOf(absl::OkStatus());
+  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
   EXPECT_EQ(detail.code, "");
   EXPECT_FALSE(detail.retry_after_seconds.has_value());
 }
 
-TEST(DetailOf, GivesDefaultsForOk) {
-  ErrorDetail detail = DetailOf(absl::OkStatus());
-  EXPECT_EQ(detail.reason, ErrorReason::kUnspecified);
-  EXPECT_FALSE(detail.retry_after_seconds.has_value());
+TEST(DefaultCode, NamesEveryErrorCode) {
+  for (int code = 1; code <= static_cast<int>(absl::StatusCode::kUnauthenticated); ++code) {
+    EXPECT_FALSE(DefaultCode(static_cast<absl::StatusCode>(code)).empty()) << code;
+  }
+  EXPECT_EQ(DefaultCode(absl::StatusCode::kAlreadyExists), "already_exists");
+  EXPECT_EQ(DefaultCode(absl::StatusCode::kUnknown), "internal_error");
 }
+
+TEST(Quoted, QuotesAShortValueWhole) { EXPECT_EQ(Quoted("alloy"), "'alloy'"); }
+
+TEST(Quoted, CutsALongValueWithAnEllipsisAndItsSize) {
+  const std::string quoted = Quoted(std::string(900'000, 'x'));
+  EXPECT_EQ(quoted, "'" + std::string(64, 'x') + "\xE2\x80\xA6' (900000 bytes)");
+}
+
+TEST(Quoted, NeverCutsInsideACharacter) {
+  std::string voices;
+  for (int i = 0; i < 10; ++i) voices += "\xE4\xBD\xA0";  // 你
+  EXPECT_EQ(Quoted(voices, 3), "'\xE4\xBD\xA0\xE4\xBD\xA0\xE4\xBD\xA0\xE2\x80\xA6' (30 bytes)");
+  EXPECT_EQ(Quoted(voices, 10), "'" + voices + "'");
+}
+
+TEST(Quoted, EscapesControlCharacters) { EXPECT_EQ(Quoted("a\nb\x1b"), "'a\\x0ab\\x1b'"); }
 
 TEST(DetailOf, SurvivesCopyingTheStatus) {
   absl::Status original = NotFound("gone", "voice", "voice_not_found");

@@ -76,6 +76,25 @@ TEST_F(OptionTableTest, YamlListWhereAValueBelongsIsAnErrorNamingTheKey) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("config key http.port"));
 }
 
+TEST(OptionTableListTest, AListOptionTakesAYamlListOrACommaSeparatedValue) {
+  OptionTable table;
+  std::string allow;
+  OptionSpec spec{"wyoming.allow", "wyoming-allow", "addresses", "",
+                  [&allow](std::string_view text) {
+                    allow = std::string(text);
+                    return absl::OkStatus();
+                  }};
+  spec.list = true;
+  table.Add(spec);
+  ASSERT_TRUE(table.ApplyYaml(YAML::Load("wyoming:\n  allow: [127.0.0.1, 10.0.0.0/8]\n")).ok());
+  EXPECT_EQ(allow, "127.0.0.1,10.0.0.0/8");
+  ASSERT_TRUE(table.ApplyYaml(YAML::Load("wyoming:\n  allow: 192.168.1.0/24\n")).ok());
+  EXPECT_EQ(allow, "192.168.1.0/24");
+  absl::Status nested = table.ApplyYaml(YAML::Load("wyoming:\n  allow: [[1]]\n"));
+  EXPECT_EQ(nested.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(nested.message()), HasSubstr("config key wyoming.allow"));
+}
+
 TEST_F(OptionTableTest, ApplyYamlDoesNotModifyTheTree) {
   // yaml-cpp's Node::operator= writes through to the node it refers to: walking down with
   // `node = node[part]` would replace the root map by its "http" child.

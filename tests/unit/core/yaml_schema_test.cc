@@ -114,6 +114,26 @@ TEST(YamlSchemaTest, DocumentationStaysWithItsKey) {
   EXPECT_FALSE(schema.Check(YAML::Load("http: {port: 1}\n")).ok());
 }
 
+TEST(YamlSchemaTest, AKeyWrittenTwiceIsNamedWithBothLines) {
+  // yaml-cpp itself keeps both entries and a lookup finds the first: without this check the
+  // second `port` would be ignored without a word.
+  EXPECT_EQ(Message("http:\n  port: 80\n  host: a\n  port: 81\n"),
+            "http.port: duplicate key (first at line 2); each key may appear once (line 4)");
+  EXPECT_EQ(Message("models:\n  - id: m\n    id: n\n"),
+            "models[0].id: duplicate key (first at line 2); each key may appear once (line 3)");
+  EXPECT_THAT(Message("models:\n  - options: {model: a, model: b}\n"),
+              HasSubstr("models[0].options.model: duplicate key"));
+  EXPECT_THAT(Message("aliases:\n  a: cmn\n  a: de\n"), HasSubstr("aliases.a: duplicate key"));
+  EXPECT_THAT(Message("http: {port: 1}\nhttp: {host: a}\n"), HasSubstr("http: duplicate key"));
+}
+
+TEST(YamlSchemaTest, TheSameKeyInDifferentMappingsIsNoDuplicate) {
+  EXPECT_TRUE(FileSchema()
+                  .Check(YAML::Load("models:\n  - id: m\n  - id: n\n"
+                                    "aliases: {a: {voice: x}, b: {voice: y}}\n"))
+                  .ok());
+}
+
 TEST(YamlSchemaTest, EditDistanceCountsSingleCharacterEdits) {
   EXPECT_EQ(EditDistance("max_batch_sise", "max_batch_size"), 1u);
   EXPECT_EQ(EditDistance("", "abc"), 3u);

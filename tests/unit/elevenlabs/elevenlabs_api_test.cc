@@ -100,6 +100,59 @@ TEST(ParseTtsRequestTest, ShapeErrorsBecomeFastApi422s) {
             json::array({"body", "text"}));
 }
 
+TEST(ParseTtsRequestTest, ReadsTheSeedInVoxservesRangeWithV1sReasons) {
+  auto seven = ParseTtsRequest(Post(R"({"text": "Hi.", "seed": 7})"), "v");
+  ASSERT_TRUE(seven.ok());
+  EXPECT_EQ(seven->synthesis.seed, 7u);
+  auto largest = ParseTtsRequest(Post(R"({"text": "Hi.", "seed": 18446744073709551615})"), "v");
+  ASSERT_TRUE(largest.ok());
+  EXPECT_EQ(largest->synthesis.seed, 18446744073709551615u);
+  // Out of range either way: 400 invalid_seed as on /v1, not an ignored seed or a type error.
+  for (std::string seed : {"-1", "18446744073709551616", "-1e30"}) {
+    auto parsed = ParseTtsRequest(Post(R"({"text": "Hi.", "seed": )" + seed + "}"), "v");
+    ASSERT_FALSE(parsed.ok()) << seed;
+    EXPECT_EQ(core::DetailOf(parsed.status()).code, "invalid_seed") << seed;
+    EXPECT_EQ(ErrorResponse(parsed.status()).status, 400) << seed;
+    EXPECT_NE(parsed.status().message().find("18446744073709551615"), std::string::npos);
+  }
+  for (std::string seed : {"1.5", "\"7\"", "true"}) {
+    auto parsed = ParseTtsRequest(Post(R"({"text": "Hi.", "seed": )" + seed + "}"), "v");
+    ASSERT_FALSE(parsed.ok()) << seed;
+    EXPECT_EQ(ErrorResponse(parsed.status()).status, 422) << seed;  // not an integer at all
+  }
+}
+
+TEST(ParseTtsRequestTest, EchoesAHugeOutputFormatOrBrokenBodyBounded) {
+  auto format = ParseTtsRequest(
+      Post(R"({"text": "Hi."})", "output_format=" + std::string(900'000, 'x')), "v");
+  ASSERT_FALSE(format.ok());
+  EXPECT_LT(ErrorResponse(format.status()).body.size(), 2000u);
+  auto body = ParseTtsRequest(Post(R"({"text": ")" + std::string(900'000, 'x')), "v");
+  ASSERT_FALSE(body.ok());
+  EXPECT_LT(ErrorResponse(body.status()).body.size(), 2000u);
+}
+
+TEST(ErrorBodyTest, AMissingKeyIsToldToSendXiApiKey) {
+  http::HttpResponse missing = ErrorResponse(
+      core::Unauthenticated("an API key is required: send 'Authorization: Bearer <key>'",
+                            "missing_api_key"),
+      "req-9");
+  EXPECT_EQ(missing.status, 401);
+  json detail = json::parse(missing.body)["detail"];
+  EXPECT_NE(detail["message"].get<std::string>().find("xi-api-key"), std::string::npos);
+  EXPECT_EQ(detail["request_id"], "req-9");
+  EXPECT_EQ(detail["code"], "invalid_api_key");
+}
+
+TEST(ErrorBodyTest, EveryErrorHasACode) {
+  for (const absl::Status& status :
+       {absl::DeadlineExceededError("late"), absl::InternalError("boom"),
+        absl::UnavailableError("loading"), core::InvalidArgument("bad")}) {
+    json detail = json::parse(ErrorJson(status, "r"))["detail"];
+    EXPECT_TRUE(detail["code"].is_string() && !detail["code"].get<std::string>().empty()) << status;
+  }
+}
+
 TEST(ErrorBodyTest, UsesElevenLabsDetailObjectsAndCodes) {
   http::HttpResponse voice =
       ErrorResponse(core::NotFound("voice 'x' not found", "voice", "voice_not_found"), "req-1");

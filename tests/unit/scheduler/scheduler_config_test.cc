@@ -54,7 +54,9 @@ INSTANTIATE_TEST_SUITE_P(
     EachKey, SchedulerConfigInvalidTest,
     ::testing::Values(
         InvalidCase{"instances", [](SchedulerConfig& c) { c.instances = -1; },
-                    "models[piper-en].instances = -1 is outside 0..256"},
+                    "models[piper-en].instances = -1 is outside 1..256 (or auto)"},
+        InvalidCase{"instances_above", [](SchedulerConfig& c) { c.instances = 257; },
+                    "models[piper-en].instances = 257 is outside 1..256 (or auto)"},
         InvalidCase{"max_batch_size", [](SchedulerConfig& c) { c.max_batch_size = 1025; },
                     "models[piper-en].max_batch_size = 1025 is outside 1..1024"},
         InvalidCase{"max_active", [](SchedulerConfig& c) { c.max_active = 0; },

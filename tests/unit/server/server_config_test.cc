@@ -181,7 +181,12 @@ TEST_F(ServerConfigTest, BadWorkerKeysNameTheKey) {
            {"cpus: \"x\"", "is not a CPU or a range"},
            {"{isolation: thread, cpus: \"0\"}", "devices and cpus need isolation: process"},
            {"{devices: [0, 1], instances: 3}", "2 devices are listed"},
-           {"instances: many", "instances"},
+           {"instances: many", "scheduling.instances: 'many' is not an integer (or auto)"},
+           // One range, said once: the reader's is the scheduler's (issue 29).
+           {"instances: 0", "scheduling.instances: 0 is outside 1..256 (or auto)"},
+           {"instances: 300", "scheduling.instances: 300 is outside 1..256 (or auto)"},
+           {"instances: 99999999999",
+            "scheduling.instances: 99999999999 is outside 1..256 (or auto)"},
        }) {
     std::string body = std::string(yaml);
     WriteConfig(body.front() == '{'
@@ -322,6 +327,43 @@ TEST_F(ServerConfigTest, VoicesKeysComeFromTheFileFlagsAndEnvironmentAndAreCheck
   auto misspelled = Load({"--config", path_.string()});
   ASSERT_FALSE(misspelled.ok());
   EXPECT_NE(misspelled.status().message().find("directory"), std::string::npos);
+}
+
+TEST_F(ServerConfigTest, WyomingIsOffByDefaultAndItsKeysComeFromEverySource) {
+  auto defaults = Load({});
+  ASSERT_TRUE(defaults.ok());
+  const transport::wyoming::WyomingConfig& off = defaults->config.wyoming;
+  EXPECT_FALSE(off.enabled);
+  EXPECT_EQ(off.port, 10200);
+  EXPECT_TRUE(off.host.empty()) << "http.host's";
+  EXPECT_TRUE(off.allow.empty());
+
+  WriteConfig(
+      "wyoming:\n  enabled: true\n  port: 10300\n  max_connections: 8\n"
+      "  allow: [127.0.0.1, 192.168.1.0/24]\n");
+  auto file = Load({"--config", path_.string(), "--wyoming-host", "0.0.0.0"},
+                   {{"VOXSERVE_WYOMING_IDLE_TIMEOUT_MS", "5000"}});
+  ASSERT_TRUE(file.ok()) << file.status();
+  const transport::wyoming::WyomingConfig& on = file->config.wyoming;
+  EXPECT_TRUE(on.enabled);
+  EXPECT_EQ(on.port, 10300);
+  EXPECT_EQ(on.host, "0.0.0.0");
+  EXPECT_EQ(on.max_connections, 8u);
+  EXPECT_EQ(on.idle_timeout_ms, 5000);
+  EXPECT_EQ(on.allow, (std::vector<std::string>{"127.0.0.1", "192.168.1.0/24"}));
+
+  auto flag = Load({"--wyoming-allow", "::1, 10.0.0.0/8"});
+  ASSERT_TRUE(flag.ok()) << flag.status();
+  EXPECT_EQ(flag->config.wyoming.allow, (std::vector<std::string>{"::1", " 10.0.0.0/8"}));
+
+  auto bad = Load({"--wyoming-allow", "10.0.0.0/40"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("10.0.0.0/40"), std::string::npos) << bad.status();
+  auto help = Load({"--help"});
+  ASSERT_TRUE(help.ok());
+  for (const char* text : {"--wyoming-enabled", "VOXSERVE_WYOMING_PORT", "wyoming.allow"}) {
+    EXPECT_NE(help->message.find(text), std::string::npos) << text;
+  }
 }
 
 }  // namespace

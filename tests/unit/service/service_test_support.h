@@ -112,6 +112,9 @@ struct ServiceOptions {
   bool fail_to_load = false;
   std::map<std::string, VoiceAlias> extra_aliases;  // besides "narrator" → bob
   VoiceStoreConfig voices;                          // cloned voices: off unless dir is set
+  text::InputLimits limits;                         // ServiceConfig::limits
+  int max_audio_seconds = 900;                      // ServiceConfig's
+  int max_stream_audio_seconds = 3600;
 };
 
 class ServiceTest : public ::testing::Test {
@@ -130,6 +133,9 @@ class ServiceTest : public ::testing::Test {
     config.openai_voices["alloy"] = "alice";
     config.encode_threads = 2;
     config.voices = options.voices;
+    config.limits = options.limits;
+    config.max_audio_seconds = options.max_audio_seconds;
+    config.max_stream_audio_seconds = options.max_stream_audio_seconds;
     options.engine.fill_from_first_byte = true;
     bool fail = options.fail_to_load;
     auto engine_options = options.engine;

@@ -245,6 +245,33 @@ TEST(VoiceStore, ValidatesNames) {
   EXPECT_TRUE(ValidateVoiceName(std::string(64, 'a')).ok());
 }
 
+// Look-alike names (issue 29): "Alice" with a zero-width space, or with a right-to-left
+// override that shows "ecilA" as something else, must not be a second "Alice".
+TEST(VoiceStore, RefusesNamesWithInvisibleOrReorderingCharacters) {
+  for (std::string_view bad : {"Ali\u200Bce",     // zero-width space
+                               "\u202Eecila",     // right-to-left override
+                               "Al\u200Dice",     // zero-width joiner
+                               "Alice\u2066x",    // left-to-right isolate
+                               "\uFEFFAlice",     // byte order mark
+                               "Ali\u00ADce",     // soft hyphen
+                               "Alic\u0085e",     // C1 control (NEL)
+                               "Al\uE000ice",     // private use
+                               "Alice\uFE0F",     // variation selector
+                               "A\u2028lice"}) {  // line separator
+    absl::Status status = ValidateVoiceName(bad);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(core::DetailOf(status).code, "invalid_voice_name") << bad;
+    EXPECT_NE(status.message().find("invisible or format characters"), std::string::npos)
+        << status.message();
+  }
+  EXPECT_NE(ValidateVoiceName("Ali\u200Bce").message().find("U+200B at character 4"),
+            std::string::npos);
+  // Visible letters of other scripts stay welcome, right-to-left ones too.
+  for (std::string_view good : {"שלום", "مرحبا", "Zoë", "नमस्ते"}) {
+    EXPECT_TRUE(ValidateVoiceName(good).ok()) << good;
+  }
+}
+
 TEST(VoiceStore, DeleteRemovesTheFileForGood) {
   TempDir dir;
   std::string id;

@@ -105,12 +105,28 @@ TEST(ErrorResponse, BodyHasTheOpenAiShapeWithParamAndCode) {
                                             "code": "voice_not_found"}})"));
 }
 
-TEST(ErrorResponse, BodyHasNullParamAndCodeWhenAbsent) {
+TEST(ErrorResponse, BodyHasNullParamWhenAbsentButAlwaysACode) {
   json error = json::parse(ErrorResponse(absl::InvalidArgumentError("bad")).body)["error"];
   ASSERT_TRUE(error.contains("param"));
-  ASSERT_TRUE(error.contains("code"));
   EXPECT_TRUE(error["param"].is_null());
-  EXPECT_TRUE(error["code"].is_null());
+  EXPECT_EQ(error["code"], "invalid_request");
+}
+
+TEST(ErrorResponse, EveryErrorStatusGetsANonEmptyCode) {
+  for (int code = 1; code <= static_cast<int>(absl::StatusCode::kUnauthenticated); ++code) {
+    absl::Status status(static_cast<absl::StatusCode>(code), "plain");
+    json error = json::parse(ErrorResponse(status).body)["error"];
+    ASSERT_TRUE(error["code"].is_string()) << status;
+    EXPECT_FALSE(error["code"].get<std::string>().empty()) << status;
+  }
+  EXPECT_EQ(json::parse(ErrorResponse(absl::DeadlineExceededError("late")).body)["error"]["code"],
+            "timeout");
+}
+
+TEST(ErrorResponse, OutputTooLongIs413) {
+  HttpResponse response = ErrorResponse(core::OutputTooLong("too much audio"));
+  EXPECT_EQ(response.status, 413);
+  EXPECT_EQ(json::parse(response.body)["error"]["code"], "output_too_long");
 }
 
 TEST(ErrorResponse, ServerErrorsHaveServerErrorType) {

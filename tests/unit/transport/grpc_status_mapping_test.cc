@@ -9,6 +9,7 @@
 namespace voxserve::transport::grpc {
 namespace {
 
+using ::testing::Contains;
 using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
 
@@ -48,6 +49,17 @@ TEST(GrpcStatusMapping, NotFoundNamesTheField) {
 TEST(GrpcStatusMapping, OverLongInputIsInvalidArgumentNotAResourceProblem) {
   EXPECT_EQ(GrpcCodeFor(core::PayloadTooLarge("too long", "text")),
             ::grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST(GrpcStatusMapping, OutputTooLongIsInvalidArgumentWithItsCode) {
+  GrpcError error = ToGrpcError(core::OutputTooLong("too much audio"));
+  EXPECT_EQ(error.status.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(Trailers(error), Contains(Pair("voxserve-error-code", "output_too_long")));
+}
+
+TEST(GrpcStatusMapping, AnErrorWithoutACodeStillCarriesOne) {
+  GrpcError error = ToGrpcError(absl::DeadlineExceededError("late"));
+  EXPECT_THAT(Trailers(error), Contains(Pair("voxserve-error-code", "timeout")));
 }
 
 TEST(GrpcStatusMapping, PlainCodesKeepTheirMeaning) {

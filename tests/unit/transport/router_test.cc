@@ -91,8 +91,19 @@ TEST_F(RouterTest, MethodNotAllowedListsTheAllowedMethodInAllow) {
   EXPECT_EQ(HeaderOf(router_.Find("GET", "/v1/audio/speech").error, "Allow"), "POST");
 }
 
-TEST_F(RouterTest, MethodNotAllowedListsEveryAllowedMethodInAllow) {
-  EXPECT_EQ(HeaderOf(router_.Find("DELETE", "/tts").error, "Allow"), "GET, POST");
+TEST_F(RouterTest, MethodNotAllowedListsEveryAllowedMethodInAllowWithHeadBesideGet) {
+  // HEAD is served wherever GET is (RFC 9110 §10.2.1: Allow lists every method served).
+  EXPECT_EQ(HeaderOf(router_.Find("DELETE", "/tts").error, "Allow"), "GET, HEAD, POST");
+  EXPECT_EQ(HeaderOf(router_.Find("POST", "/health").error, "Allow"), "GET, HEAD");
+}
+
+TEST_F(RouterTest, MethodNotAllowedEchoesAHugePathBounded) {
+  const std::string path = "/tts" + std::string(100'000, 'x');
+  router_.Add("GET", path, Named("long"));
+  const HttpResponse error = router_.Find("DELETE", path).error;
+  EXPECT_EQ(error.status, 405);
+  EXPECT_LT(error.body.size(), 1000u);
+  EXPECT_LT(router_.Find("GET", "/nope" + std::string(100'000, 'x')).error.body.size(), 1000u);
 }
 
 TEST_F(RouterTest, HeadIsAnsweredByTheGetRoute) { EXPECT_EQ(Pick("HEAD", "/health"), "health"); }
@@ -128,7 +139,7 @@ TEST(RouterPattern, AStarSegmentMatchesOneNonEmptySegment) {
   EXPECT_EQ(router.Find("GET", "/v1/audio/voicesX").error.status, 404);
   Router::Match put = router.Find("PUT", "/v1/audio/voices/voice_abc");
   EXPECT_EQ(put.error.status, 405);
-  EXPECT_EQ(HeaderOf(put.error, "Allow"), "GET, DELETE");
+  EXPECT_EQ(HeaderOf(put.error, "Allow"), "GET, HEAD, DELETE");
 }
 
 TEST(RouterBodyLimit, OneRouteMayTakeALargerBody) {

@@ -45,6 +45,8 @@ TEST(WebSocketConfigMessage, ReadsVoiceModeAndSeed) {
     EXPECT_EQ(ParamOf(ParseConfigMessage(message).status()), "seed") << message;
   }
   EXPECT_EQ(CodeOf(ParseConfigMessage(R"({"seed":-1})").status()), "invalid_seed");
+  EXPECT_EQ(CodeOf(ParseConfigMessage(R"({"seed":18446744073709551616})").status()),
+            "invalid_seed");
   EXPECT_EQ(ParamOf(ParseConfigMessage(R"({"voice_mode":[]})").status()), "voice_mode");
   // A second config of only these fields is still a repeated config.
   EXPECT_EQ(CodeOf(ParseClientMessage(R"({"seed":1})").status()), "repeated_config");
@@ -162,6 +164,8 @@ TEST(WebSocketCloseCode, FollowsTheKindOfError) {
   EXPECT_EQ(CloseCodeFor(core::QueueFull("busy", 1)), CloseCode::kTryAgainLater);
   EXPECT_EQ(CloseCodeFor(absl::UnavailableError("loading")), CloseCode::kTryAgainLater);
   EXPECT_EQ(CloseCodeFor(core::PayloadTooLarge("long", "text")), CloseCode::kTooBig);
+  // Audio over its bound is no message too big: the stream broke a policy (1008).
+  EXPECT_EQ(CloseCodeFor(core::OutputTooLong("long")), CloseCode::kPolicy);
   EXPECT_EQ(CloseCodeFor(core::InvalidArgument("bad")), CloseCode::kPolicy);
   EXPECT_EQ(CloseCodeFor(core::NotFound("no voice", "voice", "voice_not_found")),
             CloseCode::kPolicy);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_replace.h"
 #include "engine/cosyvoice/special_tokens.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -187,6 +188,62 @@ TEST(CosyVoiceNumberToWords, ReadsGroupsWithAndAsInflect) {
 TEST_F(CosyVoiceTextFrontendTest, RefusesBadLimits) {
   EXPECT_FALSE(TextFrontend::Create(nullptr).ok());
   EXPECT_FALSE(TextFrontend::Create(tokenizer_, {.token_max_n = 10, .token_min_n = 20}).ok());
+}
+
+size_t TokenCount(const text::Qwen2Tokenizer& tokenizer, const std::string& text) {
+  auto ids = tokenizer.Encode(text);
+  EXPECT_TRUE(ids.ok()) << ids.status();
+  return ids.ok() ? ids->size() : 0;
+}
+
+// Issue 29: a piece the LLM's KV cache cannot hold beside the prompt is cut further, at clause
+// punctuation first, then between words, then between characters, each part within the budget.
+TEST_F(CosyVoiceTextFrontendTest, FitToTokensCutsAtClausesThenWordsThenCharacters) {
+  const std::string clauses =
+      "The first clause is here, the second one follows it; and a third one ends it.";
+  const size_t whole = TokenCount(*tokenizer_, clauses);
+  ASSERT_GT(whole, 6u);
+  EXPECT_THAT(frontend().FitToTokens(clauses, whole), ElementsAre(clauses));  // fits: untouched
+  for (size_t budget : {whole - 1, whole / 2, size_t{4}, size_t{2}, size_t{1}}) {
+    std::vector<std::string> parts = frontend().FitToTokens(clauses, budget);
+    ASSERT_GE(parts.size(), 2u) << budget;
+    std::string joined;
+    for (const std::string& part : parts) {
+      EXPECT_LE(TokenCount(*tokenizer_, part), budget) << part;
+      joined += part;
+    }
+    // No word lost or reordered (parts are stripped of the spaces between them, and a comma
+    // cut off alone, with no room beside its word, is nothing to speak).
+    auto letters = [](std::string text) {
+      std::erase_if(text, [](char c) { return c == ' ' || c == ',' || c == ';' || c == '.'; });
+      return text;
+    };
+    EXPECT_EQ(letters(joined), letters(clauses)) << budget;
+  }
+  // With room for a clause (measured as cut: with the space before it), the cuts fall at its
+  // punctuation.
+  const size_t longest = std::max({TokenCount(*tokenizer_, "The first clause is here,"),
+                                   TokenCount(*tokenizer_, " the second one follows it;"),
+                                   TokenCount(*tokenizer_, " and a third one ends it.")});
+  EXPECT_THAT(frontend().FitToTokens(clauses, longest),
+              ElementsAre("The first clause is here,", "the second one follows it;",
+                          "and a third one ends it."));
+}
+
+TEST_F(CosyVoiceTextFrontendTest, FitToTokensCutsChineseBetweenCharacters) {
+  const std::string chinese = "今天天气很好我们一起去公园散步吧";  // no punctuation, no spaces
+  std::vector<std::string> parts = frontend().FitToTokens(chinese, 3);
+  ASSERT_GE(parts.size(), 2u);
+  std::string joined;
+  for (const std::string& part : parts) {
+    EXPECT_LE(TokenCount(*tokenizer_, part), 3u) << part;
+    joined += part;
+  }
+  EXPECT_EQ(joined, chinese);
+  // A part of only punctuation is nothing to speak: dropped.
+  const size_t hello = TokenCount(*tokenizer_, "Hello,");
+  ASSERT_GT(TokenCount(*tokenizer_, "Hello, ..."), hello);
+  EXPECT_THAT(frontend().FitToTokens("Hello, ...", hello), ElementsAre("Hello,"));
 }
 
 TEST_F(CosyVoiceTextFrontendTest, SplitsALongParagraphInBoundedTime) {

@@ -30,12 +30,13 @@ struct Fixture {
   std::shared_ptr<const VoiceProfile> profile;
 };
 
-Fixture Load(bool streaming = false) {
+Fixture Load(bool streaming = false, int llm_capacity = CosyVoiceEngineConfig{}.llm_capacity) {
   Fixture f;
   CosyVoiceEngineConfig config;
   config.model_id = "cv";
   config.bundle_path = TinyBundle();
   config.streaming = streaming;
+  config.llm_capacity = llm_capacity;
   auto engine = CosyVoiceEngine::Create(config);
   EXPECT_TRUE(engine.ok()) << engine.status();
   if (!engine.ok()) return f;
@@ -152,7 +153,9 @@ TEST(CosyVoiceRunner, RefusesSegmentsWithoutAProfileOfItsFamily) {
   broken->tensors.erase("prompt_mel");
   absl::Status missing = (*runner)->Begin(3, {"Hello.", "v", 1.0, broken});
   EXPECT_THAT(std::string(missing.message()), HasSubstr("'prompt_mel'"));
-  EXPECT_TRUE(absl::IsInvalidArgument((*runner)->Begin(4, {"...", "v", 1.0, f.profile})));
+  absl::Status nothing = (*runner)->Begin(4, {"...", "v", 1.0, f.profile});
+  EXPECT_TRUE(absl::IsInvalidArgument(nothing));
+  EXPECT_EQ(core::DetailOf(nothing).code, "empty_input");  // as the service's own check says
   EXPECT_EQ((*runner)->Active(), 0u);
 }
 
@@ -250,6 +253,59 @@ TEST(CosyVoiceRunner, InstructModeNeedsInstructionsWithinTheTokenBound) {
   EXPECT_TRUE((*runner)->Begin(3, input).ok());
   EXPECT_EQ((*runner)->Active(), 1u);
   (*runner)->Release(3);
+}
+
+// Issue 29: with the default llm_capacity a sentence of ~95 characters or more (the tiny
+// bundle's tokenizer spends about a token per byte) did not fit beside the prompt with the 20
+// tokens per text token it may generate, and was refused. It is spoken in more pieces instead.
+TEST(CosyVoiceRunner, ASentenceTooLongForTheLlmsCapacityIsSpokenInSeveralPieces) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load();
+  ASSERT_TRUE(f.profile);
+  auto runner = StoppingRunner(*f.engine, 3);
+  ASSERT_TRUE(runner);
+  const std::string sentence =
+      "This one sentence runs on for well over a hundred and fifty characters, with commas in "
+      "it and many words, so that it cannot fit the cache beside the prompt in one piece.";
+  ASSERT_GT(sentence.size(), 150u);
+  ASSERT_TRUE(runner->Begin(1, {sentence, "v", 1.0, f.profile}).ok());
+  Outcome out = RunToEnd(*runner);
+  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  const size_t pieces = out.chunks.at(1).size();  // one chunk per piece (not streaming)
+  EXPECT_GE(pieces, 2u);
+  EXPECT_EQ(out.audio.at(1).size(), pieces * 3 * kSamplesPerToken);
+}
+
+// A configured small capacity: room for 6 text tokens beside the prompt, so a short sentence
+// takes several pieces; a capacity the prompt alone fills is refused with a code, not as a
+// failed Admit.
+TEST(CosyVoiceRunner, PiecesFitAConfiguredCapacityAndAPromptThatFillsItIsRefused) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture probe = Load();
+  ASSERT_TRUE(probe.profile);
+  const size_t prompt = probe.profile->tensors.at("transcript_tokens").ints.size() +
+                        probe.profile->tensors.at("prompt_speech_tokens").ints.size();
+  const double ratio = probe.engine->manifest().sampling.max_token_text_ratio;
+  // S + max_len - 1 slots with S = 2 + prompt + text (LlmDecoder::Admit).
+  const int six = static_cast<int>(1 + prompt + 6 + static_cast<size_t>(6 * ratio));
+  {
+    Fixture f = Load(false, six);
+    ASSERT_TRUE(f.profile);
+    auto runner = StoppingRunner(*f.engine, 2);
+    ASSERT_TRUE(runner);
+    ASSERT_TRUE(runner->Begin(1, {"Hello there, my friend.", "v", 1.0, f.profile}).ok());
+    Outcome out = RunToEnd(*runner);
+    ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+    EXPECT_GE(out.chunks.at(1).size(), 3u);  // 23 bytes, about a token each, 6 per piece
+  }
+  Fixture full = Load(false, static_cast<int>(prompt));
+  ASSERT_TRUE(full.profile);
+  auto runner = full.engine->CreateRunner();
+  ASSERT_TRUE(runner.ok());
+  absl::Status refused = (*runner)->Begin(1, {"Hello.", "v", 1.0, full.profile});
+  EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
+  EXPECT_EQ(core::DetailOf(refused).code, "prompt_too_long");
+  EXPECT_THAT(refused.message(), HasSubstr("llm_capacity"));
 }
 
 }  // namespace
