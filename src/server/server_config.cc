@@ -459,7 +459,8 @@ std::string HelpFooter(const OptionTable& table) {
   text +=
       "\nModel tools (server/model_commands.h, docs/cosyvoice-bundle.md):\n"
       "  voxserve check-model DIR     validate a CosyVoice bundle against its manifest\n"
-      "  voxserve verify-bundle DIR   run the C++ stages on its goldens, max error per stage\n";
+      "  voxserve verify-bundle DIR   run the C++ stages on its goldens, max error per stage\n"
+      "    [--execution-provider cuda]  (their graphs on the GPU)\n";
   return text;
 }
 
