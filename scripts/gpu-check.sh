@@ -70,7 +70,7 @@ pack() {
   rm -rf "$dir" && mkdir -p "$dir"
   split -b "${part_mib}M" -d -a 2 "$file" "$dir/part-"
   (cd "$dir" && sha256sum part-* >SHA256SUMS)
-  echo "$(sha256sum "$file" | cut -d' ' -f1)  payload.tar.gz" >>"$dir/SHA256SUMS"
+  echo "$(sha256sum "$file" | cut -d' ' -f1)  payload.tar.xz" >>"$dir/SHA256SUMS"
 }
 
 # Checks part N (from DIR) against SHA256SUMS and moves it into STASH/parts.
@@ -105,14 +105,16 @@ assemble() {
   done
   [ ${#missing[@]} -eq 0 ] || die "missing ${missing[*]} (the machine went back between calls? start again from part 0)"
   (cd "$parts" && grep ' part-' SHA256SUMS | sha256sum -c --quiet) || die "a stashed part is damaged"
-  cat "$parts"/part-* >"$STASH/payload.tar.gz"
+  cat "$parts"/part-* >"$STASH/payload.tar.xz"
   local want have
-  want=$(grep ' payload.tar.gz$' "$sums" | cut -d' ' -f1)
-  have=$(sha256sum "$STASH/payload.tar.gz" | cut -d' ' -f1)
+  want=$(grep ' payload.tar.xz$' "$sums" | cut -d' ' -f1)
+  have=$(sha256sum "$STASH/payload.tar.xz" | cut -d' ' -f1)
   [ "$want" = "$have" ] || die "the joined payload's checksum is $have, SHA256SUMS says $want"
   rm -rf "$STASH/payload" && mkdir -p "$STASH/payload"
-  tar -xzf "$STASH/payload.tar.gz" -C "$STASH/payload"
-  rm -f "$STASH/payload.tar.gz" "$parts"/part-*
+  # Python's tarfile reads xz itself: the device image need not have xz.
+  python -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+    "$STASH/payload.tar.xz" "$STASH/payload"
+  rm -f "$STASH/payload.tar.xz" "$parts"/part-*
   log "payload unpacked in $STASH/payload ($(du -sm "$STASH/payload" | cut -f1) MB)"
 }
 
@@ -127,8 +129,9 @@ prepare() {
   [ -d "$ref/cosyvoice" ] || die "no upstream CosyVoice at $ref (set VOXSERVE_COSYVOICE_REF)"
   "$root/scripts/fetch-onnxruntime.sh" --gpu
   if [ ! -f "$build/build.ninja" ]; then
+    # The GPU build (README, "GPU (CUDA)"): linked against the CUDA package's libonnxruntime.
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOXSERVE_ONNX=ON \
-      -DVOXSERVE_BUILD_UNIT_TESTS=ON -DVOXSERVE_BUILD_BENCH=ON
+      -DVOXSERVE_ONNXRUNTIME_GPU=ON -DVOXSERVE_BUILD_UNIT_TESTS=ON -DVOXSERVE_BUILD_BENCH=ON
   fi
   # shellcheck disable=SC2086
   cmake --build "$build" -j "${JOBS:-2}" --target $GPU_BINARIES
@@ -142,10 +145,12 @@ prepare() {
     grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libonnxruntime[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$payload/lib/"; done
   cp -r "$root/third_party/onnxruntime/gpu/lib" "$payload/onnxruntime"
+  rm -f "$payload/onnxruntime/libonnxruntime_providers_tensorrt.so"  # not used
   cp -r /usr/lib/x86_64-linux-gnu/espeak-ng-data "$payload/espeak-ng-data"
   local tiny="$payload/bundle/cosyvoice-tiny"
+  # Its fp16 copy is made on the device (fp16.py needs only onnx): ~75 MB less to carry.
   VOXSERVE_COSYVOICE_REF="$ref" python "$root/tools/cosyvoice_export/export.py" \
-    --random-weights --size tiny --fp16 --out "$tiny"
+    --random-weights --size tiny --out "$tiny"
   python "$root/tests/unit/engine/cosyvoice_flow/make_dynamic_batch_estimator.py" "$tiny" \
     "$payload/bundle/estimator-dynamic-batch.onnx"
   VOXSERVE_COSYVOICE_REF="$ref" python \
@@ -154,9 +159,10 @@ prepare() {
   # The real-dimension bundle (~3 GB) cannot be carried: the device exports it from these.
   cp -r "$ref" "$payload/oracles/CosyVoice"
   [ -d "$ref/../Matcha-TTS" ] && cp -r "$ref/../Matcha-TTS" "$payload/oracles/Matcha-TTS"
-  tar -czf "$stage/payload.tar.gz" -C "$payload" .
-  pack "$stage/payload.tar.gz" "$stage"
-  rm -rf "$payload" "$stage/payload.tar.gz"
+  # xz: the CUDA package is 304 MB, 244 MB gzipped, 196 MB xz'd (minutes here, fewer calls there).
+  tar -cf - -C "$payload" . | xz -T0 -6 >"$stage/payload.tar.xz"
+  pack "$stage/payload.tar.xz" "$stage"
+  rm -rf "$payload" "$stage/payload.tar.xz"
   local n last
   n=$(grep -c ' part-' "$stage/SHA256SUMS")
   last=$(printf '%02d' $((n - 1)))
@@ -196,7 +202,6 @@ run_checks() {
   local bin=$1 tiny=$2 tiny_fp16=$3 dynamic=$4 oracles=$5 real=$6 o=$7
   mkdir -p "$o"
   local logf="$o/log.txt"
-  : >"$logf"
   if command -v nvidia-smi >/dev/null; then
     nvidia-smi >"$o/device.txt" 2>&1 || true
   else
@@ -261,6 +266,7 @@ device_run() {
   [ -d "$payload/build/bin" ] || die "no payload in $payload (--assemble first)"
   [ -n "${OUT:-}" ] || [ -n "$out" ] || die "no \$OUT and no --out: where should the results go?"
   local o=${out:-$OUT}
+  mkdir -p "$o"
   # The CUDA 13 runtime and cuDNN are the device image's Python wheels (nvidia-*); the ONNX
   # Runtime GPU package and the Debian libraries came in the payload.
   local cuda_libs=""
@@ -282,6 +288,10 @@ device_run() {
     chmod +x "$STASH/shim/curl"
     export PATH="$STASH/shim:$PATH"
   fi
+  local fp16="$STASH/cosyvoice-tiny-fp16"
+  rm -rf "$fp16"
+  step fp16-copy "$o/log.txt" python3 "$root/tools/cosyvoice_export/fp16.py" \
+    "$payload/bundle/cosyvoice-tiny" "$fp16"
   local real=""
   if [ "$skip_real" = 0 ]; then
     real="$STASH/cosyvoice2-random-real"
@@ -294,7 +304,7 @@ device_run() {
     [ -f "$real/manifest.json" ] || real=""
   fi
   run_checks "$payload/build/bin" "$payload/bundle/cosyvoice-tiny" \
-    "$payload/bundle/cosyvoice-tiny-fp16" "$payload/bundle/estimator-dynamic-batch.onnx" \
+    "$fp16" "$payload/bundle/estimator-dynamic-batch.onnx" \
     "$payload/bundle/flow-stream-oracles" "$real" "$o"
   write_summary "$o/summary.json" device
   cat "$o/summary.json"
@@ -321,8 +331,8 @@ dry_run() {
   part_mib=1
   mkdir -p "$work/payload/build/bin" "$work/parts"
   head -c 2500000 /dev/urandom >"$work/payload/build/bin/blob"
-  tar -czf "$work/payload.tar.gz" -C "$work/payload" .
-  pack "$work/payload.tar.gz" "$work/parts"
+  tar -cf - -C "$work/payload" . | xz -T0 -1 >"$work/payload.tar.xz"
+  pack "$work/payload.tar.xz" "$work/parts"
   local n
   n=$(grep -c ' part-' "$work/parts/SHA256SUMS")
   [ "$n" -ge 2 ] || die "dry run: expected several parts, got $n"
