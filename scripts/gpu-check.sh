@@ -67,7 +67,8 @@ python() { "${py:-$(command -v /usr/bin/python3 || command -v python3)}" "$@"; }
 # Splits FILE into parts of $part_mib MiB in DIR with SHA256SUMS (every part, then the whole).
 pack() {
   local file=$1 dir=$2
-  rm -rf "$dir" && mkdir -p "$dir"
+  mkdir -p "$dir"
+  rm -f "$dir"/part-* "$dir/SHA256SUMS"
   split -b "${part_mib}M" -d -a 2 "$file" "$dir/part-"
   (cd "$dir" && sha256sum part-* >SHA256SUMS)
   echo "$(sha256sum "$file" | cut -d' ' -f1)  payload.tar.xz" >>"$dir/SHA256SUMS"
@@ -133,19 +134,40 @@ prepare() {
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOXSERVE_ONNX=ON \
       -DVOXSERVE_ONNXRUNTIME_GPU=ON -DVOXSERVE_BUILD_UNIT_TESTS=ON -DVOXSERVE_BUILD_BENCH=ON
   fi
+  # Those of them this build has (a tree without benchmarks or unit tests still packs: --run
+  # skips what is not there).
+  local targets=""
+  for b in $GPU_BINARIES; do
+    if ninja -C "$build" -t query "bin/$b" >/dev/null 2>&1; then
+      targets+=" $b"
+    else
+      log "$build has no target $b: it will be missing from the payload"
+    fi
+  done
   # shellcheck disable=SC2086
-  cmake --build "$build" -j "${JOBS:-2}" --target $GPU_BINARIES
+  cmake --build "$build" -j "${JOBS:-2}" --target $targets
   local payload="$stage/payload"
   rm -rf "$payload" && mkdir -p "$payload/build/bin" "$payload/lib" "$payload/bundle" \
     "$payload/oracles"
-  for b in $GPU_BINARIES; do cp "$build/bin/$b" "$payload/build/bin/"; done
+  for b in $targets; do cp "$build/bin/$b" "$payload/build/bin/"; done
   # The libraries the binaries load, but glibc's, the C++ runtime's (the device's own are newer)
   # and ONNX Runtime's (the GPU package's go instead).
-  for b in $GPU_BINARIES; do ldd "$build/bin/$b"; done | awk '/=> \// {print $3}' | sort -u |
+  for b in $targets; do ldd "$build/bin/$b"; done | awk '/=> \// {print $3}' | sort -u |
     grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libonnxruntime[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$payload/lib/"; done
   cp -r "$root/third_party/onnxruntime/gpu/lib" "$payload/onnxruntime"
   rm -f "$payload/onnxruntime/libonnxruntime_providers_tensorrt.so"  # not used
+  # A binary linked against the CPU package asks for its symbol version (VERS_1.31.1), which the
+  # GPU package's library (1.31.0) lacks: the loader would refuse it on the device.
+  local have need
+  have=$(objdump -T "$payload"/onnxruntime/libonnxruntime.so.1.* | grep -o 'VERS_[0-9.]*' | sort -u)
+  for b in $targets; do
+    need=$(objdump -T "$payload/build/bin/$b" | grep -o 'VERS_[0-9.]*' | sort -u)
+    for v in $need; do
+      grep -qx "$v" <<<"$have" || die "$b needs ONNX Runtime $v, the CUDA package has $(echo $have):" \
+        "build it with -DVOXSERVE_ONNXRUNTIME_GPU=ON (the default build dir build-gpu-check is)"
+    done
+  done
   cp -r /usr/lib/x86_64-linux-gnu/espeak-ng-data "$payload/espeak-ng-data"
   local tiny="$payload/bundle/cosyvoice-tiny"
   # Its fp16 copy is made on the device (fp16.py needs only onnx): ~75 MB less to carry.
@@ -160,12 +182,12 @@ prepare() {
   cp -r "$ref" "$payload/oracles/CosyVoice"
   [ -d "$ref/../Matcha-TTS" ] && cp -r "$ref/../Matcha-TTS" "$payload/oracles/Matcha-TTS"
   # xz: the CUDA package is 304 MB, 244 MB gzipped, 196 MB xz'd (minutes here, fewer calls there).
-  tar -cf - -C "$payload" . | xz -T0 -6 >"$stage/payload.tar.xz"
+  tar -cf - -C "$payload" . | xz -T0 "-${VOXSERVE_GPU_XZ_LEVEL:-6}" >"$stage/payload.tar.xz"
   pack "$stage/payload.tar.xz" "$stage"
   rm -rf "$payload" "$stage/payload.tar.xz"
   local n last
   n=$(grep -c ' part-' "$stage/SHA256SUMS")
-  last=$(printf '%02d' $((n - 1)))
+  last=$((n - 1))
   log "$n parts of at most $part_mib MiB in $stage. The device calls, one after another"
   log "(within the 30 s warm window), each with carry [\".gpu-check/part-NN\", \".gpu-check/SHA256SUMS\"]:"
   for i in $(seq 0 $((n - 2))); do
@@ -254,11 +276,17 @@ run_checks() {
   fi
   # Served: tokens/s, RTF and (streaming) TTFA per concurrency (bench/cosyvoice_bench.sh).
   # The voice is the tiny bundle's golden prompt (a real bundle exported here has no goldens).
+  # Its results file is kept outside $OUT and copied in: the bench also writes an (empty)
+  # *-llm.jsonl beside it, one file more than the tool returns.
+  local served_dir
+  served_dir=$(mktemp -d)
   step served-bench "$logf" timeout 900 env CV_BENCH_PROVIDER="$provider" \
     CV_BENCH_PROMPT_WAV="$tiny/goldens/prompt.wav" \
     CV_BENCH_CONFIGS="$configs" CV_BENCH_CONCURRENCY="$concurrency" CV_BENCH_TEXT="$text" \
-    CV_BENCH_NO_LLM=1 CV_BENCH_OUT="$o/cosyvoice-bench.jsonl" CV_BENCH_MAX_S=300 \
+    CV_BENCH_NO_LLM=1 CV_BENCH_OUT="$served_dir/cosyvoice-bench.jsonl" CV_BENCH_MAX_S=300 \
     "$root/bench/cosyvoice_bench.sh" "$(dirname "$bin")" "$served" none
+  cp "$served_dir/cosyvoice-bench.jsonl" "$o/" 2>/dev/null || true
+  rm -rf "$served_dir"
 }
 
 device_run() {
@@ -267,18 +295,20 @@ device_run() {
   [ -n "${OUT:-}" ] || [ -n "$out" ] || die "no \$OUT and no --out: where should the results go?"
   local o=${out:-$OUT}
   mkdir -p "$o"
+  # The device image's python3 (first on its PATH: the one with torch, onnx and the CUDA
+  # wheels), not a system /usr/bin/python3.
+  py=${VOXSERVE_GPU_PYTHON:-python3}
   # The CUDA 13 runtime and cuDNN are the device image's Python wheels (nvidia-*); the ONNX
   # Runtime GPU package and the Debian libraries came in the payload.
   local cuda_libs=""
   local site
-  site=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)
+  site=$(python -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)
   for s in $site; do
     [ -d "$s/nvidia" ] || continue
     cuda_libs+=$(find "$s/nvidia" -name 'lib*.so*' -printf '%h\n' | sort -u | tr '\n' ':')
   done
   export LD_LIBRARY_PATH="$payload/onnxruntime:$payload/lib:${cuda_libs}${LD_LIBRARY_PATH:-}"
   export ESPEAK_DATA_PATH="$payload"
-  py=python3
   if ! command -v curl >/dev/null; then
     # bench/start_server.sh asks /health/ready with curl -sf URL.
     mkdir -p "$STASH/shim"
@@ -290,14 +320,14 @@ device_run() {
   fi
   local fp16="$STASH/cosyvoice-tiny-fp16"
   rm -rf "$fp16"
-  step fp16-copy "$o/log.txt" python3 "$root/tools/cosyvoice_export/fp16.py" \
+  step fp16-copy "$o/log.txt" python "$root/tools/cosyvoice_export/fp16.py" \
     "$payload/bundle/cosyvoice-tiny" "$fp16"
   local real=""
   if [ "$skip_real" = 0 ]; then
     real="$STASH/cosyvoice2-random-real"
     if [ ! -f "$real/manifest.json" ]; then
       step export-real "$o/log.txt" timeout 420 env \
-        VOXSERVE_COSYVOICE_REF="$payload/oracles/CosyVoice" python3 \
+        VOXSERVE_COSYVOICE_REF="$payload/oracles/CosyVoice" "$py" \
         "$root/tools/cosyvoice_export/export.py" --random-weights --size real --no-goldens \
         --out "$real"
     fi
