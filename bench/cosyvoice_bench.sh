@@ -26,6 +26,8 @@
 #   CV_BENCH_WARMUP     0: no unmeasured "Hi." request before a configuration's points
 #   CV_BENCH_NO_LLM     1: skip the LLM-alone part
 #   CV_BENCH_OUT        results file (JSON lines; default /tmp/cosyvoice-bench.jsonl)
+#   CV_BENCH_PROMPT_WAV the voice's recording (default <bundle>/goldens/prompt.wav; a bundle
+#                       exported with --no-goldens has none)
 set -euo pipefail
 build=${1:-build}
 bundle=${2:-$build/cosyvoice2-random-real}
@@ -116,7 +118,7 @@ EOF
   start_server --config "$work/voxserve.yaml"
   echo "   ready after $(( $(date +%s) - started )) s; registering the voice"
   voice=$("$py" "$here/cosyvoice_bench.py" register --port "$port" --model cosyvoice2 \
-    --wav "$bundle/goldens/prompt.wav" --transcript "This is a short prompt recording.")
+    --wav "${CV_BENCH_PROMPT_WAV:-$bundle/goldens/prompt.wav}" --transcript "This is a short prompt recording.")
   sentence=$text sse=""
   cs=$concurrency
   if [ "$streaming" = true ]; then

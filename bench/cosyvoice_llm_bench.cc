@@ -13,6 +13,11 @@
 // agrees. (verify-bundle's llm.prefill golden does the same against upstream, but a real-size
 // verify-bundle also runs hundreds of greedy steps and full flows: minutes.)
 //
+// Each point also prints the bytes one decode step moved between host memory and the provider's
+// memory where the KV cache is (LlmStepStats: the inputs and slot indices in, the logits out; on
+// CUDA these cross PCIe, on the CPU provider they are counted but not copied) and the bytes of
+// new keys and values written into the cache's slots there.
+//
 // Each point admits `batch` sequences like a served request of bench/cosyvoice_bench.sh (10
 // prompt-text + 5 text ids, 55 prompt speech tokens: the goldens' 2.2 s prompt at 25 tokens/s),
 // prefills them (not timed as decode), then times `steps` batched decode steps. Stop ids are
@@ -45,8 +50,7 @@ LlmRequest BenchRequest(int k) {
 }
 
 // Log-probabilities of each request's first token (one Step: the prefills).
-absl::StatusOr<std::vector<std::vector<float>>> FirstLogp(const std::string& bundle,
-                                                          int requests) {
+absl::StatusOr<std::vector<std::vector<float>>> FirstLogp(const std::string& bundle, int requests) {
   auto manifest = LoadBundleManifest(bundle);
   if (!manifest.ok()) return manifest.status();
   LlmDecoderConfig config;
@@ -84,7 +88,8 @@ int Compare(const std::string& a, const std::string& b, int requests) {
                       [&x](size_t i, size_t j) { return x[i] > x[j]; });
     double all = 0, top = 0;
     for (size_t i = 0; i < x.size(); ++i) {
-      if (std::isfinite(x[i]) && std::isfinite(y[i])) all = std::max(all, double(std::fabs(x[i] - y[i])));
+      if (std::isfinite(x[i]) && std::isfinite(y[i]))
+        all = std::max(all, double(std::fabs(x[i] - y[i])));
     }
     for (int i = 0; i < 25; ++i) top = std::max(top, double(std::fabs(x[order[i]] - y[order[i]])));
     const size_t argmax_b = std::max_element(y.begin(), y.end()) - y.begin();
@@ -173,7 +178,7 @@ int Run(int argc, char** argv) {
       prefill_tokens = d.last_step().prefill_tokens;
     }
     double decode_ms = 0;
-    int64_t tokens = 0;
+    int64_t tokens = 0, to_provider = 0, to_host = 0, written = 0;
     for (int i = 0; i < steps; ++i) {
       if (auto events = d.Step(); !events.ok()) {
         std::fprintf(stderr, "%s\n", std::string(events.status().message()).c_str());
@@ -181,13 +186,21 @@ int Run(int argc, char** argv) {
       }
       decode_ms += d.last_step().decode_ms;
       tokens += d.last_step().decoded_rows;
+      to_provider += d.last_step().host_to_provider_bytes;
+      to_host += d.last_step().provider_to_host_bytes;
+      written += d.last_step().cache_written_bytes;
     }
     std::printf(
         "{\"batch\": %d, \"decode_steps\": %d, \"tokens\": %lld, \"ms_per_step\": %.1f, "
         "\"tokens_per_s\": %.1f, \"prefill_positions\": %lld, \"prefill_ms_mean\": %.1f, "
-        "\"prefill_ms_last\": %.1f, \"capacity\": %d}\n",
-        batch, steps, static_cast<long long>(tokens), decode_ms / steps, tokens / (decode_ms / 1000),
-        static_cast<long long>(prefill_tokens), prefill_ms / batch, last_prefill_ms, capacity);
+        "\"prefill_ms_last\": %.1f, \"capacity\": %d, \"cache_bytes\": %lld, "
+        "\"step_host_to_provider_bytes\": %lld, \"step_provider_to_host_bytes\": %lld, "
+        "\"step_cache_written_bytes\": %lld, \"cache_in_host_memory\": %s}\n",
+        batch, steps, static_cast<long long>(tokens), decode_ms / steps,
+        tokens / (decode_ms / 1000), static_cast<long long>(prefill_tokens), prefill_ms / batch,
+        last_prefill_ms, capacity, static_cast<long long>(d.cache_bytes()),
+        static_cast<long long>(to_provider / steps), static_cast<long long>(to_host / steps),
+        static_cast<long long>(written / steps), d.cache_in_host_memory() ? "true" : "false");
     std::fflush(stdout);
   }
   return 0;

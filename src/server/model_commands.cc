@@ -23,8 +23,10 @@ int CheckModel(const std::string& dir) {
   return report.ok() ? 0 : kExitProblems;
 }
 
-int VerifyBundle(const std::string& dir) {
-  auto verifier = engine::cosyvoice::BundleVerifier::Create(dir);
+int VerifyBundle(const std::string& dir, const std::string& provider) {
+  auto session = engine::cosyvoice::BundleVerifier::DefaultSession();
+  session.execution_provider = provider;
+  auto verifier = engine::cosyvoice::BundleVerifier::Create(dir, session);
   if (!verifier.ok()) {
     std::fprintf(stderr, "voxserve verify-bundle: %s\n",
                  std::string(verifier.status().message()).c_str());
@@ -54,12 +56,19 @@ bool IsModelCommandLine(int argc, const char* const* argv) {
 
 int RunModelCommand(int argc, const char* const* argv) {
   std::string_view command = argv[1];
-  if (argc != 3 || std::string_view(argv[2]).starts_with("-")) {
-    std::fprintf(stderr, "usage: voxserve %s BUNDLE_DIR\n", argv[1]);
+  // verify-bundle DIR [--execution-provider cpu|cuda]: the stages' graphs on that provider.
+  std::string provider = "cpu";
+  const bool with_provider = command == "verify-bundle" && argc == 5 &&
+                             std::string_view(argv[3]) == "--execution-provider";
+  if (with_provider) provider = argv[4];
+  if ((argc != 3 && !with_provider) || std::string_view(argv[2]).starts_with("-") ||
+      (provider != "cpu" && provider != "cuda")) {
+    std::fprintf(stderr, "usage: voxserve %s BUNDLE_DIR%s\n", argv[1],
+                 command == "verify-bundle" ? " [--execution-provider cpu|cuda]" : "");
     return kExitUsage;
   }
 #if VOXSERVE_ONNX
-  return command == "check-model" ? CheckModel(argv[2]) : VerifyBundle(argv[2]);
+  return command == "check-model" ? CheckModel(argv[2]) : VerifyBundle(argv[2], provider);
 #else
   std::fprintf(stderr,
                "voxserve %s: this voxserve was built without ONNX Runtime "

@@ -3,6 +3,7 @@
 
   export.py --model-dir DIR --out BUNDLE           a downloaded CosyVoice2-0.5B model directory
   export.py --random-weights --size tiny --out B   upstream's modules, random weights (seeded)
+  add --fp16: also OUT-fp16, the bundle with its flow and HiFT graphs in float16 (fp16.py)
 
 Needs upstream's checkout ($VOXSERVE_COSYVOICE_REF, default ../shared/oracles/CosyVoice) and, for
 the packages Debian lacks, the stand-ins in standins/. With --model-dir the upstream ONNX files
@@ -18,6 +19,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fp16  # noqa: E402
 import goldens  # noqa: E402
 import graphs  # noqa: E402
 import manifest  # noqa: E402
@@ -36,6 +38,8 @@ def parse_args():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="bundle directory to write (replaced)")
     p.add_argument("--no-goldens", action="store_true", help="skip goldens/")
+    p.add_argument("--fp16", action="store_true",
+                   help="also write OUT-fp16: flow and HiFT graphs in float16 (fp16.py)")
     p.add_argument("--if-oracle", action="store_true",
                    help="test fixtures: when VOXSERVE_COSYVOICE_REF is unset, say so and exit 0 "
                         "without writing (the tests that need the bundle then skip)")
@@ -197,6 +201,11 @@ def main():
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
     print(f"bundle {out}: {size / 1e6:.1f} MB, graphs+tensors {exported - started:.1f} s, "
           f"goldens {time.time() - exported:.1f} s")
+    if args.fp16:
+        dst = out.rstrip("/") + "-fp16"
+        if os.path.exists(dst):
+            shutil.rmtree(dst)
+        fp16.convert_bundle(out, dst)
 
 
 if __name__ == "__main__":

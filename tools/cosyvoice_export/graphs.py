@@ -4,11 +4,17 @@ speaker projection, and HiFT's f0 predictor and decoder (SineGen, STFT and iSTFT
 The estimator is exported with upstream's own signature (cosyvoice/bin/export_onnx.py).
 Each wrapper calls upstream's submodules in upstream's order; the line cited is what it follows.
 Opset 17: the highest Debian's torch 1.13 exports (upstream's script uses 18)."""
+import inspect
+
 import torch
 from torch import nn
 import torch.nn.functional as F
 
 OPSET = 17
+# torch >= 2.9 exports through torch.export (dynamo) unless told otherwise; these wrappers are
+# written for the TorchScript exporter that Debian's torch 1.13 has (the GPU check's device image
+# runs a newer torch: scripts/gpu-check.sh exports the real-size bundle there).
+TORCHSCRIPT = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
 
 
 def _export(module, args, path, inputs, outputs, dynamic):
@@ -16,7 +22,8 @@ def _export(module, args, path, inputs, outputs, dynamic):
     # recursively: without this the wrapped upstream modules would leave with dropout on.
     module.eval()
     torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs,
-                      dynamic_axes=dynamic, opset_version=OPSET, do_constant_folding=True)
+                      dynamic_axes=dynamic, opset_version=OPSET, do_constant_folding=True,
+                      **TORCHSCRIPT)
 
 
 class LlmBackbone(nn.Module):

@@ -8,6 +8,7 @@ random-weight bundles; a real export copies upstream's files instead.
   [1, T // 4] in [0, 6561) at 25 per second from 100 frames per second (frontend.py:95-106).
 """
 import torch
+from graphs import TORCHSCRIPT  # the exporter choice, as for our own graphs
 from torch import nn
 
 SPEAKER_DIM = 192
@@ -41,7 +42,8 @@ class SpeechTokenizerStandin(nn.Module):
 
 def export(module, args, path, input_names, output_names, dynamic_axes):
     torch.onnx.export(module, args, path, input_names=input_names, output_names=output_names,
-                      dynamic_axes=dynamic_axes, opset_version=17, do_constant_folding=True)
+                      dynamic_axes=dynamic_axes, opset_version=17, do_constant_folding=True,
+                      **TORCHSCRIPT)
 
 
 def export_campplus(module, path):

@@ -90,14 +90,22 @@ absl::StatusOr<double> MaxAbsError(const std::vector<float>& found, const NpyArr
   return worst;
 }
 
+onnx::OnnxSessionConfig BundleVerifier::DefaultSession() {
+  onnx::OnnxSessionConfig config;
+  config.intra_op_threads = 1;
+  return config;
+}
+
 absl::StatusOr<std::unique_ptr<BundleVerifier>> BundleVerifier::Create(
-    const std::string& bundle_dir) {
+    const std::string& bundle_dir, const onnx::OnnxSessionConfig& session) {
+  if (absl::Status status = session.Validate(); !status.ok()) return status;
   auto manifest = LoadCheckedBundle(bundle_dir);
   if (!manifest.ok()) return manifest.status();
   auto goldens = LoadGoldens(*manifest, bundle_dir);
   if (!goldens.ok()) return goldens.status();
   std::unique_ptr<BundleVerifier> verifier(new BundleVerifier());
   verifier->dir_ = bundle_dir;
+  verifier->session_ = session;
   verifier->manifest_ = std::move(*manifest);
   verifier->goldens_ = std::move(*goldens);
   return verifier;

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
 #include "engine/cosyvoice/npy.h"
+#include "engine/onnx/onnx_session_config.h"
 
 namespace voxserve::engine::cosyvoice {
 
@@ -48,12 +49,17 @@ absl::StatusOr<double> MaxAbsError(const std::vector<float>& found, const NpyArr
 // Not thread-safe (a command-line tool's object); stages hold their own sessions.
 class BundleVerifier {
  public:
-  // Checks the bundle (as check-model does) and loads its goldens index.
-  static absl::StatusOr<std::unique_ptr<BundleVerifier>> Create(const std::string& bundle_dir);
+  // Checks the bundle (as check-model does) and loads its goldens index. The stages open their
+  // graphs with `session` (one intra-op thread by default; `--execution-provider cuda` runs
+  // them on the GPU, as scripts/gpu-check.sh does).
+  static absl::StatusOr<std::unique_ptr<BundleVerifier>> Create(
+      const std::string& bundle_dir, const onnx::OnnxSessionConfig& session = DefaultSession());
+  static onnx::OnnxSessionConfig DefaultSession();
 
   void AddStage(std::string prefix, StageCheck check);
   const BundleManifest& manifest() const { return manifest_; }
   const std::string& bundle_dir() const { return dir_; }
+  const onnx::OnnxSessionConfig& session_config() const { return session_; }
 
   struct Result {
     std::string stage;
@@ -65,6 +71,7 @@ class BundleVerifier {
  private:
   BundleVerifier() = default;
   std::string dir_;
+  onnx::OnnxSessionConfig session_;
   BundleManifest manifest_;
   std::vector<GoldenStage> goldens_;
   std::map<std::string, StageCheck> stages_;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
 #include "absl/strings/numbers.h"
+#include "core/error.h"
 #include "engine/cosyvoice/bundle_check.h"
 #include "engine/cosyvoice/cosyvoice_runner.h"
 #include "engine/cosyvoice/llm_decoder.h"
@@ -100,8 +100,8 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   auto tokenizer = LoadTokenizer(config.bundle_path + "/" + engine->manifest_.tokenizer_dir,
                                  TokenizerVersion::kCosyVoice2);
   if (!tokenizer.ok()) {
-    return core::InvalidArgument("bundle " + config.bundle_path + ": tokenizer: " +
-                                 std::string(tokenizer.status().message()));
+    return core::InvalidArgument("bundle " + config.bundle_path +
+                                 ": tokenizer: " + std::string(tokenizer.status().message()));
   }
   engine->tokenizer_ = std::move(*tokenizer);
   auto frontend = TextFrontend::Create(engine->tokenizer_.get());
@@ -120,7 +120,7 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   auto hift = HiftVocoder::Create(engine->manifest_, config.bundle_path, config.session);
   if (!hift.ok()) return hift.status();
   engine->hift_ = std::move(*hift);
-  auto vocoder = VocoderPool::Create(config.vocoder_threads);
+  auto vocoder = VocoderPool::Create(config.vocoder_threads, engine->flow_.get());
   if (!vocoder.ok()) return vocoder.status();
   engine->vocoder_ = std::move(*vocoder);
   engine->info_.cloned_voices.family = std::string(FamilyName(engine->manifest_.family));

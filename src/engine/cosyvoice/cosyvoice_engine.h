@@ -18,8 +18,8 @@
 #include "engine/cosyvoice/prompt_encoder.h"
 #include "engine/cosyvoice/text_frontend.h"
 #include "engine/cosyvoice/vocoder_pool.h"
-#include "engine/streaming_engine.h"
 #include "engine/onnx/onnx_session_config.h"
+#include "engine/streaming_engine.h"
 
 namespace voxserve::engine::cosyvoice {
 
@@ -94,6 +94,8 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
   absl::StatusOr<VoiceProfile> ProfileFromFeatures(const PromptFeatures& features) const;
 
   const BundleManifest& manifest() const { return manifest_; }
+  // The shared flow stage (tests and benchmarks read its estimator_calls()).
+  const FlowMatcher& flow() const { return *flow_; }
 
  private:
   CosyVoiceEngine() = default;
@@ -101,8 +103,9 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
   CosyVoiceEngineConfig config_;
   BundleManifest manifest_;
   std::unique_ptr<PromptEncoder> prompt_encoder_;
-  std::unique_ptr<text::Qwen2Tokenizer> tokenizer_;  // the bundle's tokenizer/ + CosyVoice2's specials
-  std::unique_ptr<TextFrontend> text_frontend_;      // uses tokenizer_ (split lengths)
+  std::unique_ptr<text::Qwen2Tokenizer>
+      tokenizer_;                                // the bundle's tokenizer/ + CosyVoice2's specials
+  std::unique_ptr<TextFrontend> text_frontend_;  // uses tokenizer_ (split lengths)
   std::unique_ptr<FlowMatcher> flow_;
   std::unique_ptr<HiftVocoder> hift_;
   ModelInfo info_;

@@ -331,19 +331,38 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
   segment.in_flight = true;
   // The job copies the stages (pointers into the engine, whose pool ends before its stages)
   // and shares the rest, so neither Release nor the runner's end leaves it a dangling reference.
-  stages_.vocoder->Post([stages = stages_, job = std::move(job), outbox = outbox_,
-                         dropped = segment.dropped, hook = vocode_hook_, id,
-                         order = segment.order] {
-    Vocoded result{id, order, audio::PcmAudio{}};
-    if (!dropped->load()) {
-      if (hook) hook(id);
-      result.audio = job->stream ? VocodeHop(stages, *job) : Vocode(stages, *job);
-    }
+  auto report = [outbox = outbox_, id,
+                 order = segment.order](absl::StatusOr<audio::PcmAudio> audio) {
     {
       std::lock_guard lock(outbox->mutex);
-      outbox->done.push_back(std::move(result));
+      outbox->done.push_back(Vocoded{id, order, std::move(audio)});
     }
     outbox->ready.notify_one();
+  };
+  if (!job->stream && stages_.vocoder->batches_flows()) {
+    // A whole piece: its flow may share estimator calls with other segments' waiting pieces.
+    FlowJob flow;
+    flow.request = FlowInput(*job);
+    flow.keeps = job;
+    flow.dropped = [dropped = segment.dropped] { return dropped->load(); };
+    flow.before = [hook = vocode_hook_, id] {
+      if (hook) hook(id);
+    };
+    flow.finish = [stages = stages_, job, report](absl::StatusOr<ProviderMel> mel) {
+      report(mel.ok() ? VocodeMel(stages, *job, *std::move(mel)) : mel.status());
+    };
+    flow.skip = [report] { report(audio::PcmAudio{}); };
+    stages_.vocoder->PostFlow(std::move(flow));
+    return;
+  }
+  stages_.vocoder->Post([stages = stages_, job = std::move(job), dropped = segment.dropped,
+                         hook = vocode_hook_, id, report] {
+    absl::StatusOr<audio::PcmAudio> audio = audio::PcmAudio{};
+    if (!dropped->load()) {
+      if (hook) hook(id);
+      audio = job->stream ? VocodeHop(stages, *job) : Vocode(stages, *job);
+    }
+    report(std::move(audio));
   });
 }
 
@@ -390,12 +409,7 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(const GenerationStage
   // lookahead tokens (PostReadyHop cut that prefix), chunk-causal with the lookahead as
   // context, mel from 2 x offset (FlowMatcher::RunPrefix; without the bundle's
   // flow_encoder_stream graph an approximation).
-  const VoiceProfile& profile = *job.profile;
-  FlowRequest request;
-  request.tokens = job.tokens;
-  request.prompt_tokens = profile.tensors.at("prompt_speech_tokens").ints;
-  request.prompt_mel = profile.tensors.at("prompt_mel").floats;
-  request.embedding = profile.tensors.at("speaker_embedding").floats;
+  const FlowRequest request = FlowInput(job);
   auto mel = stages.flow->RunPrefix(request, job.token_offset, job.finalize);
   if (!mel.ok()) return mel.status();
   auto audio = job.stream->hift.Push({mel->values, mel->frames}, job.finalize, job.stream->noise);
@@ -412,26 +426,41 @@ size_t CosyVoiceRunner::TokenBudget(const Segment& segment) const {
   return static_cast<size_t>(max_tokens - prompt);  // > 0: checked by Begin
 }
 
-absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::Vocode(const GenerationStages& stages,
-                                                        const VocodeJob& job) {
+FlowRequest CosyVoiceRunner::FlowInput(const VocodeJob& job) {
   const VoiceProfile& profile = *job.profile;
   FlowRequest request;
   request.tokens = job.tokens;
   request.prompt_tokens = profile.tensors.at("prompt_speech_tokens").ints;
   request.prompt_mel = profile.tensors.at("prompt_mel").floats;
   request.embedding = profile.tensors.at("speaker_embedding").floats;
-  auto mel = stages.flow->Run(request);
+  return request;
+}
+
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::Vocode(const GenerationStages& stages,
+                                                        const VocodeJob& job) {
+  const FlowRequest request = FlowInput(job);
+  auto mel = std::move(stages.flow->RunBatchOnProvider({&request, 1}).front());
   if (!mel.ok()) return mel.status();
-  std::vector<float> values = std::move(mel->values);
-  int64_t frames = mel->frames;
-  if (job.speed != 1.0) {
-    // Non-streaming speed change on the mel, as token2wav does (cli/model.py:319-321).
-    auto changed = ChangeMelSpeed({values, frames}, mel->bins, job.speed, &frames);
-    if (!changed.ok()) return changed.status();
-    values = *std::move(changed);
-  }
+  return VocodeMel(stages, job, *std::move(mel));
+}
+
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeMel(const GenerationStages& stages,
+                                                           const VocodeJob& job, ProviderMel mel) {
   SeededSourceNoise noise(job.noise_seed);
-  auto vocoded = stages.hift->Vocode({values, frames}, {}, noise);
+  absl::StatusOr<VocodedAudio> vocoded;
+  if (job.speed == 1.0) {
+    // The mel stays where the flow left it (the device's memory on CUDA) until HiFT reads it.
+    vocoded = stages.hift->VocodeOnProvider(mel.View(), {}, noise);
+  } else {
+    // Non-streaming speed change on the mel, as token2wav does (cli/model.py:319-321): a host
+    // step, so the mel comes over once.
+    auto host = stages.flow->Download(mel);
+    if (!host.ok()) return host.status();
+    int64_t frames = host->frames;
+    auto changed = ChangeMelSpeed({host->values, frames}, host->bins, job.speed, &frames);
+    if (!changed.ok()) return changed.status();
+    vocoded = stages.hift->Vocode({*changed, frames}, {}, noise);
+  }
   if (!vocoded.ok()) return vocoded.status();
   audio::PcmAudio pcm;
   pcm.samples = std::move(vocoded->audio);

@@ -106,7 +106,7 @@ class CosyVoiceRunner final : public StreamRunner {
     uint64_t order = 0;  // Begin order: Step reports in it
     std::shared_ptr<const VoiceProfile> profile;
     double speed = 1.0;
-    uint64_t seed = 0;  // the request's, or the engine's default
+    uint64_t seed = 0;     // the request's, or the engine's default
     LlmPrompt llm_prompt;  // the voice's prompt as its mode gives it to the LLM, every piece
     std::vector<std::vector<int64_t>> pieces;  // text ids of each normalized piece
     size_t next_piece = 0;                     // the piece after the one being decoded
@@ -161,6 +161,11 @@ class CosyVoiceRunner final : public StreamRunner {
                                                 const VocodeJob& job);
   static absl::StatusOr<audio::PcmAudio> VocodeHop(const GenerationStages& stages,
                                                    const VocodeJob& job);
+  // A whole piece's HiFT (+ speed) on its flow's mel.
+  static absl::StatusOr<audio::PcmAudio> VocodeMel(const GenerationStages& stages,
+                                                   const VocodeJob& job, ProviderMel mel);
+  // The flow's view of a job: its tokens and its profile's prompt (the job owns them).
+  static FlowRequest FlowInput(const VocodeJob& job);
   // Ends a segment now (not before its output was reported): frees its LLM row and drops its
   // jobs.
   void Forget(std::map<SequenceId, Segment>::iterator it);

@@ -6,72 +6,29 @@
 #include <map>
 #include <numbers>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "core/error.h"
+#include "engine/cosyvoice/flow_buffers.h"
 #include "engine/cosyvoice/npy.h"
 
 namespace voxserve::engine::cosyvoice {
 
+using onnx::ElementType;
 using onnx::OnnxSession;
 using onnx::Tensor;
 using onnx::TensorView;
 
-// The estimator's buffers for `pairs` CFG row pairs of one length T, allocated once per call and
-// reused by every Euler step (only x and t change between steps; mu, spks and cond are written
-// once, where upstream rewrites the same values each step, flow_matching.py:103-108). Row 2k is
-// pair k's conditioned row, row 2k + 1 its unconditioned row (mu, spks, cond zero), as upstream's
-// batch of two is ordered (flow_matching.py:116). Owned by the call; not shared.
-class FlowMatcher::Batch {
- public:
-  Batch(int pairs, int bins, int frames, const std::string& out_name)
-      : bins_(bins), frames_(frames) {
-    const int64_t rows = 2 * static_cast<int64_t>(pairs), plane = int64_t{bins} * frames;
-    x_.assign(rows * plane, 0.0f);
-    mask_.assign(rows * frames, 1.0f);  // one row per call, no padding (flow.py:270)
-    mu_.assign(rows * plane, 0.0f);
-    t_.assign(rows, 0.0f);
-    spks_.assign(rows * bins, 0.0f);
-    cond_.assign(rows * plane, 0.0f);
-    out_.assign(rows * plane, 0.0f);
-    auto floats = [](std::vector<float>& values, std::vector<int64_t> shape) {
-      return TensorView{onnx::ElementType::kFloat, values.data(), std::move(shape)};
-    };
-    inputs_ = {
-        {"x", floats(x_, {rows, bins, frames})},   {"mask", floats(mask_, {rows, 1, frames})},
-        {"mu", floats(mu_, {rows, bins, frames})}, {"t", floats(t_, {rows})},
-        {"spks", floats(spks_, {rows, bins})},     {"cond", floats(cond_, {rows, bins, frames})}};
-    outputs_ = {{out_name, floats(out_, {rows, bins, frames})}};
-  }
-
-  void SetConditioning(int pair, const FlowConditioning& c) {
-    const size_t plane = Plane();
-    std::copy(c.mu.begin(), c.mu.end(), mu_.begin() + 2 * pair * plane);
-    std::copy(c.cond.begin(), c.cond.end(), cond_.begin() + 2 * pair * plane);
-    std::copy(c.spks.begin(), c.spks.end(), spks_.begin() + 2 * pair * bins_);
-  }
-
-  // Both rows of `pair` see the same x and t (flow_matching.py:103, :106).
-  void SetState(int pair, std::span<const float> x, float t) {
-    const size_t plane = Plane();
-    std::copy(x.begin(), x.end(), x_.begin() + 2 * pair * plane);
-    std::copy(x.begin(), x.end(), x_.begin() + (2 * pair + 1) * plane);
-    t_[2 * pair] = t_[2 * pair + 1] = t;
-  }
-
-  absl::Status Run(const OnnxSession& estimator) { return estimator.RunInPlace(inputs_, outputs_); }
-
-  std::span<const float> Output(int row) const {
-    return std::span<const float>(out_).subspan(row * Plane(), Plane());
-  }
-  const std::vector<float>& output() const { return out_; }
-
- private:
-  size_t Plane() const { return static_cast<size_t>(bins_) * frames_; }
-
-  int bins_, frames_;
-  std::vector<float> x_, mask_, mu_, t_, spks_, cond_, out_;
-  std::vector<std::pair<std::string, TensorView>> inputs_, outputs_;
+// What the encoder of one request takes, checked (EncodeWith's first half), and the cond plane
+// built from its prompt mel. Owned by the call.
+struct FlowMatcher::Prepared {
+  bool stream = false;
+  std::vector<int64_t> ids;  // prompt ++ new tokens
+  size_t lookahead = 0;      // the last ids that are the stream encoder's context
+  std::vector<float> embedding;
+  int frames = 0, prompt_frames = 0;
+  std::vector<float> cond;  // [bins, frames]: the prompt mel transposed, zeros after
 };
 
 namespace {
@@ -147,6 +104,8 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
     flow->stream_context_ = s.inputs()[1].name;
     flow->stream_context_int32_ = s.inputs()[1].type == onnx::ElementType::kInt32;
     flow->stream_embedding_ = s.inputs()[2].name;
+    flow->stream_mu_ = s.outputs()[0].name;
+    flow->stream_spks_ = s.outputs()[1].name;
     flow->stream_encoder_ = std::move(*opened);
   }
   flow->pre_lookahead_len_ = static_cast<int>(manifest.flow.pre_lookahead_len);
@@ -165,6 +124,10 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
                                  std::to_string(flow->estimator_batch_) +
                                  "; a CFG pair needs 2 (or a dynamic axis)");
   }
+
+  auto glue = FlowGlue::Create(session_config);
+  if (!glue.ok()) return glue.status();
+  flow->glue_ = std::move(*glue);
 
   flow->mel_bins_ = manifest.audio.mel_bins;
   flow->embedding_dim_ = manifest.audio.speaker_embedding_dim;
@@ -200,6 +163,23 @@ absl::StatusOr<FlowConditioning> FlowMatcher::EncodeStream(const FlowRequest& r)
 }
 
 absl::StatusOr<FlowConditioning> FlowMatcher::EncodeWith(const FlowRequest& r, bool stream) const {
+  auto prepared = Prepare(r, stream);
+  if (!prepared.ok()) return prepared.status();
+  FlowConditioning c;
+  c.frames = prepared->frames;
+  c.prompt_frames = prepared->prompt_frames;
+  c.mu.assign(static_cast<size_t>(mel_bins_) * c.frames, 0.0f);
+  c.spks.assign(static_cast<size_t>(mel_bins_), 0.0f);
+  absl::Status encoded =
+      RunEncoder(*prepared, {ElementType::kFloat, c.mu.data(), {1, mel_bins_, c.frames}},
+                 {ElementType::kFloat, c.spks.data(), {1, mel_bins_}});
+  if (!encoded.ok()) return encoded;
+  c.cond = std::move(prepared->cond);
+  return c;
+}
+
+absl::StatusOr<FlowMatcher::Prepared> FlowMatcher::Prepare(const FlowRequest& r,
+                                                           bool stream) const {
   if (r.tokens.empty()) return core::InvalidArgument("flow request: no speech tokens");
   // A hop's last pre_lookahead_len tokens are context only: it needs one more to make frames.
   if (stream && r.tokens.size() <= static_cast<size_t>(pre_lookahead_len_)) {
@@ -246,8 +226,10 @@ absl::StatusOr<FlowConditioning> FlowMatcher::EncodeWith(const FlowRequest& r, b
         std::to_string(r.prompt_tokens.size()) + " and new " + std::to_string(r.tokens.size()) +
         "); this bundle's flow encoder takes at most " + std::to_string(max_tokens_));
   }
-  std::vector<int64_t> ids;
-  ids.reserve(n_tokens);
+  Prepared p;
+  p.stream = stream;
+  p.lookahead = lookahead;
+  p.ids.reserve(n_tokens);
   for (auto [part, what] :
        {std::pair{r.prompt_tokens, "prompt speech token "}, {r.tokens, "speech token "}}) {
     for (size_t i = 0; i < part.size(); ++i) {
@@ -256,49 +238,59 @@ absl::StatusOr<FlowConditioning> FlowMatcher::EncodeWith(const FlowRequest& r, b
                                      std::to_string(part[i]) + " at position " + std::to_string(i) +
                                      " is outside [0, " + std::to_string(speech_token_size_) + ")");
       }
-      ids.push_back(part[i]);
+      p.ids.push_back(part[i]);
     }
   }
-  // The role contracts allow either integer type for the tokens (ours are int64).
-  auto ints = [](std::span<const int64_t> v, bool int32) {
-    const std::vector<int64_t> shape = {1, static_cast<int64_t>(v.size())};
-    return int32 ? Tensor::Int32s(shape, std::vector<int32_t>(v.begin(), v.end()))
-                 : Tensor::Int64s(shape, std::vector<int64_t>(v.begin(), v.end()));
-  };
-  Tensor embedding = Tensor::Floats({1, embedding_dim_}, {r.embedding.begin(), r.embedding.end()});
-  const std::span<const int64_t> all(ids);
-  const OnnxSession& encoder = stream ? *stream_encoder_ : *encoder_;
-  // Upstream splits the prompt ++ prefix embedding at its last pre_lookahead_len rows
-  // (flow.py:260); the context could reach into the prompt only for a hop that short, refused
-  // above.
-  auto outputs =
-      stream ? encoder.Run(
-                   {{stream_token_, ints(all.first(n_tokens - lookahead), stream_token_int32_)},
-                    {stream_context_, ints(all.last(lookahead), stream_context_int32_)},
-                    {stream_embedding_, std::move(embedding)}})
-             : encoder.Run({{encoder_token_, ints(all, encoder_token_int32_)},
-                            {encoder_embedding_, std::move(embedding)}});
-  if (!outputs.ok()) return outputs.status();
-  FlowConditioning c;
-  c.frames = static_cast<int>(frames);
-  c.prompt_frames = static_cast<int>(prompt_frames);
-  c.mu = outputs->at(0).ToFloats();
-  c.spks = outputs->at(1).ToFloats();
-  if (c.mu.size() != frames * mel_bins_ || c.spks.size() != static_cast<size_t>(mel_bins_)) {
-    return core::Internal(
-        "graph " + std::string(stream ? "flow_encoder_stream" : "flow_encoder") + " (" +
-        encoder.path() + ") returned mu " + ShapeString(outputs->at(0).shape) + " and spks " +
-        ShapeString(outputs->at(1).shape) + " for " + std::to_string(n_tokens - lookahead) +
-        " tokens; expected [1, " + std::to_string(mel_bins_) + ", " + std::to_string(frames) +
-        "] and [1, " + std::to_string(mel_bins_) + "]");
-  }
+  p.embedding.assign(r.embedding.begin(), r.embedding.end());
+  p.frames = static_cast<int>(frames);
+  p.prompt_frames = static_cast<int>(prompt_frames);
   // cond: the prompt mel (frame-major in the request) transposed into the first frames
   // (flow.py:265-267).
-  c.cond.assign(frames * mel_bins_, 0.0f);
+  p.cond.assign(frames * mel_bins_, 0.0f);
   for (size_t f = 0; f < prompt_frames; ++f) {
-    for (int b = 0; b < mel_bins_; ++b) c.cond[b * frames + f] = r.prompt_mel[f * mel_bins_ + b];
+    for (int b = 0; b < mel_bins_; ++b) p.cond[b * frames + f] = r.prompt_mel[f * mel_bins_ + b];
   }
-  return c;
+  return p;
+}
+
+absl::Status FlowMatcher::RunEncoder(const Prepared& p, const TensorView& mu,
+                                     const TensorView& spks) const {
+  // The role contracts allow either integer type for the tokens (ours are int64).
+  auto ints = [](std::span<const int64_t> v, bool int32, std::vector<int32_t>& narrow) {
+    const std::vector<int64_t> shape = {1, static_cast<int64_t>(v.size())};
+    if (!int32) return TensorView{ElementType::kInt64, const_cast<int64_t*>(v.data()), shape};
+    narrow.assign(v.begin(), v.end());
+    return TensorView{ElementType::kInt32, narrow.data(), shape};
+  };
+  const std::span<const int64_t> all(p.ids);
+  std::vector<int32_t> narrow_tokens, narrow_context;
+  std::vector<float> embedding = p.embedding;  // ORT's views take non-const data
+  const TensorView x_vector{ElementType::kFloat, embedding.data(), {1, embedding_dim_}};
+  const OnnxSession& encoder = p.stream ? *stream_encoder_ : *encoder_;
+  absl::Status ran;
+  if (p.stream) {
+    // Upstream splits the prompt ++ prefix embedding at its last pre_lookahead_len rows
+    // (flow.py:260); the context could reach into the prompt only for a hop that short,
+    // refused by Prepare.
+    ran = encoder.RunInPlace(
+        {{stream_token_,
+          ints(all.first(all.size() - p.lookahead), stream_token_int32_, narrow_tokens)},
+         {stream_context_, ints(all.last(p.lookahead), stream_context_int32_, narrow_context)},
+         {stream_embedding_, x_vector}},
+        {{stream_mu_, mu}, {stream_spks_, spks}});
+  } else {
+    ran = encoder.RunInPlace({{encoder_token_, ints(all, encoder_token_int32_, narrow_tokens)},
+                              {encoder_embedding_, x_vector}},
+                             {{encoder_mu_, mu}, {encoder_spks_, spks}});
+  }
+  if (!ran.ok()) {
+    return core::Internal(
+        "graph " + std::string(p.stream ? "flow_encoder_stream" : "flow_encoder") + " (" +
+        encoder.path() + ") for " + std::to_string(all.size() - p.lookahead) +
+        " tokens, expected mu [1, " + std::to_string(mel_bins_) + ", " + std::to_string(p.frames) +
+        "] and spks [1, " + std::to_string(mel_bins_) + "]: " + std::string(ran.message()));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<float>> FlowMatcher::EstimatorStep(const FlowConditioning& c,
@@ -309,80 +301,158 @@ absl::StatusOr<std::vector<float>> FlowMatcher::EstimatorStep(const FlowConditio
                                  " values, expected [" + std::to_string(mel_bins_) + ", " +
                                  std::to_string(c.frames) + "]");
   }
-  Batch batch(1, mel_bins_, c.frames, estimator_out_);
-  batch.SetConditioning(0, c);
-  batch.SetState(0, x, t);
+  // One pair in host buffers: row 0 conditioned, row 1 zeros; both see x and t.
+  const size_t plane = x.size();
+  const int64_t frames = c.frames;
+  std::vector<float> xs(2 * plane), mask(2 * static_cast<size_t>(frames), 1.0f), mu(2 * plane),
+      ts = {t, t}, spks(2 * static_cast<size_t>(mel_bins_)), cond(2 * plane), out(2 * plane);
+  std::copy(x.begin(), x.end(), xs.begin());
+  std::copy(x.begin(), x.end(), xs.begin() + plane);
+  std::copy(c.mu.begin(), c.mu.end(), mu.begin());
+  std::copy(c.cond.begin(), c.cond.end(), cond.begin());
+  std::copy(c.spks.begin(), c.spks.end(), spks.begin());
+  auto floats = [](std::vector<float>& v, std::vector<int64_t> shape) {
+    return TensorView{ElementType::kFloat, v.data(), std::move(shape)};
+  };
   estimator_calls_.fetch_add(1, std::memory_order_relaxed);
-  if (absl::Status s = batch.Run(*estimator_); !s.ok()) return s;
-  return batch.output();
+  absl::Status ran =
+      estimator_->RunInPlace({{"x", floats(xs, {2, mel_bins_, frames})},
+                              {"mask", floats(mask, {2, 1, frames})},
+                              {"mu", floats(mu, {2, mel_bins_, frames})},
+                              {"t", floats(ts, {2})},
+                              {"spks", floats(spks, {2, mel_bins_})},
+                              {"cond", floats(cond, {2, mel_bins_, frames})}},
+                             {{estimator_out_, floats(out, {2, mel_bins_, frames})}});
+  if (!ran.ok()) return ran;
+  return out;
 }
 
-absl::Status FlowMatcher::Solve(std::span<const FlowConditioning* const> group,
-                                std::vector<std::vector<float>>& x) const {
+absl::StatusOr<FlowBatch> FlowMatcher::Solve(std::span<const Prepared* const> group) const {
   const int frames = group.front()->frames;
-  Batch batch(static_cast<int>(group.size()), mel_bins_, frames, estimator_out_);
-  for (size_t k = 0; k < group.size(); ++k) batch.SetConditioning(static_cast<int>(k), *group[k]);
+  auto batch =
+      FlowBatch::Create(*estimator_, *glue_, static_cast<int>(group.size()), mel_bins_, frames);
+  if (!batch.ok()) return batch.status();
+  for (size_t k = 0; k < group.size(); ++k) {
+    const Prepared& p = *group[k];
+    const int pair = static_cast<int>(k);
+    // The encoder writes the conditioned row's mu and spks where the estimator reads them.
+    if (absl::Status s = RunEncoder(p, batch->Mu(pair), batch->Spks(pair)); !s.ok()) return s;
+    if (p.prompt_frames > 0) {
+      std::vector<float> cond = p.cond;
+      absl::Status s = glue_->Copy({ElementType::kFloat, cond.data(), {1, mel_bins_, frames}},
+                                   batch->Cond(pair));
+      if (!s.ok()) return s;
+    }
+  }
+  // The fixed noise sliced to the length, the same for every request (flow_matching.py:222).
+  if (absl::Status s = batch->SetNoise(Noise(frames)); !s.ok()) return s;
   // Euler as solve_euler steps it (flow_matching.py:86-122): t advances by dt and the next dt is
   // measured from the accumulated t, so the float32 rounding follows upstream's.
   const std::vector<float> span = CosineSchedule(n_timesteps_);
   float t = span[0], dt = span[1] - span[0];
   const float w_cond = 1.0f + cfg_rate_, w_uncond = cfg_rate_;
   for (int step = 1; step <= n_timesteps_; ++step) {
-    for (size_t k = 0; k < group.size(); ++k) batch.SetState(static_cast<int>(k), x[k], t);
     estimator_calls_.fetch_add(1, std::memory_order_relaxed);
-    if (absl::Status s = batch.Run(*estimator_); !s.ok()) return s;
-    for (size_t k = 0; k < group.size(); ++k) {
-      std::span<const float> v_cond = batch.Output(2 * static_cast<int>(k));
-      std::span<const float> v_uncond = batch.Output(2 * static_cast<int>(k) + 1);
-      std::vector<float>& xk = x[k];
-      for (size_t i = 0; i < xk.size(); ++i) {
-        xk[i] += dt * (w_cond * v_cond[i] - w_uncond * v_uncond[i]);
-      }
-    }
+    absl::Status s = batch->Step(*estimator_, estimator_out_, t, dt, w_cond, w_uncond);
+    if (!s.ok()) return s;
     t += dt;
     if (step < n_timesteps_) dt = span[step + 1] - t;
   }
-  return absl::OkStatus();
+  return batch;
 }
 
-std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunBatch(
-    std::span<const FlowRequest> requests) const {
-  std::vector<absl::StatusOr<FlowMel>> results(requests.size(), absl::UnknownError("not run"));
-  std::vector<FlowConditioning> conditionings(requests.size());
+void FlowMatcher::SolveAll(std::span<const FlowRequest> requests, const SliceSink& take,
+                           std::vector<absl::Status>& errors) const {
+  errors.assign(requests.size(), absl::OkStatus());
+  std::vector<std::optional<Prepared>> prepared(requests.size());
   // Requests by length: one estimator call serves a group when the batch axis is dynamic.
   std::map<int, std::vector<size_t>> by_frames;
   for (size_t i = 0; i < requests.size(); ++i) {
-    auto c = Encode(requests[i]);
-    if (!c.ok()) {
-      results[i] = c.status();
+    auto p = Prepare(requests[i], /*stream=*/false);
+    if (!p.ok()) {
+      errors[i] = p.status();
       continue;
     }
-    conditionings[i] = std::move(*c);
-    by_frames[conditionings[i].frames].push_back(i);
+    prepared[i] = std::move(*p);
+    by_frames[prepared[i]->frames].push_back(i);
   }
   for (const auto& [frames, members] : by_frames) {
     const size_t per_call = estimator_batch_ == 0 ? members.size() : 1;
     for (size_t start = 0; start < members.size(); start += per_call) {
-      std::vector<const FlowConditioning*> group;
-      std::vector<std::vector<float>> x;
+      std::vector<const Prepared*> group;
       for (size_t j = start; j < std::min(members.size(), start + per_call); ++j) {
-        group.push_back(&conditionings[members[j]]);
-        // The fixed noise sliced to the length, the same for every request (flow_matching.py:222).
-        x.push_back(Noise(frames));
+        group.push_back(&*prepared[members[j]]);
       }
-      absl::Status solved = Solve(group, x);
+      auto solved = Solve(group);
       for (size_t k = 0; k < group.size(); ++k) {
-        size_t i = members[start + k];
-        if (!solved.ok()) {
-          results[i] = solved;
-          continue;
-        }
+        const size_t i = members[start + k];
         // Without the prompt frames (flow.py:279).
-        results[i] = Slice(x[k], group[k]->frames, group[k]->prompt_frames, group[k]->frames);
+        errors[i] = solved.ok() ? take(i, *solved, static_cast<int>(k), group[k]->prompt_frames,
+                                       group[k]->frames)
+                                : solved.status();
       }
     }
   }
+}
+
+std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunBatch(
+    std::span<const FlowRequest> requests) const {
+  std::vector<FlowMel> mels(requests.size());
+  std::vector<absl::Status> errors;
+  SolveAll(
+      requests,
+      [&](size_t i, const FlowBatch& batch, int pair, int first, int end) {
+        return SliceToHost(batch, pair, first, end, mels[i]);
+      },
+      errors);
+  std::vector<absl::StatusOr<FlowMel>> results;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    results.push_back(errors[i].ok() ? absl::StatusOr<FlowMel>(std::move(mels[i]))
+                                     : absl::StatusOr<FlowMel>(errors[i]));
+  }
   return results;
+}
+
+std::vector<absl::StatusOr<ProviderMel>> FlowMatcher::RunBatchOnProvider(
+    std::span<const FlowRequest> requests) const {
+  std::vector<ProviderMel> mels(requests.size());
+  std::vector<absl::Status> errors;
+  SolveAll(
+      requests,
+      [&](size_t i, const FlowBatch& batch, int pair, int first, int end) -> absl::Status {
+        ProviderMel& mel = mels[i];
+        mel.bins = mel_bins_;
+        mel.frames = end - first;
+        auto buffer = estimator_->AllocateProvider(static_cast<size_t>(mel.bins) * mel.frames *
+                                                   sizeof(float));
+        if (!buffer.ok()) return buffer.status();
+        mel.values = std::move(*buffer);
+        return glue_->SliceFrames(batch.X(), 2 * pair, first, end, mel.View());
+      },
+      errors);
+  std::vector<absl::StatusOr<ProviderMel>> results;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    results.push_back(errors[i].ok() ? absl::StatusOr<ProviderMel>(std::move(mels[i]))
+                                     : absl::StatusOr<ProviderMel>(errors[i]));
+  }
+  return results;
+}
+
+absl::StatusOr<FlowMel> FlowMatcher::Download(const ProviderMel& mel) const {
+  FlowMel host{mel.bins, mel.frames,
+               std::vector<float>(static_cast<size_t>(mel.bins) * mel.frames)};
+  absl::Status copied =
+      glue_->Copy(mel.View(), {ElementType::kFloat, host.values.data(), {1, mel.bins, mel.frames}});
+  if (!copied.ok()) return copied;
+  return host;
+}
+
+absl::Status FlowMatcher::SliceToHost(const FlowBatch& batch, int pair, int first, int end,
+                                      FlowMel& mel) const {
+  mel = {mel_bins_, end - first,
+         std::vector<float>(static_cast<size_t>(mel_bins_) * (end - first))};
+  return glue_->SliceFrames(batch.X(), 2 * pair, first, end,
+                            {ElementType::kFloat, mel.values.data(), {1, mel_bins_, end - first}});
 }
 
 absl::StatusOr<FlowMel> FlowMatcher::Run(const FlowRequest& request) const {
@@ -428,13 +498,18 @@ absl::StatusOr<FlowMel> FlowMatcher::RunPrefix(const FlowRequest& request, size_
     const int end = mel->frames - static_cast<int>(lookahead) * token_mel_ratio_;
     return Slice(mel->values, mel->frames, first, end);
   }
-  auto c = EncodeStream(request);
-  if (!c.ok()) return c.status();
-  std::vector<std::vector<float>> x;
-  x.push_back(Noise(c->frames));
-  const FlowConditioning* group[] = {&*c};
-  if (absl::Status solved = Solve(group, x); !solved.ok()) return solved;
-  return Slice(x[0], c->frames, c->prompt_frames + first, c->frames);
+  if (stream_encoder_ == nullptr) {
+    return absl::FailedPreconditionError("this bundle has no flow_encoder_stream graph");
+  }
+  auto p = Prepare(request, /*stream=*/true);
+  if (!p.ok()) return p.status();
+  const Prepared* group[] = {&*p};
+  auto solved = Solve(group);
+  if (!solved.ok()) return solved.status();
+  FlowMel mel;
+  absl::Status sliced = SliceToHost(*solved, 0, p->prompt_frames + first, p->frames, mel);
+  if (!sliced.ok()) return sliced;
+  return mel;
 }
 
 }  // namespace voxserve::engine::cosyvoice

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/cosyvoice/flow_buffers.h"
 #include "engine/onnx/onnx_session.h"
 #include "engine/onnx/onnx_session_config.h"
 
@@ -36,6 +38,18 @@ struct FlowMel {
   int bins = 0;
   int frames = 0;
   std::vector<float> values;
+};
+
+// A mel left in the provider's memory, [1, bins, frames] bin-major, for HiFT to read where it is
+// (CUDA device memory with the CUDA provider: no copy to the host between the stages). Owned by
+// value; must not outlive the FlowMatcher that made it (its memory is the estimator session's).
+struct ProviderMel {
+  onnx::ProviderBuffer values;
+  int bins = 0;
+  int frames = 0;
+  onnx::TensorView View() const {
+    return values.View(onnx::ElementType::kFloat, {1, bins, frames});
+  }
 };
 
 // What the encoder makes of a request, before the Euler loop. Owned by value.
@@ -88,6 +102,12 @@ class FlowMatcher {
   // (cosyvoice/bin/export_onnx.py:80-86) fixes it at 2, and then requests run one after another.
   // One result per request, in order; a bad request fails alone.
   std::vector<absl::StatusOr<FlowMel>> RunBatch(std::span<const FlowRequest> requests) const;
+  // RunBatch's mels left in the provider's memory (the vocoder's path: HiFT reads them there).
+  std::vector<absl::StatusOr<ProviderMel>> RunBatchOnProvider(
+      std::span<const FlowRequest> requests) const;
+  // A provider mel's values on the host (FlowMel), for the stages that work on the host
+  // (ChangeMelSpeed, HiftStream).
+  absl::StatusOr<FlowMel> Download(const ProviderMel& mel) const;
 
   // The pieces of Run, public for the stage tests and verify-bundle. Encode checks the request as
   // Run does; EstimatorStep runs one CFG pair (row 0 conditioned, row 1 zeros) at flow time `t`
@@ -109,11 +129,25 @@ class FlowMatcher {
   int64_t max_tokens() const { return max_tokens_; }
 
  private:
-  class Batch;  // the preallocated estimator buffers of one call (flow_matcher.cc)
+  struct Prepared;  // a checked request, ready for the encoder (flow_matcher.cc)
   FlowMatcher() = default;
-  // The Euler loop over conditionings of one length, in place of their noise slices.
-  absl::Status Solve(std::span<const FlowConditioning* const> group,
-                     std::vector<std::vector<float>>& x) const;
+  // Checks the request (the errors Run documents) and builds the encoder's input and cond.
+  absl::StatusOr<Prepared> Prepare(const FlowRequest& request, bool stream) const;
+  // The (stream) encoder on a prepared request, its outputs written into the views (host or
+  // provider): mu [1, bins, frames], spks [1, bins].
+  absl::Status RunEncoder(const Prepared& p, const onnx::TensorView& mu,
+                          const onnx::TensorView& spks) const;
+  // Encoder and the Euler loop for requests of one length, in one batch of provider buffers:
+  // pair k is group[k].
+  absl::StatusOr<FlowBatch> Solve(std::span<const Prepared* const> group) const;
+  // Solves every request (grouped by length as RunBatch says) and hands each solved pair to
+  // `take` (request index, batch, pair, first and end frame of its mel); errors[i] is request
+  // i's outcome.
+  using SliceSink = std::function<absl::Status(size_t, const FlowBatch&, int, int, int)>;
+  void SolveAll(std::span<const FlowRequest> requests, const SliceSink& take,
+                std::vector<absl::Status>& errors) const;
+  absl::Status SliceToHost(const FlowBatch& batch, int pair, int first, int end,
+                           FlowMel& mel) const;
   absl::StatusOr<FlowConditioning> EncodeWith(const FlowRequest& request, bool stream) const;
   // rand_noise's first `frames` frames, [80, frames] (flow_matching.py:222).
   std::vector<float> Noise(int frames) const;
@@ -126,11 +160,12 @@ class FlowMatcher {
   bool encoder_token_int32_ = false;
   // Optional (older bundles lack it); its names by position as for the encoder.
   std::unique_ptr<onnx::OnnxSession> stream_encoder_;
-  std::string stream_token_, stream_context_, stream_embedding_;
+  std::string stream_token_, stream_context_, stream_embedding_, stream_mu_, stream_spks_;
   bool stream_token_int32_ = false, stream_context_int32_ = false;
   int pre_lookahead_len_ = 3;
   std::string estimator_out_;
-  std::vector<float> noise_;  // rand_noise [80, noise_frames_]
+  std::unique_ptr<FlowGlue> glue_;  // the graphs between estimator calls (flow_buffers.h)
+  std::vector<float> noise_;        // rand_noise [80, noise_frames_]
   int noise_frames_ = 0;
   int mel_bins_ = 80;
   int embedding_dim_ = 192;

@@ -79,9 +79,7 @@ absl::StatusOr<double> FlowStream(const FlowMatcher& flow, const GoldenStage& g)
 }  // namespace
 
 absl::Status AddFlowStages(BundleVerifier& v) {
-  onnx::OnnxSessionConfig config;
-  config.intra_op_threads = 1;
-  auto flow = FlowMatcher::Create(v.manifest(), v.bundle_dir(), config);
+  auto flow = FlowMatcher::Create(v.manifest(), v.bundle_dir(), v.session_config());
   if (!flow.ok()) return flow.status();
   std::shared_ptr<FlowMatcher> shared(std::move(*flow));
   v.AddStage("flow.full", [shared](const GoldenStage& g) { return FlowFull(*shared, g); });

@@ -52,9 +52,8 @@ absl::StatusOr<double> FullStage(const HiftVocoder& v, const GoldenStage& g) {
 }  // namespace
 
 absl::Status AddHiftStages(BundleVerifier& verifier) {
-  onnx::OnnxSessionConfig config;
-  config.intra_op_threads = 1;
-  auto vocoder = HiftVocoder::Create(verifier.manifest(), verifier.bundle_dir(), config);
+  auto vocoder =
+      HiftVocoder::Create(verifier.manifest(), verifier.bundle_dir(), verifier.session_config());
   if (!vocoder.ok()) return vocoder.status();
   std::shared_ptr<const HiftVocoder> v(std::move(*vocoder));
   verifier.AddStage("hift.source", [v](const GoldenStage& g) { return SourceStage(*v, g); });

@@ -10,8 +10,6 @@
 namespace voxserve::engine::cosyvoice {
 namespace {
 
-using onnx::Tensor;
-
 absl::StatusOr<NpyArray> ReadTensor(const BundleManifest& m, const std::string& dir,
                                     const std::string& name, size_t want_size) {
   auto it = m.tensors.find(name);
@@ -80,18 +78,26 @@ absl::StatusOr<std::unique_ptr<HiftVocoder>> HiftVocoder::Create(
   // Addressed by position, named as the graphs name them (the manifest's order, checked by
   // check-model's RoleContracts).
   v->f0_input_ = v->f0_->inputs()[0].name;
+  v->f0_output_ = v->f0_->outputs().at(0).name;
   v->decoder_mel_ = v->decoder_->inputs()[0].name;
   v->decoder_source_ = v->decoder_->inputs()[1].name;
+  v->decoder_magnitude_ = v->decoder_->outputs()[0].name;
+  v->decoder_phase_ = v->decoder_->outputs()[1].name;
   v->mel_bins_ = m.audio.mel_bins;
   v->audio_limit_ = static_cast<float>(h.audio_limit);
   return v;
 }
 
-absl::Status HiftVocoder::CheckMel(MelView mel) const {
-  if (mel.frames < 1 || mel.frames > kMaxFrames) {
-    return core::InvalidArgument("HiFT: mel has " + std::to_string(mel.frames) +
-                                 " frames, want 1.." + std::to_string(kMaxFrames));
+absl::Status HiftVocoder::CheckFrames(int64_t frames) const {
+  if (frames < 1 || frames > kMaxFrames) {
+    return core::InvalidArgument("HiFT: mel has " + std::to_string(frames) + " frames, want 1.." +
+                                 std::to_string(kMaxFrames));
   }
+  return absl::OkStatus();
+}
+
+absl::Status HiftVocoder::CheckMel(MelView mel) const {
+  if (absl::Status s = CheckFrames(mel.frames); !s.ok()) return s;
   if (mel.values.size() != static_cast<size_t>(mel_bins_ * mel.frames)) {
     return core::InvalidArgument("HiFT: mel has " + std::to_string(mel.values.size()) +
                                  " values, want [" + std::to_string(mel_bins_) + ", " +
@@ -108,23 +114,39 @@ absl::Status HiftVocoder::CheckMel(MelView mel) const {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A host mel as the graphs' [1, bins, frames] input, read in place (no copy).
+onnx::TensorView HostMel(MelView mel, int bins) {
+  return {onnx::ElementType::kFloat, const_cast<float*>(mel.values.data()), {1, bins, mel.frames}};
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<float>> HiftVocoder::F0(MelView mel) const {
   if (absl::Status s = CheckMel(mel); !s.ok()) return s;
-  std::vector<float> values(mel.values.begin(), mel.values.end());
-  auto out = f0_->Run({{f0_input_, Tensor::Floats({1, mel_bins_, mel.frames}, std::move(values))}});
-  if (!out.ok()) return out.status();
-  std::vector<float> f0 = out->at(0).ToFloats();
-  if (f0.size() != static_cast<size_t>(mel.frames)) {
-    return core::Internal("hift_f0 returned " + std::to_string(f0.size()) + " values for " +
-                          std::to_string(mel.frames) + " frames");
-  }
+  return F0Of(HostMel(mel, mel_bins_), mel.frames);
+}
+
+absl::StatusOr<std::vector<float>> HiftVocoder::F0Of(const onnx::TensorView& mel,
+                                                     int64_t frames) const {
+  std::vector<float> f0(static_cast<size_t>(frames));
+  absl::Status ran = f0_->RunInPlace(
+      {{f0_input_, mel}}, {{f0_output_, {onnx::ElementType::kFloat, f0.data(), {1, frames}}}});
+  if (!ran.ok()) return ran;
   return f0;
 }
 
 absl::StatusOr<std::vector<float>> HiftVocoder::Decode(MelView mel,
                                                        std::span<const float> source) const {
   if (absl::Status s = CheckMel(mel); !s.ok()) return s;
-  const int64_t samples = mel.frames * samples_per_frame();
+  return DecodeOf(HostMel(mel, mel_bins_), mel.frames, source);
+}
+
+absl::StatusOr<std::vector<float>> HiftVocoder::DecodeOf(const onnx::TensorView& mel,
+                                                         int64_t mel_frames,
+                                                         std::span<const float> source) const {
+  const int64_t samples = mel_frames * samples_per_frame();
   if (source.size() != static_cast<size_t>(samples)) {
     return core::InvalidArgument("HiFT: source has " + std::to_string(source.size()) +
                                  " samples, the mel needs " + std::to_string(samples));
@@ -132,12 +154,16 @@ absl::StatusOr<std::vector<float>> HiftVocoder::Decode(MelView mel,
   auto source_stft = stft_.Forward(source);
   if (!source_stft.ok()) return source_stft.status();
   const int64_t frames = stft_.Frames(samples);
-  std::vector<float> values(mel.values.begin(), mel.values.end());
-  auto out = decoder_->Run(
-      {{decoder_mel_, Tensor::Floats({1, mel_bins_, mel.frames}, std::move(values))},
-       {decoder_source_, Tensor::Floats({1, 2 * stft_.bins(), frames}, std::move(*source_stft))}});
-  if (!out.ok()) return out.status();
-  std::vector<float> magnitude = out->at(0).ToFloats(), phase = out->at(1).ToFloats();
+  const int64_t bins = stft_.bins();
+  std::vector<float> magnitude(static_cast<size_t>(bins * frames)), phase(magnitude.size());
+  auto floats = [](std::vector<float>& v, std::vector<int64_t> shape) {
+    return onnx::TensorView{onnx::ElementType::kFloat, v.data(), std::move(shape)};
+  };
+  absl::Status ran = decoder_->RunInPlace(
+      {{decoder_mel_, mel}, {decoder_source_, floats(*source_stft, {1, 2 * bins, frames})}},
+      {{decoder_magnitude_, floats(magnitude, {1, bins, frames})},
+       {decoder_phase_, floats(phase, {1, bins, frames})}});
+  if (!ran.ok()) return ran;
   // magnitude = exp(x) is clipped at 1e2 before the iSTFT (generator.py:500).
   auto audio = stft_.Inverse(magnitude, phase, frames, 100.0f);
   if (!audio.ok()) return audio.status();
@@ -149,7 +175,25 @@ absl::StatusOr<std::vector<float>> HiftVocoder::Decode(MelView mel,
 
 absl::StatusOr<VocodedAudio> HiftVocoder::Vocode(MelView mel, std::span<const float> cache_source,
                                                  SourceNoise& noise) const {
-  auto f0 = F0(mel);
+  if (absl::Status s = CheckMel(mel); !s.ok()) return s;
+  return VocodeOf(HostMel(mel, mel_bins_), mel.frames, cache_source, noise);
+}
+
+absl::StatusOr<VocodedAudio> HiftVocoder::VocodeOnProvider(const onnx::TensorView& mel,
+                                                           std::span<const float> cache_source,
+                                                           SourceNoise& noise) const {
+  if (mel.shape.size() != 3 || mel.shape[0] != 1 || mel.shape[1] != mel_bins_) {
+    return core::InvalidArgument("HiFT: a provider mel must be [1, " + std::to_string(mel_bins_) +
+                                 ", frames]");
+  }
+  if (absl::Status s = CheckFrames(mel.shape[2]); !s.ok()) return s;
+  return VocodeOf(mel, mel.shape[2], cache_source, noise);
+}
+
+absl::StatusOr<VocodedAudio> HiftVocoder::VocodeOf(const onnx::TensorView& mel, int64_t frames,
+                                                   std::span<const float> cache_source,
+                                                   SourceNoise& noise) const {
+  auto f0 = F0Of(mel, frames);
   if (!f0.ok()) return f0.status();
   auto source = source_.Source(*f0, noise);
   if (!source.ok()) return source.status();
@@ -159,7 +203,7 @@ absl::StatusOr<VocodedAudio> HiftVocoder::Vocode(MelView mel, std::span<const fl
                                  " of this mel");
   }
   std::copy(cache_source.begin(), cache_source.end(), source->begin());
-  auto audio = Decode(mel, *source);
+  auto audio = DecodeOf(mel, frames, *source);
   if (!audio.ok()) return audio.status();
   return VocodedAudio{std::move(*audio), std::move(*source)};
 }

@@ -52,6 +52,13 @@ class HiftVocoder {
   // not [mel_bins, 1..kMaxFrames] of finite values or a cache longer than the source.
   absl::StatusOr<VocodedAudio> Vocode(MelView mel, std::span<const float> cache_source,
                                       SourceNoise& noise) const;
+  // The same on a mel in the provider's memory, `mel` [1, mel_bins, frames] (the flow's
+  // ProviderMel): both graphs read it where it is; only f0 comes to the host (the source is made
+  // there) and the source STFT goes in. Its values are not scanned for NaNs (they cannot be read
+  // on the device); the flow's checked inputs make a finite mel.
+  absl::StatusOr<VocodedAudio> VocodeOnProvider(const onnx::TensorView& mel,
+                                                std::span<const float> cache_source,
+                                                SourceNoise& noise) const;
 
   // The pieces, for tests and verify-bundle. F0: Hz per frame.
   absl::StatusOr<std::vector<float>> F0(MelView mel) const;
@@ -64,6 +71,14 @@ class HiftVocoder {
   HiftVocoder(SineSource source, HiftStft stft)
       : source_(std::move(source)), stft_(std::move(stft)) {}
   absl::Status CheckMel(MelView mel) const;
+  absl::Status CheckFrames(int64_t frames) const;
+  // The graphs on a mel view [1, mel_bins, frames] (host or provider).
+  absl::StatusOr<std::vector<float>> F0Of(const onnx::TensorView& mel, int64_t frames) const;
+  absl::StatusOr<std::vector<float>> DecodeOf(const onnx::TensorView& mel, int64_t frames,
+                                              std::span<const float> source) const;
+  absl::StatusOr<VocodedAudio> VocodeOf(const onnx::TensorView& mel, int64_t frames,
+                                        std::span<const float> cache_source,
+                                        SourceNoise& noise) const;
 
   std::unique_ptr<onnx::OnnxSession> f0_;
   std::unique_ptr<onnx::OnnxSession> decoder_;
@@ -71,7 +86,8 @@ class HiftVocoder {
   HiftStft stft_;
   int mel_bins_ = 80;
   float audio_limit_ = 0.99f;
-  std::string f0_input_, decoder_mel_, decoder_source_;
+  std::string f0_input_, f0_output_, decoder_mel_, decoder_source_, decoder_magnitude_,
+      decoder_phase_;
 };
 
 // Speed change for non-streaming synthesis (CosyVoice2Model.token2wav, cli/model.py:319-321):

@@ -86,14 +86,34 @@ absl::StatusOr<std::unique_ptr<LlmDecoder>> LlmDecoder::Create(const BundleManif
   d->head_dim_ = llm.head_dim;
   d->hidden_ = llm.hidden_size;
   d->vocab_ = manifest.vocab.head_outputs;
-  const size_t per_layer =
-      static_cast<size_t>(config.max_active) * d->kv_ * config.capacity * d->head_dim_;
-  d->cache_.assign(2 * static_cast<size_t>(llm.num_layers), std::vector<float>(per_layer, 0.0f));
+  KvCacheShape shape{llm.num_layers, config.max_active, d->kv_, config.capacity, d->head_dim_};
+  auto cache = KvCache::Create(*d->backbone_, shape, config.session);
+  if (!cache.ok()) return cache.status();
+  d->cache_ = std::move(*cache);
+  if (absl::Status s = d->ReserveHidden(config.max_active); !s.ok()) return s;
   return d;
 }
 
-float* LlmDecoder::Cache(int layer, int kind, size_t row) {
-  return cache_[2 * layer + kind].data() + row * kv_ * config_.capacity * head_dim_;
+int64_t LlmDecoder::cache_bytes() const {
+  return cache_->shape().rows * cache_->shape().capacity * cache_->SlotBytes();
+}
+
+absl::Status LlmDecoder::ReserveHidden(int64_t positions) {
+  if (positions <= hidden_positions_) return absl::OkStatus();
+  hidden_states_ = {};
+  auto buffer =
+      backbone_->AllocateProvider(static_cast<size_t>(positions * hidden_) * sizeof(float));
+  if (!buffer.ok()) return buffer.status();
+  hidden_states_ = std::move(*buffer);
+  hidden_positions_ = positions;
+  return absl::OkStatus();
+}
+
+void LlmDecoder::AddTraffic(const KvCacheTraffic& t) {
+  stats_.host_to_provider_bytes += t.host.to_provider;
+  stats_.provider_to_host_bytes += t.host.from_provider;
+  stats_.cache_written_bytes += t.written_bytes;
+  stats_.cache_moved_bytes += t.moved_bytes;
 }
 
 absl::Status LlmDecoder::Admit(uint64_t seq_id, LlmRequest request) {
@@ -162,29 +182,27 @@ absl::Status LlmDecoder::Release(uint64_t seq_id) {
   return core::NotFound("no live sequence " + std::to_string(seq_id));
 }
 
-void LlmDecoder::RemoveRow(size_t index) {
+absl::Status LlmDecoder::RemoveRow(size_t index) {
   const size_t last = rows_.size() - 1;
   if (index != last) {
-    const int64_t used = rows_[last].length;
-    for (int layer = 0; layer < manifest_.llm.num_layers; ++layer) {
-      for (int kind = 0; kind < 2; ++kind) {
-        const float* from = Cache(layer, kind, last);
-        float* to = Cache(layer, kind, index);
-        for (int64_t h = 0; h < kv_; ++h) {
-          const int64_t offset = h * config_.capacity * head_dim_;
-          std::copy_n(from + offset, used * head_dim_, to + offset);
-        }
-      }
+    KvCacheTraffic traffic;
+    if (absl::Status s =
+            cache_->Move(static_cast<int64_t>(last), static_cast<int64_t>(index), traffic);
+        !s.ok()) {
+      return s;
     }
+    AddTraffic(traffic);
     rows_[index] = std::move(rows_[last]);
   }
   rows_.pop_back();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<LlmEvent>> LlmDecoder::Step() {
   stats_ = {};
   for (size_t i = rows_.size(); i-- > 0;) {
-    if (rows_[i].released) RemoveRow(i);
+    if (!rows_[i].released) continue;
+    if (absl::Status status = RemoveRow(i); !status.ok()) return status;
   }
   std::vector<LlmEvent> events;
   if (!rows_.empty()) {
@@ -200,7 +218,7 @@ absl::StatusOr<std::vector<LlmEvent>> LlmDecoder::Step() {
     if (e.finish == LlmFinish::kNone) continue;
     for (size_t i = 0; i < rows_.size(); ++i) {
       if (rows_[i].seq_id == e.seq_id) {
-        RemoveRow(i);
+        if (absl::Status status = RemoveRow(i); !status.ok()) return status;
         break;
       }
     }
@@ -210,99 +228,82 @@ absl::StatusOr<std::vector<LlmEvent>> LlmDecoder::Step() {
 
 absl::Status LlmDecoder::DecodeRunning(std::vector<LlmEvent>& events) {
   const Clock::time_point start = Clock::now();
-  const int64_t b = static_cast<int64_t>(rows_.size()), p = config_.capacity;
+  const int64_t b = static_cast<int64_t>(rows_.size());
   std::vector<float> embeds(static_cast<size_t>(b * hidden_));
   std::vector<int64_t> positions(static_cast<size_t>(b));
-  std::vector<float> mask(static_cast<size_t>(b * (p + 1)), 0.0f);
   for (int64_t r = 0; r < b; ++r) {
     const Row& row = rows_[r];
     std::copy_n(embeddings_->SpeechEmbedding(row.next_token), hidden_,
                 embeds.begin() + r * hidden_);
     positions[r] = row.length;
-    std::fill_n(mask.begin() + r * (p + 1), row.length, 1.0f);  // its own filled slots
-    mask[r * (p + 1) + p] = 1.0f;                               // and the new position
   }
-  std::vector<float> hidden(static_cast<size_t>(b * hidden_));
-  const int layers = manifest_.llm.num_layers;
-  std::vector<std::vector<float>> fresh(
-      2 * static_cast<size_t>(layers),
-      std::vector<float>(static_cast<size_t>(b * kv_ * head_dim_)));
+  if (absl::Status s = cache_->Reserve(b, 1); !s.ok()) return s;
+  // Rows are kept compact (RemoveRow): the first b rows of the cache and of its decode mask,
+  // which marks each row's own filled slots and the new position.
   std::vector<std::pair<std::string, TensorView>> in = {
       {"inputs_embeds", {ElementType::kFloat, embeds.data(), {b, 1, hidden_}}},
       {"position_ids", {ElementType::kInt64, positions.data(), {b, 1}}},
-      {"attention_mask", {ElementType::kFloat, mask.data(), {b, 1, p + 1}}}};
+      {"attention_mask", cache_->DecodeMask(b)}};
   std::vector<std::pair<std::string, TensorView>> out = {
-      {"hidden_states", {ElementType::kFloat, hidden.data(), {b, 1, hidden_}}}};
-  for (int layer = 0; layer < layers; ++layer) {
-    for (int kind = 0; kind < 2; ++kind) {
-      // The first b rows of the buffer, in place: rows are kept compact (RemoveRow).
-      in.push_back({LayerName(kind == 0 ? "past_key_" : "past_value_", layer),
-                    {ElementType::kFloat, Cache(layer, kind, 0), {b, kv_, p, head_dim_}}});
-      out.push_back(
-          {LayerName(kind == 0 ? "new_key_" : "new_value_", layer),
-           {ElementType::kFloat, fresh[2 * layer + kind].data(), {b, kv_, 1, head_dim_}}});
-    }
+      {"hidden_states", hidden_states_.View(ElementType::kFloat, {b, 1, hidden_})}};
+  AddBackboneCache(0, b, 1, in, out);
+  KvCacheTraffic traffic;
+  if (absl::Status s = backbone_->RunInPlace(in, out, &traffic.host); !s.ok()) return s;
+  std::vector<int64_t> starts;
+  for (const Row& row : rows_) starts.push_back(row.length);
+  if (absl::Status s = cache_->Write(0, b, 1, starts, /*new_rows=*/false, traffic); !s.ok()) {
+    return s;
   }
-  if (absl::Status status = backbone_->RunInPlace(in, out); !status.ok()) return status;
-  for (int layer = 0; layer < layers; ++layer) {
-    for (int kind = 0; kind < 2; ++kind) {
-      for (int64_t r = 0; r < b; ++r) {
-        float* row = Cache(layer, kind, r);
-        for (int64_t h = 0; h < kv_; ++h) {
-          std::copy_n(fresh[2 * layer + kind].begin() + (r * kv_ + h) * head_dim_, head_dim_,
-                      row + (h * p + rows_[r].length) * head_dim_);
-        }
-      }
-    }
-  }
+  AddTraffic(traffic);
   for (Row& row : rows_) ++row.length;
-  if (absl::Status status = HeadAndSample(hidden, 0, rows_.size(), events); !status.ok()) {
-    return status;
-  }
+  absl::Status status = HeadAndSample(hidden_states_.View(ElementType::kFloat, {b, hidden_}), 0,
+                                      rows_.size(), events);
+  if (!status.ok()) return status;
   stats_.decoded_rows = static_cast<int>(b);
   stats_.decode_ms = MsSince(start);
   return absl::OkStatus();
 }
 
+void LlmDecoder::AddBackboneCache(int64_t first, int64_t count, int64_t s,
+                                  std::vector<std::pair<std::string, TensorView>>& in,
+                                  std::vector<std::pair<std::string, TensorView>>& out) const {
+  for (int layer = 0; layer < manifest_.llm.num_layers; ++layer) {
+    for (int kind = 0; kind < 2; ++kind) {
+      in.push_back({LayerName(kind == 0 ? "past_key_" : "past_value_", layer),
+                    cache_->Past(layer, kind, first, count)});
+      out.push_back({LayerName(kind == 0 ? "new_key_" : "new_value_", layer),
+                     cache_->Fresh(layer, kind, count, s)});
+    }
+  }
+}
+
 absl::Status LlmDecoder::Prefill(Queued queued, std::vector<LlmEvent>& events) {
   const Clock::time_point start = Clock::now();
   const int64_t s = static_cast<int64_t>(queued.prefill.size()) / hidden_, p = config_.capacity;
-  const size_t index = rows_.size();
+  const int64_t index = static_cast<int64_t>(rows_.size());
   std::vector<int64_t> positions(static_cast<size_t>(s));
   for (int64_t i = 0; i < s; ++i) positions[i] = i;
   std::vector<float> mask(static_cast<size_t>(s * (p + s)), 0.0f);  // no cached slot: causal only
   for (int64_t i = 0; i < s; ++i) std::fill_n(mask.begin() + i * (p + s) + p, i + 1, 1.0f);
-  std::vector<float> hidden(static_cast<size_t>(s * hidden_));
-  const int layers = manifest_.llm.num_layers;
-  std::vector<std::vector<float>> fresh(
-      2 * static_cast<size_t>(layers),
-      std::vector<float>(static_cast<size_t>(kv_ * s * head_dim_)));
+  if (absl::Status st = cache_->Reserve(1, s); !st.ok()) return st;
+  if (absl::Status st = ReserveHidden(s); !st.ok()) return st;
   std::vector<std::pair<std::string, TensorView>> in = {
       {"inputs_embeds", {ElementType::kFloat, queued.prefill.data(), {1, s, hidden_}}},
       {"position_ids", {ElementType::kInt64, positions.data(), {1, s}}},
       {"attention_mask", {ElementType::kFloat, mask.data(), {1, s, p + s}}}};
   std::vector<std::pair<std::string, TensorView>> out = {
-      {"hidden_states", {ElementType::kFloat, hidden.data(), {1, s, hidden_}}}};
-  for (int layer = 0; layer < layers; ++layer) {
-    for (int kind = 0; kind < 2; ++kind) {
-      // The newcomer's own row of the buffer (fully masked; the graph only reads it).
-      in.push_back({LayerName(kind == 0 ? "past_key_" : "past_value_", layer),
-                    {ElementType::kFloat, Cache(layer, kind, index), {1, kv_, p, head_dim_}}});
-      out.push_back(
-          {LayerName(kind == 0 ? "new_key_" : "new_value_", layer),
-           {ElementType::kFloat, fresh[2 * layer + kind].data(), {1, kv_, s, head_dim_}}});
-    }
+      {"hidden_states", hidden_states_.View(ElementType::kFloat, {1, s, hidden_})}};
+  // The newcomer's own row of the cache: fully masked (an earlier sequence's slots may be
+  // there), the graph only reads it.
+  AddBackboneCache(index, 1, s, in, out);
+  KvCacheTraffic traffic;
+  if (absl::Status st = backbone_->RunInPlace(in, out, &traffic.host); !st.ok()) return st;
+  const int64_t from_zero[] = {0};
+  if (absl::Status st = cache_->Write(index, 1, s, from_zero, /*new_rows=*/true, traffic);
+      !st.ok()) {
+    return st;
   }
-  if (absl::Status status = backbone_->RunInPlace(in, out); !status.ok()) return status;
-  for (int layer = 0; layer < layers; ++layer) {
-    for (int kind = 0; kind < 2; ++kind) {
-      float* row = Cache(layer, kind, index);
-      for (int64_t h = 0; h < kv_; ++h) {
-        std::copy_n(fresh[2 * layer + kind].begin() + h * s * head_dim_, s * head_dim_,
-                    row + h * p * head_dim_);
-      }
-    }
-  }
+  AddTraffic(traffic);
   Row row;
   row.seq_id = queued.seq_id;
   row.length = s;
@@ -310,22 +311,27 @@ absl::Status LlmDecoder::Prefill(Queued queued, std::vector<LlmEvent>& events) {
   row.greedy = queued.request.greedy;
   row.rng = SequenceRng(queued.request.seed);
   rows_.push_back(std::move(row));
-  std::span<float> last(hidden.data() + (s - 1) * hidden_, static_cast<size_t>(hidden_));
-  if (absl::Status status = HeadAndSample(last, index, 1, events); !status.ok()) return status;
+  const TensorView last = hidden_states_.View(
+      ElementType::kFloat, {1, hidden_}, static_cast<size_t>((s - 1) * hidden_) * sizeof(float));
+  if (absl::Status st = HeadAndSample(last, static_cast<size_t>(index), 1, events); !st.ok()) {
+    return st;
+  }
   stats_.prefills += 1;
   stats_.prefill_tokens += s;
   stats_.prefill_ms += MsSince(start);
   return absl::OkStatus();
 }
 
-absl::Status LlmDecoder::HeadAndSample(std::span<float> hidden, size_t first, size_t count,
+absl::Status LlmDecoder::HeadAndSample(const TensorView& hidden, size_t first, size_t count,
                                        std::vector<LlmEvent>& events) {
   const int64_t r = static_cast<int64_t>(count);
   logits_.resize(static_cast<size_t>(r * vocab_));
-  absl::Status status =
-      head_->RunInPlace({{head_input_, {ElementType::kFloat, hidden.data(), {r, hidden_}}}},
-                        {{head_output_, {ElementType::kFloat, logits_.data(), {r, vocab_}}}});
+  onnx::HostTraffic traffic;
+  absl::Status status = head_->RunInPlace(
+      {{head_input_, hidden}}, {{head_output_, {ElementType::kFloat, logits_.data(), {r, vocab_}}}},
+      &traffic);
   if (!status.ok()) return status;
+  AddTraffic({traffic, 0, 0});
   const auto& stops = manifest_.special_ids.stop_tokens;
   for (size_t i = 0; i < count; ++i) {
     Row& row = rows_[first + i];

@@ -2,7 +2,8 @@
 // (docs/cosyvoice-generation.md, "LLM decode loop"). Sequences join (Admit) and leave (finish,
 // Release) between steps; each Step advances every running sequence by one token in one batched
 // backbone run over a KV cache preallocated per layer as [max_active, kv_heads, capacity,
-// head_dim] and updated in place (docs/cosyvoice-bundle.md, "The LLM's KV cache layout").
+// head_dim] in the provider's memory and updated in place there (llm_kv_cache.h;
+// docs/cosyvoice-bundle.md, "The LLM's KV cache layout").
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/cosyvoice/llm_kv_cache.h"
 #include "engine/cosyvoice/llm_prompt.h"
 #include "engine/cosyvoice/ras_sampler.h"
 #include "engine/onnx/onnx_session.h"
@@ -45,13 +47,23 @@ struct LlmEvent {
   LlmFinish finish = LlmFinish::kNone;
 };
 
-// Plain data: figures of the last Step, for logs and benchmarks.
+// Plain data: figures of the last Step, for logs, benchmarks and tests.
 struct LlmStepStats {
   int prefills = 0;  // newcomers prefilled
   int64_t prefill_tokens = 0;
   double prefill_ms = 0;  // the stall the running rows saw for them
   int decoded_rows = 0;   // rows in the batched decode run
   double decode_ms = 0;
+  // Bytes the Step moved between host memory and the provider's memory, where the KV cache is:
+  // inputs (embeddings, position ids, a prefill's attention mask, the slot indices and mask
+  // values of the cache writes) and the logits back for sampling. Nothing of the cache itself
+  // crosses. With the CPU provider both memories are the host's and ORT copies nothing; the
+  // figures are what the CUDA provider copies over PCIe (docs/cosyvoice-generation.md, "On a
+  // GPU").
+  int64_t host_to_provider_bytes = 0;
+  int64_t provider_to_host_bytes = 0;
+  int64_t cache_written_bytes = 0;  // new keys/values written into their slots (provider memory)
+  int64_t cache_moved_bytes = 0;    // finished rows' places refilled (provider memory)
 };
 
 // Owned by one engine worker thread: not thread-safe (all calls from that thread).
@@ -84,6 +96,10 @@ class LlmDecoder {
   size_t running() const { return rows_.size(); }
   size_t queued() const { return queue_.size(); }
   const LlmStepStats& last_step() const { return stats_; }
+  // The KV cache's size: every layer's keys and values of max_active rows x capacity slots.
+  int64_t cache_bytes() const;
+  // Whether the cache is in host memory (the CPU provider) or the device's (CUDA).
+  bool cache_in_host_memory() const { return backbone_->provider_memory_is_host(); }
   // Called with each sequence's log-probabilities [head_outputs] before sampling; it may edit
   // them (tests use it to force stop ids; a place for logit processors). Null: none.
   using LogpHook = std::function<void(uint64_t seq_id, std::span<float> logp)>;
@@ -109,11 +125,19 @@ class LlmDecoder {
   LlmDecoder() = default;
   absl::Status DecodeRunning(std::vector<LlmEvent>& events);
   absl::Status Prefill(Queued queued, std::vector<LlmEvent>& events);
-  // log_softmax(head(hidden rows)), then sample each row; rows_[first + i] for row i.
-  absl::Status HeadAndSample(std::span<float> hidden, size_t first, size_t count,
+  // log_softmax(head(hidden rows)), then sample each row; rows_[first + i] for row i. `hidden`
+  // [count, hidden_size] is in provider memory; only the logits come back to the host.
+  absl::Status HeadAndSample(const onnx::TensorView& hidden, size_t first, size_t count,
                              std::vector<LlmEvent>& events);
-  void RemoveRow(size_t index);  // moves the last row into `index` (copies its used slots only)
-  float* Cache(int layer, int kind, size_t row);
+  // Moves the last row into `index` (its slots and mask, in provider memory).
+  absl::Status RemoveRow(size_t index);
+  // The backbone's hidden_states scratch (provider memory) for `positions` rows x positions.
+  absl::Status ReserveHidden(int64_t positions);
+  // The past_* inputs (rows first .. first + count) and new_* outputs (s positions) of a run.
+  void AddBackboneCache(int64_t first, int64_t count, int64_t s,
+                        std::vector<std::pair<std::string, onnx::TensorView>>& in,
+                        std::vector<std::pair<std::string, onnx::TensorView>>& out) const;
+  void AddTraffic(const KvCacheTraffic& traffic);
 
   BundleManifest manifest_;
   LlmDecoderConfig config_;
@@ -122,8 +146,10 @@ class LlmDecoder {
   std::unique_ptr<onnx::OnnxSession> backbone_, head_;
   std::string head_input_, head_output_;
   int64_t kv_ = 0, head_dim_ = 0, hidden_ = 0, vocab_ = 0;
-  std::vector<std::vector<float>> cache_;  // [layer * 2 + kind]: [max_active, kv, capacity, D]
-  std::vector<Row> rows_;                  // running; index = cache row
+  std::unique_ptr<KvCache> cache_;      // rows [0, running) hold the running sequences
+  onnx::ProviderBuffer hidden_states_;  // the backbone's allocator's: declared after it
+  int64_t hidden_positions_ = 0;
+  std::vector<Row> rows_;  // running; index = cache row
   std::deque<Queued> queue_;
   std::vector<float> logits_;
   LlmStepStats stats_;

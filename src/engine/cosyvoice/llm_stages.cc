@@ -21,6 +21,7 @@ absl::StatusOr<std::vector<int64_t>> Ids(const GoldenStage& g, const std::string
 // A decoder per golden, sized to it: the attention runs over every cache slot, so a larger
 // capacity than the sequence needs only costs time.
 absl::StatusOr<double> GreedyDecodeError(const BundleManifest& m, const std::string& dir,
+                                         const onnx::OnnxSessionConfig& session,
                                          const GoldenStage& g) {
   LlmRequest request;
   request.greedy = true;
@@ -36,7 +37,7 @@ absl::StatusOr<double> GreedyDecodeError(const BundleManifest& m, const std::str
   config.capacity = static_cast<int>(2 + request.prompt_text_ids.size() + request.text_ids.size() +
                                      request.prompt_speech_tokens.size() +
                                      LimitsFor(m.sampling, request.text_ids.size()).max_len);
-  config.session.intra_op_threads = 1;
+  config.session = session;
   auto created = LlmDecoder::Create(m, dir, config);
   if (!created.ok()) return created.status();
   LlmDecoder& decoder = **created;
@@ -121,9 +122,9 @@ absl::StatusOr<double> RasCasesError(const BundleManifest& m, const GoldenStage&
 
 absl::Status AddLlmStages(BundleVerifier& v) {
   if (v.manifest().family != Family::kCosyVoice2) return absl::OkStatus();  // CV2 only for now
-  v.AddStage("llm.greedy", [&m = v.manifest(), dir = v.bundle_dir()](const GoldenStage& g) {
-    return GreedyDecodeError(m, dir, g);
-  });
+  v.AddStage("llm.greedy",
+             [&m = v.manifest(), dir = v.bundle_dir(), session = v.session_config()](
+                 const GoldenStage& g) { return GreedyDecodeError(m, dir, session, g); });
   v.AddStage("llm.ras", [&m = v.manifest()](const GoldenStage& g) { return RasCasesError(m, g); });
   return absl::OkStatus();
 }

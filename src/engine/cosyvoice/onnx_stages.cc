@@ -45,8 +45,7 @@ absl::StatusOr<Tensor> AsInput(const NpyArray& golden, const onnx::TensorSpec& s
 absl::StatusOr<std::shared_ptr<OnnxSession>> Open(const BundleVerifier& v, std::string_view role) {
   const GraphEntry* g = v.manifest().graph(role);
   if (g == nullptr) return core::NotFound("no graph " + std::string(role));
-  onnx::OnnxSessionConfig config;
-  config.intra_op_threads = 1;
+  const onnx::OnnxSessionConfig& config = v.session_config();
   auto session =
       OnnxSession::Create((std::filesystem::path(v.bundle_dir()) / g->file).string(), config);
   if (!session.ok()) return session.status();
@@ -200,8 +199,7 @@ absl::StatusOr<double> LlmDecode(const OnnxSession& backbone, const OnnxSession&
 }  // namespace
 
 absl::Status AddOnnxStages(BundleVerifier& v) {
-  onnx::OnnxSessionConfig config;
-  config.intra_op_threads = 1;
+  const onnx::OnnxSessionConfig& config = v.session_config();
   auto encoder = PromptEncoder::Create(v.manifest(), v.bundle_dir(), config);
   if (!encoder.ok()) return encoder.status();
   std::shared_ptr<PromptEncoder> prompt(std::move(*encoder));

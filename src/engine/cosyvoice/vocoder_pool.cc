@@ -2,26 +2,38 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <vector>
 
 #include "core/error.h"
 
 namespace voxserve::engine::cosyvoice {
+namespace {
+
+// Requests share an estimator call only at one length T (FlowMatcher::RunBatch does not pad):
+// T is token_mel_ratio x all the tokens, so equal token counts are equal T.
+size_t Tokens(const FlowJob& job) {
+  return job.request.prompt_tokens.size() + job.request.tokens.size();
+}
+
+}  // namespace
 
 struct VocoderPool::Impl {
   explicit Impl(int threads) : pool(static_cast<size_t>(threads)) {}
   boost::asio::thread_pool pool;
 };
 
-absl::StatusOr<std::unique_ptr<VocoderPool>> VocoderPool::Create(int threads) {
+absl::StatusOr<std::unique_ptr<VocoderPool>> VocoderPool::Create(int threads,
+                                                                 const FlowMatcher* flow) {
   if (threads < 1 || threads > 64) {
     return core::InvalidArgument("cosyvoice option vocoder_threads = " + std::to_string(threads) +
                                  " must be a whole number in 1..64");
   }
-  return std::unique_ptr<VocoderPool>(new VocoderPool(threads, std::make_unique<Impl>(threads)));
+  return std::unique_ptr<VocoderPool>(
+      new VocoderPool(threads, flow, std::make_unique<Impl>(threads)));
 }
 
-VocoderPool::VocoderPool(int threads, std::unique_ptr<Impl> impl)
-    : threads_(threads), impl_(std::move(impl)) {}
+VocoderPool::VocoderPool(int threads, const FlowMatcher* flow, std::unique_ptr<Impl> impl)
+    : threads_(threads), flow_(flow), impl_(std::move(impl)) {}
 
 VocoderPool::~VocoderPool() {
   // stop() leaves the jobs not started unrun (their runners are gone or going: nothing would
@@ -32,6 +44,62 @@ VocoderPool::~VocoderPool() {
 
 void VocoderPool::Post(std::function<void()> job) {
   boost::asio::post(impl_->pool, std::move(job));
+}
+
+bool VocoderPool::batches_flows() const {
+  return flow_ != nullptr && flow_->estimator_batch() == 0;
+}
+
+void VocoderPool::PostFlow(FlowJob job) {
+  {
+    std::lock_guard lock(mutex_);
+    waiting_.push_back(std::move(job));
+  }
+  // One task per job: a task finding the queue empty had its job taken into an earlier batch.
+  boost::asio::post(impl_->pool, [this] { RunFlows(); });
+}
+
+void VocoderPool::RunFlows() {
+  std::vector<FlowJob> batch;
+  {
+    std::lock_guard lock(mutex_);
+    if (waiting_.empty()) return;
+    batch.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+  if (batch.front().before) batch.front().before();
+  if (batches_flows()) {
+    // Whoever waits by now (also while the first job's hook ran) joins, at its length.
+    std::lock_guard lock(mutex_);
+    const size_t tokens = Tokens(batch.front());
+    for (auto it = waiting_.begin(); it != waiting_.end() && batch.size() < kMaxFlowBatch;) {
+      if (Tokens(*it) != tokens) {
+        ++it;
+        continue;
+      }
+      batch.push_back(std::move(*it));
+      it = waiting_.erase(it);
+    }
+  }
+  std::vector<FlowJob*> live;
+  std::vector<FlowRequest> requests;
+  for (size_t k = 0; k < batch.size(); ++k) {
+    FlowJob& job = batch[k];
+    if (k > 0 && job.before) job.before();
+    if (job.dropped && job.dropped()) {
+      if (job.skip) job.skip();
+      continue;
+    }
+    live.push_back(&job);
+    requests.push_back(job.request);
+  }
+  if (live.empty()) return;
+  if (flow_ == nullptr) {
+    for (FlowJob* job : live) job->finish(core::Internal("this vocoder pool has no flow"));
+    return;
+  }
+  std::vector<absl::StatusOr<ProviderMel>> mels = flow_->RunBatchOnProvider(requests);
+  for (size_t k = 0; k < live.size(); ++k) live[k]->finish(std::move(mels[k]));
 }
 
 }  // namespace voxserve::engine::cosyvoice

@@ -1,33 +1,70 @@
 // The threads that run CosyVoice's flow + HiFT off the LLM's step thread
 // (docs/cosyvoice-generation.md, "The engine"): a runner posts the vocoding of a finished piece
-// (or a ready streaming hop) here and its next Step goes on decoding the other segments.
+// (or a ready streaming hop) here and its next Step goes on decoding the other segments. When
+// the bundle's flow estimator has a dynamic batch axis, whole pieces waiting here together share
+// its calls (FlowMatcher::RunBatchOnProvider); with upstream's fixed batch of one CFG pair they
+// run one after another.
 #pragma once
 
+#include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "absl/status/statusor.h"
+#include "engine/cosyvoice/flow_matcher.h"
 
 namespace voxserve::engine::cosyvoice {
 
-// Owned by CosyVoiceEngine and shared by its runners; Post is safe cross thread. Jobs run in
-// the order posted, up to threads() at once; a job owns (or shares) everything it reads except
-// the engine's immutable stages, which outlive the pool. Destruction waits for the jobs running
-// and drops (destroys without running) those not started.
+// A whole piece's flow, which may share estimator calls with other waiting pieces' of the same
+// length, then its own rest (HiFT, the report). Owned by the pool until it runs or is dropped.
+struct FlowJob {
+  FlowRequest request;                // views into what `keeps` owns
+  std::shared_ptr<const void> keeps;  // the request's tokens and voice profile
+  std::function<bool()> dropped;      // true: its segment is gone; `skip` runs instead
+  std::function<void()> before;       // on the pool thread, before its flow (a test hook)
+  // On the pool thread with the piece's mel (left in the provider's memory) or the flow's error.
+  std::function<void(absl::StatusOr<ProviderMel>)> finish;
+  std::function<void()> skip;
+};
+
+// Owned by CosyVoiceEngine and shared by its runners; Post and PostFlow are safe cross thread.
+// Jobs start in the order posted, up to threads() at once (a flow batch counts as one); a job
+// owns (or shares) everything it reads except the engine's immutable stages, which outlive the
+// pool. Destruction waits for the jobs running and drops (destroys without running) those not
+// started.
 class VocoderPool {
  public:
-  // InvalidArgument unless 1 <= threads <= 64.
-  static absl::StatusOr<std::unique_ptr<VocoderPool>> Create(int threads);
+  // The largest group of pieces one estimator batch takes (2 rows each): 16 pieces, 32 rows,
+  // the c = 16 of the benchmarks; a bigger group would only lengthen the first pieces' wait.
+  static constexpr size_t kMaxFlowBatch = 16;
+
+  // InvalidArgument unless 1 <= threads <= 64. `flow` (may be null: no flow jobs) batches pieces
+  // when its estimator's batch axis is dynamic.
+  static absl::StatusOr<std::unique_ptr<VocoderPool>> Create(int threads,
+                                                             const FlowMatcher* flow = nullptr);
   ~VocoderPool();
 
   void Post(std::function<void()> job);
+  // Queues a piece's flow. A pool thread takes the first waiting piece and, when the flow batches,
+  // every other waiting piece of the same length (up to kMaxFlowBatch), runs their flows in one
+  // RunBatchOnProvider, then each one's finish in turn.
+  void PostFlow(FlowJob job);
+  // Whether PostFlow shares estimator calls (the estimator's batch axis is dynamic).
+  bool batches_flows() const;
   int threads() const { return threads_; }
 
  private:
   struct Impl;
-  VocoderPool(int threads, std::unique_ptr<Impl> impl);
+  VocoderPool(int threads, const FlowMatcher* flow, std::unique_ptr<Impl> impl);
+  void RunFlows();  // on a pool thread: one batch of waiting flow jobs
+
   int threads_;
-  std::unique_ptr<Impl> impl_;
+  const FlowMatcher* flow_;
+  std::mutex mutex_;
+  std::deque<FlowJob> waiting_;  // guarded by mutex_
+  std::unique_ptr<Impl> impl_;   // last: its threads stop (and join) before the queue goes
 };
 
 }  // namespace voxserve::engine::cosyvoice

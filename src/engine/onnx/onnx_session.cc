@@ -1,7 +1,5 @@
 #include "engine/onnx/onnx_session.h"
 
-#include <onnxruntime_cxx_api.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -10,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "core/error.h"
+#include "engine/onnx/onnx_session_impl.h"
 #include "engine/onnx/ort_env.h"
 
 namespace voxserve::engine::onnx {
@@ -139,27 +138,31 @@ Ort::RunOptions ShrinkingRunOptions(const OnnxSessionConfig& config) {
 
 }  // namespace
 
-struct OnnxSession::Impl {
-  Impl(Ort::Session s, const OnnxSessionConfig& config)
-      : session(std::move(s)),
-        shrink(ShrinkingRunOptions(config)),
-        // off: no arena to shrink; on: never shrink.
-        shrink_above(config.cpu_memory_arena == "shrink"
-                         ? static_cast<size_t>(config.arena_keep_elements)
-                         : std::numeric_limits<size_t>::max()) {}
-
-  // Arena mode shrink: a Run whose inputs hold more elements than the typical sentences the
-  // arena is kept for gives its blocks back at its end, so a rare long input does not pin its
-  // memory for the life of the process; the others reuse the arena's blocks (no page faults).
-  const Ort::RunOptions& OptionsFor(size_t input_elements) const {
-    return input_elements > shrink_above ? shrink : keep;
+absl::Status BuildSessionOptions(const OnnxSessionConfig& config, Ort::SessionOptions& options) {
+  options.SetIntraOpNumThreads(config.intra_op_threads);
+  options.SetInterOpNumThreads(config.inter_op_threads);
+  options.SetGraphOptimizationLevel(OptimizationLevel(config.graph_optimization));
+  if (!config.optimized_model_path.empty()) {
+    options.SetOptimizedModelFilePath(config.optimized_model_path.c_str());
   }
+  const char* spin = config.allow_spinning ? "1" : "0";
+  options.AddConfigEntry("session.intra_op.allow_spinning", spin);
+  options.AddConfigEntry("session.inter_op.allow_spinning", spin);
+  if (config.cpu_memory_arena == "off") options.DisableCpuMemArena();
+  if (config.execution_provider == "cuda") return AppendCuda(config, options);
+  return absl::OkStatus();
+}
 
-  mutable Ort::Session session;  // Run is thread-safe (see the class comment)
-  const Ort::RunOptions keep;    // the same for many Runs; only read by ORT
-  const Ort::RunOptions shrink;
-  const size_t shrink_above;
-};
+OnnxSession::Impl::Impl(Ort::Session s, const OnnxSessionConfig& config)
+    : session(std::move(s)),
+      shrink(ShrinkingRunOptions(config)),
+      // off: no arena to shrink; on: never shrink.
+      shrink_above(config.cpu_memory_arena == "shrink"
+                       ? static_cast<size_t>(config.arena_keep_elements)
+                       : std::numeric_limits<size_t>::max()),
+      host_memory(Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault)),
+      provider_memory(ProviderMemory(session, config)),
+      provider_is_host(provider_memory.GetDeviceType() == OrtMemoryInfoDeviceType_CPU) {}
 
 std::string_view ElementTypeName(ElementType type) {
   switch (type) {
@@ -173,6 +176,17 @@ std::string_view ElementTypeName(ElementType type) {
       break;
   }
   return "other";
+}
+
+size_t TensorView::ElementCount() const {
+  size_t count = 1;
+  for (int64_t d : shape) count *= d > 0 ? static_cast<size_t>(d) : 0;
+  return count;
+}
+
+size_t TensorView::Bytes() const {
+  const size_t element = type == ElementType::kInt64 ? 8 : type == ElementType::kOther ? 0 : 4;
+  return ElementCount() * element;
 }
 
 Tensor Tensor::Floats(std::vector<int64_t> shape, std::vector<float> values) {
@@ -222,39 +236,32 @@ absl::StatusOr<std::unique_ptr<OnnxSession>> OnnxSession::Create(const std::stri
     // has been registered" in place of the loader's own error, as the GPU build showed here).
     Ort::Env& env = OrtEnvironment();
     Ort::SessionOptions options;
-    options.SetIntraOpNumThreads(config.intra_op_threads);
-    options.SetInterOpNumThreads(config.inter_op_threads);
-    options.SetGraphOptimizationLevel(OptimizationLevel(config.graph_optimization));
-    if (!config.optimized_model_path.empty()) {
-      options.SetOptimizedModelFilePath(config.optimized_model_path.c_str());
-    }
-    const char* spin = config.allow_spinning ? "1" : "0";
-    options.AddConfigEntry("session.intra_op.allow_spinning", spin);
-    options.AddConfigEntry("session.inter_op.allow_spinning", spin);
-    if (config.cpu_memory_arena == "off") options.DisableCpuMemArena();
-    if (config.execution_provider == "cuda") {
-      if (absl::Status status = AppendCuda(config, options); !status.ok()) {
-        return absl::Status(status.code(),
-                            "model file " + model_path + ": " + std::string(status.message()));
-      }
+    if (absl::Status status = BuildSessionOptions(config, options); !status.ok()) {
+      return absl::Status(status.code(),
+                          "model file " + model_path + ": " + std::string(status.message()));
     }
     Ort::Session session(env, model_path.c_str(), options);
-    auto impl = std::make_unique<Impl>(std::move(session), config);
-    std::unique_ptr<OnnxSession> loaded(new OnnxSession(model_path, std::move(impl)));
-    loaded->inputs_ = Describe(loaded->impl_->session, true);
-    loaded->outputs_ = Describe(loaded->impl_->session, false);
-    Ort::AllocatorWithDefaultOptions allocator;
-    Ort::ModelMetadata metadata = loaded->impl_->session.GetModelMetadata();
-    for (const auto& key : metadata.GetCustomMetadataMapKeysAllocated(allocator)) {
-      auto value = metadata.LookupCustomMetadataMapAllocated(key.get(), allocator);
-      loaded->metadata_[key.get()] = value ? value.get() : "";
-    }
+    std::unique_ptr<OnnxSession> loaded =
+        Wrap(model_path, std::make_unique<Impl>(std::move(session), config));
     return loaded;
   } catch (const Ort::Exception& e) {
     return absl::InvalidArgumentError("cannot load model " + model_path + ": " + e.what());
   } catch (const std::exception& e) {
     return core::Internal("cannot load model " + model_path + ": " + e.what());
   }
+}
+
+std::unique_ptr<OnnxSession> OnnxSession::Wrap(std::string path, std::unique_ptr<Impl> impl) {
+  std::unique_ptr<OnnxSession> loaded(new OnnxSession(std::move(path), std::move(impl)));
+  loaded->inputs_ = Describe(loaded->impl_->session, true);
+  loaded->outputs_ = Describe(loaded->impl_->session, false);
+  Ort::AllocatorWithDefaultOptions allocator;
+  Ort::ModelMetadata metadata = loaded->impl_->session.GetModelMetadata();
+  for (const auto& key : metadata.GetCustomMetadataMapKeysAllocated(allocator)) {
+    auto value = metadata.LookupCustomMetadataMapAllocated(key.get(), allocator);
+    loaded->metadata_[key.get()] = value ? value.get() : "";
+  }
+  return loaded;
 }
 
 const TensorSpec* OnnxSession::FindInput(std::string_view name) const {
@@ -321,6 +328,11 @@ absl::StatusOr<Ort::Value> ViewOf(const Ort::MemoryInfo& memory, const TensorVie
     if (d < 0) return absl::InvalidArgumentError("tensor '" + name + "' has a negative dimension");
     count *= static_cast<size_t>(d);
   }
+  if (view.data == nullptr && count > 0) {
+    // ProviderBuffer::View's answer for a view past the buffer's end.
+    return absl::InvalidArgumentError("tensor '" + name + "' has no buffer behind it (a view " +
+                                      "past the end of its provider buffer)");
+  }
   switch (view.type) {
     case ElementType::kFloat:
       return Ort::Value::CreateTensor<float>(memory, static_cast<float*>(view.data), count,
@@ -339,33 +351,35 @@ absl::StatusOr<Ort::Value> ViewOf(const Ort::MemoryInfo& memory, const TensorVie
 
 }  // namespace
 
-absl::Status OnnxSession::RunInPlace(
-    const std::vector<std::pair<std::string, TensorView>>& inputs,
-    const std::vector<std::pair<std::string, TensorView>>& outputs) const {
+absl::Status OnnxSession::RunInPlace(const std::vector<std::pair<std::string, TensorView>>& inputs,
+                                     const std::vector<std::pair<std::string, TensorView>>& outputs,
+                                     HostTraffic* traffic) const {
   try {
-    Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
     Ort::IoBinding binding(impl_->session);
     std::vector<Ort::Value> values;  // must outlive the Run: they view the caller's buffers
     values.reserve(inputs.size() + outputs.size());
-    for (const auto& [name, view] : inputs) {
-      auto value = ViewOf(memory, view, name);
-      if (!value.ok()) {
-        return core::Internal("model file " + path_ + ": " + std::string(value.status().message()));
+    HostTraffic moved;
+    for (bool output : {false, true}) {
+      for (const auto& [name, view] : output ? outputs : inputs) {
+        const bool host = view.place == MemoryPlace::kHost;
+        auto value = ViewOf(host ? impl_->host_memory : impl_->provider_memory, view, name);
+        if (!value.ok()) {
+          return core::Internal("model file " + path_ + ": " +
+                                std::string(value.status().message()));
+        }
+        values.push_back(std::move(*value));
+        if (output) {
+          binding.BindOutput(name.c_str(), values.back());
+        } else {
+          binding.BindInput(name.c_str(), values.back());
+        }
+        if (host) (output ? moved.from_provider : moved.to_provider) += view.Bytes();
       }
-      values.push_back(std::move(*value));
-      binding.BindInput(name.c_str(), values.back());
-    }
-    for (const auto& [name, view] : outputs) {
-      auto value = ViewOf(memory, view, name);
-      if (!value.ok()) {
-        return core::Internal("model file " + path_ + ": " + std::string(value.status().message()));
-      }
-      values.push_back(std::move(*value));
-      binding.BindOutput(name.c_str(), values.back());
     }
     // Loops over caller buffers (decode steps, Euler steps) repeat the same shapes: the arena's
     // blocks are what they reuse, and the caller bounds the sizes, so they are never shrunk.
     impl_->session.Run(impl_->keep, binding);
+    if (traffic != nullptr) *traffic += moved;
     return absl::OkStatus();
   } catch (const Ort::Exception& e) {
     return core::Internal("model file " + path_ + ": inference failed: " + e.what());

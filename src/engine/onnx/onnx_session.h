@@ -43,13 +43,83 @@ struct Tensor {
   std::vector<int64_t> ToInt64s() const;
 };
 
-// A caller-owned host buffer lent to one RunInPlace call, not owned: ORT reads an input's bytes
-// and writes an output's in place (no copy either way). `data` holds the product of `shape`
-// elements of `type`; an input's buffer is never written.
+// Where a TensorView's bytes are. kHost: memory the host reads and writes. kProvider: the memory
+// the session's execution provider computes in (a ProviderBuffer): CUDA device memory with the
+// CUDA provider, host memory with the CPU provider. Code never dereferences a provider view (on
+// CUDA it could not), so what runs on the CPU provider is the code that runs on CUDA; only the
+// memory behind the views differs.
+enum class MemoryPlace { kHost, kProvider };
+
+// A caller-owned buffer lent to one RunInPlace call, not owned: ORT reads an input's bytes and
+// writes an output's in place. `data` holds the product of `shape` elements of `type`; an input's
+// buffer is never written. A host view bound to a session whose provider memory is the device's
+// is copied by ORT (to the device before the run, back after it): RunInPlace counts those bytes.
 struct TensorView {
   ElementType type = ElementType::kFloat;
   void* data = nullptr;
   std::vector<int64_t> shape;
+  MemoryPlace place = MemoryPlace::kHost;
+
+  size_t ElementCount() const;
+  size_t Bytes() const;
+};
+
+// Bytes one or more RunInPlace calls bound from host views: inputs (host to the provider's
+// memory) and outputs (back). With the CUDA provider ORT copies exactly these over PCIe; with the
+// CPU provider it reads and writes them where they are. Provider views never count: they stay.
+struct HostTraffic {
+  int64_t to_provider = 0;
+  int64_t from_provider = 0;
+  HostTraffic& operator+=(const HostTraffic& other) {
+    to_provider += other.to_provider;
+    from_provider += other.from_provider;
+    return *this;
+  }
+};
+
+// Memory in the provider's memory, allocated once through the owning session's ORT allocator for
+// it (an Ort::Allocator over the session and its provider MemoryInfo) and freed on destruction.
+// Owned by value, move-only. It must not outlive the OnnxSession that allocated it (declare it
+// after the session). Every session of the same provider and device reads and writes it in place.
+class ProviderBuffer {
+ public:
+  ProviderBuffer();
+  ~ProviderBuffer();
+  ProviderBuffer(ProviderBuffer&&) noexcept;
+  ProviderBuffer& operator=(ProviderBuffer&&) noexcept;
+
+  size_t bytes() const;
+  bool empty() const { return bytes() == 0; }
+  // A provider view of `shape` elements of `type`, `offset` bytes into the buffer. A view that
+  // would reach past the end has no data, and RunInPlace refuses it naming the tensor.
+  TensorView View(ElementType type, std::vector<int64_t> shape, size_t offset = 0) const;
+
+ private:
+  friend class OnnxSession;
+  struct Impl;
+  explicit ProviderBuffer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A small graph built in memory with ORT's Model Editor API, for the glue between the models'
+// runs that has to happen where the provider's memory is (writing a decode step's keys into the
+// KV cache, the flow's Euler update, filling and slicing buffers): on CUDA it then runs on the
+// device and nothing goes through the host. Every dimension is dynamic. Plain data.
+struct GraphSpec {
+  struct Value {
+    std::string name;
+    ElementType type = ElementType::kFloat;
+    size_t rank = 1;
+  };
+  struct Node {
+    std::string op;  // an ai.onnx operator
+    std::vector<std::string> inputs, outputs;
+    std::vector<std::pair<std::string, int64_t>> int_attributes;
+  };
+  std::string name;  // stands for the model file in errors
+  std::vector<Value> inputs, outputs;
+  std::vector<Node> nodes;
+  int opset = 17;
 };
 
 // Owns the Ort::Session. Thread safety: Run() may be called concurrently from any number of
@@ -61,6 +131,10 @@ class OnnxSession {
   // execution provider this ONNX Runtime does not have.
   static absl::StatusOr<std::unique_ptr<OnnxSession>> Create(const std::string& model_path,
                                                              const OnnxSessionConfig& config);
+  // A session over a graph built in memory (GraphSpec), with the same options and provider.
+  // InvalidArgument naming the graph when ORT refuses it.
+  static absl::StatusOr<std::unique_ptr<OnnxSession>> CreateFromGraph(
+      const GraphSpec& spec, const OnnxSessionConfig& config);
   ~OnnxSession();
 
   const std::string& path() const { return path_; }
@@ -77,14 +151,27 @@ class OnnxSession {
   // Runs the graph through an Ort::IoBinding over caller buffers: every input is read from its
   // view and every named output is written straight into its view, whose shape must be the one
   // the graph produces (else an error naming the output). For loops that keep large state (a KV
-  // cache, the flow's Euler state) in their own buffers and must not copy it per call.
+  // cache, the flow's Euler state) in their own buffers and must not copy it per call. Host
+  // views' bytes are added to `traffic` when given. An output may be bound to the memory of an
+  // input (a ScatterND's data): ORT's ScatterND then writes only the updates (it copies data to
+  // output only when the two differ), which is how the KV cache takes new keys in place.
   // Thread-safe like Run.
   absl::Status RunInPlace(const std::vector<std::pair<std::string, TensorView>>& inputs,
-                          const std::vector<std::pair<std::string, TensorView>>& outputs) const;
+                          const std::vector<std::pair<std::string, TensorView>>& outputs,
+                          HostTraffic* traffic = nullptr) const;
+
+  // `bytes` of the provider's memory through this session's allocator (see ProviderBuffer).
+  // Not initialized: write it (a run's output, FillGraph) before reading it.
+  absl::StatusOr<ProviderBuffer> AllocateProvider(size_t bytes) const;
+  // Whether the provider computes in host memory (the CPU provider): provider views are then
+  // host memory too, and ORT copies nothing for host views.
+  bool provider_memory_is_host() const;
 
  private:
-  struct Impl;
+  struct Impl;  // onnx_session_impl.h
   OnnxSession(std::string path, std::unique_ptr<Impl> impl);
+  // The loaded session with its inputs, outputs and metadata read.
+  static std::unique_ptr<OnnxSession> Wrap(std::string path, std::unique_ptr<Impl> impl);
 
   std::string path_;
   std::unique_ptr<Impl> impl_;

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -17,6 +19,7 @@
 
 #include "engine/cosyvoice/cosyvoice_engine.h"
 #include "engine/cosyvoice/cosyvoice_runner.h"
+#include "nlohmann/json.hpp"
 #include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -35,13 +38,15 @@ struct Fixture {
   std::shared_ptr<const VoiceProfile> profile;
 };
 
-Fixture Load(int vocoder_threads, bool streaming = false) {
+Fixture Load(int vocoder_threads, bool streaming = false,
+             const std::string& bundle = TinyBundle()) {
   Fixture f;
   CosyVoiceEngineConfig config;
   config.model_id = "cv";
-  config.bundle_path = TinyBundle();
+  config.bundle_path = bundle;
   config.streaming = streaming;
   config.vocoder_threads = vocoder_threads;
+  config.session.execution_provider = testing::TestExecutionProvider();
   auto engine = CosyVoiceEngine::Create(config);
   EXPECT_TRUE(engine.ok()) << engine.status();
   if (!engine.ok()) return f;
@@ -264,6 +269,73 @@ TEST(CosyVoiceVocoderPool, StreamingHopsAreTheSameAloneOrBesideAnother) {
   ASSERT_TRUE(two.ends.at(2).ok()) << two.ends.at(2);
   EXPECT_EQ(two.chunks.at(2), one.chunks.at(1));
   EXPECT_EQ(two.audio.at(2), one.audio.at(1));
+}
+
+// With an estimator whose batch axis is dynamic (the flow tests' fixture
+// cosyvoice_flow_dynamic_batch_estimator writes one from the tiny bundle's), two segments' pieces
+// of one length waiting in the pool together share its calls (FlowMatcher::RunBatchOnProvider)
+// and each sounds as it does alone.
+TEST(CosyVoiceVocoderPool, PiecesOfOneLengthShareTheEstimatorsCallsAndSoundAsAlone) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  const std::string dynamic =
+      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", VOXSERVE_DYNAMIC_BATCH_ESTIMATOR);
+  if (!std::filesystem::exists(dynamic)) {
+    GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
+  }
+  constexpr const char* kFile = "flow.decoder.estimator.dynamic-batch.onnx";
+  testing::BrokenBundle bundle("dynamic-batch", [&](nlohmann::json& m) {
+    nlohmann::json& estimator = m["graphs"]["flow_estimator"];
+    estimator["file"] = kFile;
+    for (const char* side : {"inputs", "outputs"}) {
+      for (auto& tensor : estimator[side]) tensor["shape"][0] = "rows";
+    }
+  });
+  std::filesystem::create_symlink(std::filesystem::absolute(dynamic),
+                                  std::filesystem::path(bundle.dir()) / kFile);
+  Fixture f = Load(/*vocoder_threads=*/1, /*streaming=*/false, bundle.dir());
+  ASSERT_TRUE(f.profile);
+  ASSERT_EQ(f.engine->flow().estimator_batch(), 0);
+  auto input = [&](uint64_t seed) {
+    SegmentInput in{"Hello world.", "v", 1.0, f.profile};
+    in.seed = seed;  // other tokens and source noise for each segment
+    return in;
+  };
+  // Every piece stops after 7 tokens: the two are of one length.
+  auto together = Runner(
+      *f.engine, [](uint64_t) { return 7; }, std::make_shared<LlmSteps>());
+  ASSERT_TRUE(together);
+  Gate gate({1});  // holds segment 1's job until segment 2's waits behind it
+  together->SetVocodeHookForTest(gate.Hook());
+  ASSERT_TRUE(together->Begin(1, input(11)).ok());
+  ASSERT_TRUE(together->Begin(2, input(22)).ok());
+  Outcome out;
+  StepUntil(*together, out,
+            [&] { return together->decoder().running() + together->decoder().queued() == 0; });
+  ASSERT_TRUE(gate.WaitStarted(1));
+  const int64_t calls = f.engine->flow().estimator_calls();
+  gate.Open();
+  StepUntil(*together, out, [&] { return together->Active() == 0; });
+  // One Euler loop of ten calls for both pieces' CFG pairs; one after the other would be 20.
+  EXPECT_EQ(f.engine->flow().estimator_calls() - calls, 10);
+  EXPECT_EQ(gate.Started(), (std::vector<SequenceId>{1, 2}));
+  for (SequenceId id : {1, 2}) {
+    ASSERT_TRUE(out.ends.contains(id));
+    EXPECT_TRUE(out.ends.at(id).ok()) << out.ends.at(id);
+    ASSERT_EQ(out.audio.at(id).size(), 7 * kSamplesPerToken);
+    auto alone = Runner(
+        *f.engine, [](uint64_t) { return 7; }, std::make_shared<LlmSteps>());
+    ASSERT_TRUE(alone);
+    ASSERT_TRUE(alone->Begin(id, input(id == 1 ? 11 : 22)).ok());
+    Outcome single;
+    StepUntil(*alone, single, [&] { return alone->Active() == 0; });
+    ASSERT_EQ(single.audio.at(id).size(), out.audio.at(id).size());
+    double worst = 0;
+    for (size_t i = 0; i < single.audio.at(id).size(); ++i) {
+      worst = std::max(worst, std::fabs(double{single.audio.at(id)[i]} - out.audio.at(id)[i]));
+    }
+    EXPECT_LE(worst, 1e-4) << "segment " << id;  // float rounding of the stacked rows at most
+  }
+  EXPECT_NE(out.audio.at(1), out.audio.at(2));
 }
 
 }  // namespace

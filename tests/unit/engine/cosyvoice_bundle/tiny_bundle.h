@@ -22,6 +22,20 @@ inline std::string TinyBundle() {
   return override_dir != nullptr ? override_dir : VOXSERVE_COSYVOICE_BUNDLE;
 }
 
+// The execution provider the bundle's tests run their graphs on: cpu, or what
+// VOXSERVE_TEST_EXECUTION_PROVIDER says (scripts/gpu-check.sh sets cuda on a GPU machine).
+inline std::string TestExecutionProvider() {
+  const char* provider = std::getenv("VOXSERVE_TEST_EXECUTION_PROVIDER");
+  return provider != nullptr && *provider != '\0' ? provider : "cpu";
+}
+
+// A file a fixture writes at a path compiled in, or where `variable` points instead (the GPU
+// check runs the test binaries away from their build tree).
+inline std::string FixturePath(const char* variable, const char* compiled) {
+  const char* path = std::getenv(variable);
+  return path != nullptr && *path != '\0' ? path : compiled;
+}
+
 inline bool HaveTinyBundle() {
   return std::filesystem::exists(std::filesystem::path(TinyBundle()) / "manifest.json");
 }

@@ -73,6 +73,7 @@ class FlowMatcherTest : public ::testing::Test {
   static onnx::OnnxSessionConfig Config() {
     onnx::OnnxSessionConfig config;
     config.intra_op_threads = 1;
+    config.execution_provider = testing::TestExecutionProvider();
     return config;
   }
 
@@ -274,7 +275,8 @@ TEST_F(FlowMatcherTest, AGraphWithoutTheEstimatorsInputsIsRefusedByName) {
 // cosyvoice_flow_dynamic_batch_estimator writes one from the bundle's) takes the row pairs of all
 // requests of one length in one call; each request gets the mel it gets alone.
 TEST_F(FlowMatcherTest, RequestsOfOneLengthShareEstimatorCallsWhenTheBatchAxisIsDynamic) {
-  const std::string dynamic = VOXSERVE_DYNAMIC_BATCH_ESTIMATOR;
+  const std::string dynamic =
+      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", VOXSERVE_DYNAMIC_BATCH_ESTIMATOR);
   if (!std::filesystem::exists(dynamic)) {
     GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
   }

@@ -68,6 +68,7 @@ class InjectedNoise final : public SourceNoise {
 onnx::OnnxSessionConfig Config() {
   onnx::OnnxSessionConfig config;
   config.intra_op_threads = 1;
+  config.execution_provider = testing::TestExecutionProvider();
   return config;
 }
 

@@ -34,6 +34,7 @@ class LlmDecoderTest : public ::testing::Test {
     config.max_active = max_active;
     config.capacity = capacity;
     config.session.intra_op_threads = 1;
+    config.session.execution_provider = testing::TestExecutionProvider();
     auto decoder = LlmDecoder::Create(manifest_, TinyBundle(), config);
     EXPECT_TRUE(decoder.ok()) << decoder.status();
     return decoder.ok() ? std::move(*decoder) : nullptr;
@@ -344,6 +345,61 @@ TEST_F(LlmDecoderTest, BadRequestsAreRefusedWithTheirReason) {
   config.max_active = 0;
   EXPECT_EQ(LlmDecoder::Create(manifest_, TinyBundle(), config).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The KV cache lives where the backbone computes (llm_kv_cache.h): a decode step sends the host
+// only its new tokens' inputs and the slot indices of their keys, and takes back only the logits;
+// nothing of the cache crosses, so the bytes are the same at any capacity. (On the CPU provider
+// the same code runs over host memory: the counts are what CUDA would copy over PCIe.)
+TEST_F(LlmDecoderTest, ADecodeStepCopiesBytesForItsNewTokensNotForTheCache) {
+  constexpr int kRows = 3;
+  std::vector<LlmStepStats> steps;
+  for (int capacity : {256, 2048}) {
+    auto d = Decoder(4, capacity);
+    d->SetLogpHook([](uint64_t, std::span<float> logp) {  // no row ends: pure decode steps
+      for (int64_t s = 6561; s < 6564; ++s) logp[s] = -std::numeric_limits<float>::infinity();
+    });
+    for (int k = 0; k < kRows; ++k) ASSERT_TRUE(d->Admit(k, Synthetic(k, 4)).ok());
+    while (d->queued() > 0) ASSERT_TRUE(d->Step().ok());
+    ASSERT_TRUE(d->Step().ok());
+    const LlmStepStats& step = d->last_step();
+    ASSERT_EQ(step.prefills, 0);
+    ASSERT_EQ(step.decoded_rows, kRows);
+    steps.push_back(step);
+    // What goes in is far below even one row's share of the cache (what comes back is the
+    // logits, below).
+    EXPECT_LT(step.host_to_provider_bytes, d->cache_bytes() / 4 / 16) << "capacity " << capacity;
+    // Host memory with the CPU provider, the device's with CUDA (the same code either way).
+    EXPECT_EQ(d->cache_in_host_memory(), testing::TestExecutionProvider() == "cpu");
+  }
+  const auto& llm = manifest_.llm;
+  const int64_t kinds = 2 * llm.num_layers;
+  // Embeddings and position ids; (layer-kind, row, head, slot) per new key or value; one mask
+  // mark (row, 0, slot) and its value per row.
+  const int64_t in = kRows * (llm.hidden_size * 4 + 8) + kinds * kRows * llm.num_kv_heads * 4 * 8 +
+                     kRows * (3 * 8 + 4);
+  const int64_t out = kRows * manifest_.vocab.head_outputs * 4;  // the logits, for sampling
+  const int64_t written = kinds * kRows * llm.num_kv_heads * llm.head_dim * 4;
+  for (const LlmStepStats& step : steps) {
+    EXPECT_EQ(step.host_to_provider_bytes, in);
+    EXPECT_EQ(step.provider_to_host_bytes, out);
+    EXPECT_EQ(step.cache_written_bytes, written);
+    EXPECT_EQ(step.cache_moved_bytes, 0);
+  }
+}
+
+// A finished row's place is refilled by the last row inside the cache's memory: the host sends
+// the rows' coordinates, not their slots.
+TEST_F(LlmDecoderTest, AFinishedRowIsRefilledInsideTheCachesMemory) {
+  auto d = Decoder(3, 512);
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(d->Admit(k, Synthetic(k, 4)).ok());
+  while (d->queued() > 0) ASSERT_TRUE(d->Step().ok());
+  ASSERT_TRUE(d->Release(0).ok());  // row 0 goes; row 2 takes its place
+  ASSERT_TRUE(d->Step().ok());
+  const LlmStepStats& step = d->last_step();
+  EXPECT_EQ(step.cache_moved_bytes, d->cache_bytes() / 3);  // one row, in provider memory
+  EXPECT_EQ(step.decoded_rows, 2);
+  EXPECT_LT(step.host_to_provider_bytes, d->cache_bytes() / 3 / 16);
 }
 
 TEST_F(LlmDecoderTest, PrintsTokensPerSecondAtBatchOneAndEight) {
