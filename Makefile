@@ -13,7 +13,7 @@ OVERLOAD_SECONDS ?= 60
 
 FORCE:
 .PHONY: all deps build build-release build-asan build-tsan build-fuzz run test test-asan test-unit \
-        test-tsan test-soak fuzz test-deploy bench soak overload clean format \
+        test-tsan test-soak fuzz test-deploy deploy-prepare bench soak overload clean format \
         cosyvoice-bundle
 
 all: build
@@ -78,7 +78,7 @@ run: deps $(BUILD)/build.ninja
 # server-starting integration tests again under ThreadSanitizer; a 60 s soak and overload of the
 # release server; a short pass of each fuzz target. The phases run one by one so the time of each
 # is printed at the end (scripts/timed-phases.sh), also when one fails.
-TEST_PHASES = deps build-release build-asan build-tsan build-fuzz test-asan test-tsan test-soak fuzz \
+TEST_PHASES = deps deploy-prepare build-release build-asan build-tsan build-fuzz test-asan test-tsan test-soak fuzz \
               test-deploy
 test:
 	@./scripts/timed-phases.sh $(TEST_PHASES)
@@ -99,7 +99,17 @@ test-soak: build-release
 # deploy/ for real: the image built from its Dockerfile, compose with nginx and Prometheus up,
 # failover and drain under voxbench load through nginx (tests/deploy/run-e2e.sh starts dockerd).
 test-deploy: build-release
+	@cat $(BUILD)/deploy-prepare.log 2>/dev/null || true
 	tests/deploy/run-e2e.sh $(BUILD)
+
+# The half of test-deploy that is downloads, not compiles (dockerd, the debootstrapped base
+# image, the stand-in images, the image's toolchain stage), started in the background so that it
+# overlaps the build phases; test-deploy waits for it (a lock) and prints its log. On a new
+# machine that is most of test-deploy's time.
+deploy-prepare:
+	@mkdir -p $(BUILD)
+	@(tests/deploy/run-e2e.sh --prepare $(BUILD) > $(BUILD)/deploy-prepare.log 2>&1 &)
+	@echo "deploy-prepare: running in the background, log in $(BUILD)/deploy-prepare.log"
 
 # Reports go to files (log_path) so a race inside a server the tests started fails the run too,
 # even when the test itself passed.

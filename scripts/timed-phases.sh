@@ -15,10 +15,15 @@ report() {
     total=$((total + seconds[$phase]))
   done
   printf '  %-14s %6d\n' total "$total"
+  echo "  disk free: $(free_disk) (at the start: $disk_at_start)"
   command -v ccache >/dev/null && ccache --show-stats 2>/dev/null | grep -Ei 'hits|misses' | head -3
   [ -z "$failed" ] || echo "FAILED in phase $failed"
 }
 trap report EXIT
+# A full disk fails a compile with "No space left on device" deep in a log; the free space at the
+# start and the end says so at once.
+free_disk() { df -h --output=avail . 2>/dev/null | tail -1 | tr -d ' '; }
+disk_at_start=$(free_disk)
 
 for phase in "$@"; do
   start=$SECONDS

@@ -5,28 +5,51 @@
 # Prometheus images compose.yaml names.
 #   tests/deploy/run-e2e.sh BUILD_DIR [PYTEST_ARGS...]   (BUILD_DIR holds bin/voxbench; `make
 #   test-deploy`); e.g. -k drain runs only the drain tests (the images are built either way)
+#   tests/deploy/run-e2e.sh --prepare BUILD_DIR   only what comes from the network and needs no
+#   build: dockerd, the base image, the stand-ins, the image's toolchain stage. `make test` runs
+#   it in the background while it compiles; a later run waits for it (a lock in BUILD_DIR) and
+#   finds it all cached.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-build=$(cd "${1:?usage: run-e2e.sh BUILD_DIR [PYTEST_ARGS...]}" && pwd)
+prepare_only=false
+[ "${1:-}" = --prepare ] && { prepare_only=true; shift; }
+mkdir -p "${1:?usage: run-e2e.sh [--prepare] BUILD_DIR [PYTEST_ARGS...]}"
+build=$(cd "$1" && pwd)
 shift
 here="$root/tests/deploy"
 
-if ! docker info >/dev/null 2>&1; then
-  echo "run-e2e: starting dockerd"
-  (dockerd >/var/log/voxserve-dockerd.log 2>&1 &)
-  for _ in $(seq 1 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
-  docker info >/dev/null || { tail -20 /var/log/voxserve-dockerd.log; exit 1; }
-fi
-export DOCKER_BUILDKIT=0  # the classic builder: Debian's docker.io has no buildx plugin
+prepare() {
+  if ! docker info >/dev/null 2>&1; then
+    echo "run-e2e: starting dockerd"
+    # Without the lock's fd: the daemon outlives this script and must not hold the lock.
+    (dockerd >/var/log/voxserve-dockerd.log 2>&1 9>&- &)
+    for _ in $(seq 1 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+    docker info >/dev/null || { tail -20 /var/log/voxserve-dockerd.log; exit 1; }
+  fi
+  export DOCKER_BUILDKIT=0  # the classic builder: Debian's docker.io has no buildx plugin
 
-"$here/images/base-image.sh" debian:bookworm-slim
-stand_in() {  # TAG DOCKERFILE: builds the stand-in unless an image of that name exists
-  docker image inspect "$1" >/dev/null 2>&1 && return 0
-  docker build -q --network host -t "$1" -f "$2" "$here/images" >/dev/null
-  echo "run-e2e: built stand-in $1"
+  "$here/images/base-image.sh" debian:bookworm-slim
+  stand_in() {  # TAG DOCKERFILE: builds the stand-in unless an image of that name exists
+    docker image inspect "$1" >/dev/null 2>&1 && return 0
+    docker build -q --network host -t "$1" -f "$2" "$here/images" >/dev/null
+    echo "run-e2e: built stand-in $1"
+  }
+  stand_in nginx:1.27 "$here/images/nginx.Dockerfile"
+  stand_in prom/prometheus:v2.53.0 "$here/images/prometheus.Dockerfile"
+  # The voxserve image's toolchain stage (its Debian packages), which the image build reuses;
+  # tagged, so that pruning dangling images keeps it for the next run.
+  docker build -q --network host --target toolchain -t voxserve-toolchain:prepared \
+    -f "$root/deploy/docker/Dockerfile" "$root" >/dev/null
 }
-stand_in nginx:1.27 "$here/images/nginx.Dockerfile"
-stand_in prom/prometheus:v2.53.0 "$here/images/prometheus.Dockerfile"
+
+# One preparation at a time: a run started while the background one is under way waits for it.
+start=$(date +%s)
+exec 9>"$build/deploy-prepare.lock"
+flock 9
+prepare
+echo "run-e2e: prepared (dockerd, base, stand-ins, toolchain) in $(( $(date +%s) - start )) s"
+flock -u 9
+$prepare_only && exit 0
 
 # The release build's binaries, packaged by the Dockerfile's build stage (configured there, not
 # compiled a second time: VOXSERVE_IMAGE_COMPILE=1 compiles them in the image as users do).
