@@ -17,20 +17,32 @@ if(VOXSERVE_SANITIZE_THREAD)
   add_link_options(-fsanitize=thread)
 endif()
 
-# libFuzzer targets (tests/fuzz): every library gets libFuzzer's coverage instrumentation, the
-# targets link libFuzzer. `make` builds them in the ASan tree (VOXSERVE_SANITIZE, clang), beside
-# the tests, so the libraries are compiled once for both; alone, VOXSERVE_FUZZ adds ASan + UBSan.
+# libFuzzer targets (tests/fuzz): the server's libraries get libFuzzer's coverage instrumentation,
+# the targets link libFuzzer. `make` builds them in the ASan tree (VOXSERVE_SANITIZE, clang),
+# beside the tests, so the libraries are compiled once for both; alone, VOXSERVE_FUZZ adds ASan +
+# UBSan. The coverage is a property of the libraries a fuzz target links (voxserve_module, the
+# fuzz targets), not of the tree: the tests, the client and the tools never run under libFuzzer,
+# and on Beast's templates the instrumentation doubles a translation unit's compile time
+# (docs/build.md). The ignorelist takes out what no fuzzed input reaches inside those libraries.
 option(VOXSERVE_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
 if(VOXSERVE_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "VOXSERVE_FUZZ needs clang (libFuzzer): configure with "
                         "CC=clang-14 CXX=clang++-14 (make build-asan does)")
   endif()
-  add_compile_options(-fsanitize=fuzzer-no-link
-                      -fsanitize-coverage-ignorelist=${PROJECT_SOURCE_DIR}/tests/fuzz/coverage_ignorelist.txt)
   if(NOT VOXSERVE_SANITIZE)
     add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
                         -fno-sanitize-recover=undefined)
     add_link_options(-fsanitize=address,undefined)
   endif()
 endif()
+
+# voxserve_fuzz_coverage(target): libFuzzer's coverage for a target's own objects (a no-op unless
+# VOXSERVE_FUZZ).
+function(voxserve_fuzz_coverage target)
+  if(VOXSERVE_FUZZ)
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link
+        -fsanitize-coverage-ignorelist=${PROJECT_SOURCE_DIR}/tests/fuzz/coverage_ignorelist.txt)
+  endif()
+endfunction()
+

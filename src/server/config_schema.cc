@@ -185,7 +185,8 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       .Example("true")
       .Details("Wyoming has no authentication: see [Wyoming](wyoming.md) for how to protect it.");
   add("wyoming.host", "wyoming-host", "address Wyoming listens on; empty = http.host", y.host,
-      StringSetter(&y.host));
+      StringSetter(&y.host))
+      .Example("192.168.1.10");
   add("wyoming.port", "wyoming-port", "Wyoming port, 0..65535 (10200: Home Assistant's usual)",
       std::to_string(y.port), IntSetter(&y.port, 0, 65535));
   add("wyoming.max_connections", "wyoming-max-connections",
@@ -528,6 +529,9 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
                   "`/metrics`.");
   schema.Describe("grpc", "The gRPC listener (its own port).");
   schema.Describe("websocket", "The WebSocket speech stream, `GET /v1/audio/speech/stream`.");
+  schema.Describe("wyoming",
+                  "The Wyoming listener (Home Assistant's voice protocol; its own port, off by "
+                  "default): [Wyoming](wyoming.md).");
   schema.Describe("limits", "What one request may ask for, on every API.");
   schema.Describe("service", "How requests flow from the API to the engines.");
   schema.Describe("log", "Log lines on stderr.");

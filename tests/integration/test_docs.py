@@ -129,8 +129,10 @@ def test_relative_links_and_anchors_resolve(page):
 
 @pytest.fixture(scope="module")
 def docs_server(voxserve_bin):
-    server = VoxServer(voxserve_bin).start()
+    # Every listener the examples use: REST, gRPC and Wyoming (for voxctl's wyoming:// example).
+    server = VoxServer(voxserve_bin, ["--wyoming-enabled", "true", "--wyoming-port", "0"]).start()
     server.grpc_target  # waits for the gRPC listener too
+    server.wyoming_port  # noqa: B018 (and for Wyoming's)
     yield server
     assert server.stop() == 0, server.log()
 
@@ -162,8 +164,10 @@ def test_runnable_example(page, language, requires, code, docs_server, workdirs,
         pytest.skip(f"needs {requires}")
     http = f"127.0.0.1:{docs_server.port}"
     grpc = docs_server.grpc_target
+    wyoming = f"127.0.0.1:{docs_server.wyoming_port}"
     for host in ("localhost", "127.0.0.1"):
         code = code.replace(f"{host}:8080", http).replace(f"{host}:50051", grpc)
+        code = code.replace(f"{host}:10200", wyoming)
     bin_dir = os.path.dirname(os.path.abspath(voxserve_bin))
     code = re.sub(r"(?<![\w/.-])build/bin/", bin_dir + "/", code)
     env = dict(os.environ, PATH=f"{bin_dir}:/usr/bin:{os.environ['PATH']}",
