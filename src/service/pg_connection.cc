@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "spdlog/spdlog.h"
 
 namespace voxserve::service {
 namespace {
@@ -23,6 +24,13 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::s
   const char* values[] = {"5", "voxserve", options.c_str(), dsn.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return core::StoreUnavailable("PostgreSQL: out of memory", 1);
+  // NOTICEs (e.g. "relation already exists, skipping") go to the log, not raw to stderr.
+  PQsetNoticeProcessor(
+      conn,
+      [](void*, const char* message) {
+        spdlog::debug("voices: PostgreSQL: {}", Trimmed(message));
+      },
+      nullptr);
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string why = Trimmed(PQerrorMessage(conn));
     PQfinish(conn);
