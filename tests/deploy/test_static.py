@@ -203,7 +203,8 @@ def test_nginx_accepts_its_config(tmp_path):
 
 def test_compose_accepts_its_files():
     compose = DEPLOY / "compose"
-    for files in (["compose.yaml"], ["compose.yaml", "compose.gpu.yaml"]):
+    for files in (["compose.yaml"], ["compose.yaml", "compose.gpu.yaml"],
+                  ["compose.yaml", "compose.postgres.yaml"]):
         args = [a for f in files for a in ("-f", str(compose / f))]
         result = run("docker-compose", *args, "config")
         assert result.returncode == 0, result.stderr
@@ -217,6 +218,10 @@ def test_compose_accepts_its_files():
             if "compose.gpu.yaml" in files:
                 (device,) = service["deploy"]["resources"]["reservations"]["devices"]
                 assert device["capabilities"] == ["gpu"] and len(device["device_ids"]) == 1
+            if "compose.postgres.yaml" in files:  # both replicas on the one database
+                assert service["environment"]["VOXSERVE_VOICES_BACKEND"] == "postgres"
+                dsn = service["environment"]["VOXSERVE_VOICES_POSTGRES_DSN"]
+                assert "host=postgres " in dsn and "postgres" in merged["services"]
 
 
 @pytest.mark.parametrize("config", ["docker/voxserve.yaml", "kubernetes/base/voxserve.yaml"])
