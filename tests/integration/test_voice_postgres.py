@@ -95,22 +95,22 @@ def test_the_server_creates_a_versioned_schema_and_stores_profiles_as_bytea(make
 
 
 def test_the_bounds_hold_across_servers(make_server, postgres):
-    a = start(make_server, postgres, "--voices-max-count", "2", "--voices-max-upload-bytes", "4096")
-    b = start(make_server, postgres, "--voices-max-count", "2", "--voices-max-upload-bytes", "4096")
+    a = start(make_server, postgres, "--voices-max-count", "2", "--voices-max-upload-bytes", "40000")
+    b = start(make_server, postgres, "--voices-max-count", "2", "--voices-max-upload-bytes", "40000")
     wait_connected(a)
     wait_connected(b)
     assert register(a, "one").status_code == 200
     assert register(a, "two").status_code == 200
     full = register(b, "three")
     assert full.status_code == 507 and full.json()["error"]["code"] == "voice_limit_reached"
-    big = register(b, "big", audio=SAMPLE + b"\0" * 8192)
+    big = register(b, "big", audio=SAMPLE + b"\0" * 10000)
     assert big.status_code == 413, big.text
     assert len(postgres.sql("SELECT id FROM voxserve_voices")) == 2
 
     # Bytes: a row another writer left holds nearly all of voices.max_bytes (1 MiB here).
     postgres.sql("DELETE FROM voxserve_voices")
     postgres.sql("INSERT INTO voxserve_voices VALUES ('voice_000000000000000000000001', 'espeak', "
-                 "'fat', 'fat', 'test', '', 0, 1.0, 1048000, decode(repeat('00', 1048000), 'hex'))")
+                 "'fat', 'fat', 'test', '', 0, 1.0, 1048570, decode(repeat('00', 1048570), 'hex'))")
     c = start(make_server, postgres, "--voices-max-bytes", "1048576")
     wait_connected(c)
     too_big = register(c, "small")
