@@ -77,7 +77,7 @@ def main():
     pg = Postgres().start()
     servers = []
     try:
-        common = ["--voices-test-cloner", "true", "--log-level", "warn"]
+        common = ["--voices-test-cloner", "true"]
         tmp = tempfile.mkdtemp(prefix="voice-bench-")
         dir_server = VoxServer(binary, ["--voices-dir", tmp, *common]).start()
         pg_args = ["--voices-backend", "postgres", "--voices-postgres-dsn", pg.dsn, *common]
