@@ -562,6 +562,9 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
   schema.Describe("service", "How requests flow from the API to the engines.");
   schema.Describe("log", "Log lines on stderr.");
   schema.Describe("voices", "Cloned voices (voice cloning models such as CosyVoice).");
+  schema.Describe("voices.postgres",
+                  "The shared voice registry (voices.backend postgres): every replica on one "
+                  "PostgreSQL.");
   schema.Describe("tls", "HTTPS and mutual TLS on the HTTP port.");
   schema.Describe("auth", "API keys.");
   schema.Describe("testing", "Test-only switches: never in production.");
