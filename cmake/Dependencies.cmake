@@ -44,3 +44,4 @@ if(VOXSERVE_ONNX)
   include(${CMAKE_CURRENT_LIST_DIR}/OnnxRuntime.cmake)
 endif()
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # Kokoro's NPZ voice files
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)  # voices.backend postgres (service/)

@@ -19,6 +19,7 @@ build_packages=(
   nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libzip-dev  # Kokoro's NPZ voice files
+  libpq-dev  # voices.backend postgres: the shared voice registry (libpq)
 )
 packages=(
   "${build_packages[@]}"
@@ -36,6 +37,7 @@ packages=(
   curl wrk
   python3-fastapi python3-uvicorn  # bench/workers_bench.sh: the FastAPI + uvicorn peer
   gnuplot-nox  # voxbench --plot
+  postgresql  # the shared voice registry's tests start a real server (initdb as an unprivileged user)
   openssl prometheus  # security tests: test certificates; promtool and a real scraper
   chromium nodejs  # browser test of the web playground (tests/browser: playwright-core via npm)
   # deploy/ tested for real (tests/deploy): the Docker engine, compose, a local base image (no

@@ -128,6 +128,13 @@ absl::Status InstanceLost(std::string_view message, int retry_after_seconds) {
   return status;
 }
 
+absl::Status StoreUnavailable(std::string_view message, int retry_after_seconds) {
+  absl::Status status = Make(absl::StatusCode::kUnavailable, message, ErrorReason::kUnspecified,
+                             {}, "voice_store_unavailable");
+  status.SetPayload(kRetryAfterUrl, absl::Cord(std::to_string(retry_after_seconds)));
+  return status;
+}
+
 absl::Status Unauthenticated(std::string_view message, std::string_view code) {
   return Make(absl::StatusCode::kUnauthenticated, message, ErrorReason::kUnspecified, {}, code);
 }

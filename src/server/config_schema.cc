@@ -289,11 +289,41 @@ OptionTable BuildOptionTable(ServerConfig& c) {
           "SIGTERM (or Ctrl-C): not ready, new calls get a retriable 503 / `UNAVAILABLE`, "
           "in-flight requests finish, exit 0. An orchestrator's grace period must exceed it.");
   service::VoiceStoreConfig& v = s.voices;
+  add("voices.backend", "voices-backend",
+      "where cloned voices live: dir (voices.dir, one machine) or postgres (shared by replicas)",
+      v.backend, StringSetter(&v.backend, "dir, postgres"))
+      .Example("postgres")
+      .Details(
+          "`postgres`: every replica shares one registry in PostgreSQL (voices.postgres.*); a "
+          "registration or deletion on one is seen by all at once (LISTEN/NOTIFY). See "
+          "[voice cloning](voice-cloning.md#shared-registry-postgresql).");
   add("voices.dir", "voices-dir",
       "directory of cloned voices (POST /v1/audio/voices); unset = voice cloning off", "",
       StringSetter(&v.dir))
       .Example("/var/lib/voxserve/voices")
       .Details("Atomic, checksummed files, one per voice: [voice cloning](voice-cloning.md).");
+  add("voices.postgres.dsn", "voices-postgres-dsn",
+      "voices.backend postgres: libpq connection string or URI", "", StringSetter(&v.postgres_dsn))
+      .Example("postgresql://voxserve@db:5432/voxserve")
+      .Details(
+          "Keep passwords out of the file: name an environment variable (voices.postgres.dsn_env) "
+          "or a file (voices.postgres.dsn_file, e.g. a mounted Kubernetes Secret) instead, or use "
+          "libpq's PGPASSFILE. The schema is created and migrated by the server.");
+  add("voices.postgres.dsn_env", "voices-postgres-dsn-env",
+      "name of an environment variable holding the DSN (when voices.postgres.dsn is unset)", "",
+      StringSetter(&v.postgres_dsn_env))
+      .Example("DATABASE_URL");
+  add("voices.postgres.dsn_file", "voices-postgres-dsn-file",
+      "file holding the DSN (when voices.postgres.dsn and dsn_env are unset)", "",
+      StringSetter(&v.postgres_dsn_file))
+      .Example("/run/secrets/voxserve-db/dsn");
+  add("voices.postgres.resync_ms", "voices-postgres-resync-ms",
+      "full re-read of the shared registry, a fallback to LISTEN/NOTIFY",
+      std::to_string(v.postgres_resync_ms), IntSetter(&v.postgres_resync_ms, 100, 3'600'000));
+  add("voices.postgres.statement_timeout_ms", "voices-postgres-timeout-ms",
+      "longest a database statement may run before the request gets 503",
+      std::to_string(v.postgres_statement_timeout_ms),
+      IntSetter(&v.postgres_statement_timeout_ms, 100, 600'000));
   add("voices.max_count", "voices-max-count", "cloned voices kept, all models (507 above)",
       std::to_string(v.max_count), IntSetter(&v.max_count, 1, 1'000'000));
   add("voices.max_bytes", "voices-max-bytes", "bytes of cloned-voice files together (507 above)",
@@ -536,6 +566,9 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
   schema.Describe("service", "How requests flow from the API to the engines.");
   schema.Describe("log", "Log lines on stderr.");
   schema.Describe("voices", "Cloned voices (voice cloning models such as CosyVoice).");
+  schema.Describe("voices.postgres",
+                  "The shared voice registry (voices.backend postgres): every replica on one "
+                  "PostgreSQL.");
   schema.Describe("tls", "HTTPS and mutual TLS on the HTTP port.");
   schema.Describe("auth", "API keys.");
   schema.Describe("testing", "Test-only switches: never in production.");

@@ -10,6 +10,7 @@
 #include "server/server_app.h"
 #include "server/server_config.h"
 #include "server/startup_checks.h"
+#include "server/voice_commands.h"
 #include "server/worker_mode.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,10 @@ int main(int argc, char** argv) {
   // Offline model tools: voxserve check-model DIR, voxserve verify-bundle DIR.
   if (voxserve::server::IsModelCommandLine(argc, argv)) {
     return voxserve::server::RunModelCommand(argc, argv);
+  }
+  // voxserve voices import|export: between a voices directory and PostgreSQL.
+  if (voxserve::server::IsVoiceCommandLine(argc, argv)) {
+    return voxserve::server::RunVoiceCommand(argc, argv);
   }
   // voxserve config-reference: docs/configuration.md, from the schema.
   if (voxserve::server::IsConfigReferenceCommandLine(argc, argv)) {

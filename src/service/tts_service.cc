@@ -105,9 +105,9 @@ absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
   std::unique_ptr<TtsService> service(
       new TtsService(std::move(config), registry, std::move(engine_factory)));
   VoiceCatalog* catalog = service->catalog_.get();
-  auto voices = VoiceRegistry::Create(service->config_.voices, [catalog](std::string_view model) {
-    return catalog->FindModel(model);
-  });
+  auto voices = VoiceRegistry::Create(
+      service->config_.voices,
+      [catalog](std::string_view model) { return catalog->FindModel(model); }, &registry);
   if (!voices.ok()) return voices.status();
   service->voices_ = *std::move(voices);
   return service;
@@ -194,7 +194,10 @@ ServiceHealth TtsService::Health() const {
   bool any_failed = std::any_of(models_.begin(), models_.end(), [](const auto& model) {
     return model->state() == ModelState::kFailed;
   });
-  if (Ready()) return any_failed ? ServiceHealth::kDegraded : ServiceHealth::kReady;
+  // An unreachable voice registry (PostgreSQL) degrades the server: everything but cloned voices
+  // the replica has not cached still works.
+  const bool voices_down = voices_ && !voices_->Problem().empty();
+  if (Ready()) return any_failed || voices_down ? ServiceHealth::kDegraded : ServiceHealth::kReady;
   // Only the startup error says "failed": it is set after the model's own state, so whoever
   // reads "failed" here then finds the failed model and the error beside it.
   if (!StartupError().empty()) return ServiceHealth::kFailed;

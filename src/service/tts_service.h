@@ -120,6 +120,7 @@ class TtsService {
   // Cloned voices: register, list, get, delete (docs/voice-cloning.md). Lives as long as the
   // service.
   VoiceRegistry& voices() { return *voices_; }
+  const VoiceRegistry* voice_registry() const { return voices_.get(); }  // null before Create ends
 
  private:
   TtsService(ServiceConfig config, core::MetricsRegistry& registry,

@@ -1,9 +1,11 @@
 #include "service/voice_registry.h"
 
 #include <algorithm>
+#include <chrono>
 #include <boost/asio/post.hpp>
 
 #include "core/error.h"
+#include "service/postgres_voice_store.h"
 #include "spdlog/spdlog.h"
 #include "text/utf8.h"
 
@@ -48,31 +50,49 @@ absl::Status AsPromptAudioError(const absl::Status& status, const std::string& f
 }
 
 int PoolThreads(const VoiceStoreConfig& config) {
-  return config.dir.empty() ? 1 : std::clamp(config.max_pending, 1, 4);
+  return config.enabled() ? std::clamp(config.max_pending, 1, 4) : 1;
 }
 
 }  // namespace
 
 VoiceRegistry::VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup,
-                             std::unique_ptr<VoiceStore> store)
+                             std::unique_ptr<VoiceBackend> store,
+                             std::unique_ptr<core::MetricsRegistry> own_metrics,
+                             std::unique_ptr<VoiceStoreMetrics> metrics)
     : config_(std::move(config)),
       lookup_(std::move(lookup)),
+      own_metrics_(std::move(own_metrics)),
+      metrics_(std::move(metrics)),
       store_(std::move(store)),
       pool_(PoolThreads(config_)) {}
 
-VoiceRegistry::~VoiceRegistry() { pool_.join(); }
+VoiceRegistry::~VoiceRegistry() {
+  pool_.join();
+  store_pool_.join();
+}
 
-absl::StatusOr<std::unique_ptr<VoiceRegistry>> VoiceRegistry::Create(VoiceStoreConfig config,
-                                                                     ModelLookup lookup) {
+absl::StatusOr<std::unique_ptr<VoiceRegistry>> VoiceRegistry::Create(
+    VoiceStoreConfig config, ModelLookup lookup, core::MetricsRegistry* metrics) {
   if (absl::Status status = config.Validate(); !status.ok()) return status;
-  std::unique_ptr<VoiceStore> store;
-  if (!config.dir.empty()) {
+  std::unique_ptr<core::MetricsRegistry> own_metrics;
+  if (metrics == nullptr) {
+    own_metrics = std::make_unique<core::MetricsRegistry>();
+    metrics = own_metrics.get();
+  }
+  auto store_metrics = std::make_unique<VoiceStoreMetrics>(*metrics);
+  std::unique_ptr<VoiceBackend> store;
+  if (config.backend == "postgres") {
+    auto created = PostgresVoiceStore::Create(config, store_metrics.get());
+    if (!created.ok()) return created.status();
+    store = *std::move(created);
+  } else if (!config.dir.empty()) {
     auto created = VoiceStore::Create(config);
     if (!created.ok()) return created.status();
     store = *std::move(created);
   }
-  return std::unique_ptr<VoiceRegistry>(
-      new VoiceRegistry(std::move(config), std::move(lookup), std::move(store)));
+  return std::unique_ptr<VoiceRegistry>(new VoiceRegistry(std::move(config), std::move(lookup),
+                                                          std::move(store), std::move(own_metrics),
+                                                          std::move(store_metrics)));
 }
 
 absl::StatusOr<engine::VoiceCloner*> VoiceRegistry::ClonerFor(ModelHost& model) {
@@ -115,7 +135,8 @@ absl::Status VoiceRegistry::CheckPrompt(const VoiceRegistration& prompt,
 void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone done) {
   if (!store_) {
     return done(core::MakeError(absl::StatusCode::kUnimplemented,
-                                "voice cloning is off on this server (set voices.dir to enable it)",
+                                "voice cloning is off on this server (set voices.dir, or "
+                                "voices.backend: postgres, to enable it)",
                                 {}, "voice_cloning_off"));
   }
   if (absl::Status status = CheckPrompt(registration, "audio_sample", "transcript"); !status.ok()) {
@@ -140,7 +161,7 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
   }
   // The reservation holds the name while the frontend runs, so a second registration of it is
   // refused at once instead of after its own (expensive) cloning.
-  std::shared_ptr<VoiceStore::Reservation> held = *std::move(reservation);
+  std::shared_ptr<VoiceReservation> held = *std::move(reservation);
   boost::asio::post(pool_, [this, held, cloner = *cloner, model_id = host.id(),
                             registration = std::move(registration),
                             done = std::move(done)]() mutable {
@@ -157,7 +178,22 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
       metadata.family = profile->family;
       metadata.transcript = registration.transcript;
       metadata.prompt_seconds = profile->prompt_seconds;
+      const auto start = std::chrono::steady_clock::now();
       stored = store_->Commit(*held, model_id, registration.name, std::move(metadata), *profile);
+      // The postgres backend times its own operations (without the wait for its connection).
+      if (store_->BackendName() == "dir") {
+        metrics_->operation_seconds.WithLabels({"dir", "register"})
+            .Observe(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        if (!stored.ok() && stored.status().code() == absl::StatusCode::kInternal) {
+          metrics_->errors.WithLabels({"dir", "register"}).Increment();
+        }
+      }
+      if (stored.ok()) {
+        // This replica's first synthesis with it needs no read of the store.
+        Remember(stored->metadata.id,
+                 std::make_shared<const engine::VoiceProfile>(*std::move(profile)));
+      }
     }
     if (stored.ok()) {
       spdlog::info("voices: registered {} '{}' for model {} ({} bytes)", stored->metadata.id,
@@ -215,6 +251,18 @@ absl::StatusOr<StoredVoice> VoiceRegistry::Get(std::string_view id) const {
   return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
 }
 
+void VoiceRegistry::DeleteAsync(std::string id, std::function<void(absl::Status)> done) {
+  boost::asio::post(store_pool_, [this, id = std::move(id), done = std::move(done)] {
+    done(Delete(id));
+  });
+}
+
+std::string VoiceRegistry::Problem() const { return store_ ? store_->Problem() : std::string(); }
+
+std::string_view VoiceRegistry::BackendName() const {
+  return store_ ? store_->BackendName() : std::string_view();
+}
+
 absl::Status VoiceRegistry::Delete(std::string_view id) {
   if (!store_) {
     return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
@@ -247,11 +295,19 @@ absl::StatusOr<std::shared_ptr<const engine::VoiceProfile>> VoiceRegistry::LoadP
                             [id](const auto& entry) { return entry.first == id; });
     if (hit != cache_.end()) {
       cache_.splice(cache_.begin(), cache_, hit);
+      metrics_->profile_cache.WithLabels({"hit"}).Increment();
       return hit->second;
     }
     deletions = deletions_;
   }
-  auto loaded = store_->LoadProfile(id);  // outside the lock: a file read and its checksum
+  metrics_->profile_cache.WithLabels({"miss"}).Increment();
+  // Outside the lock: a file read and its checksum, or one query.
+  const auto start = std::chrono::steady_clock::now();
+  auto loaded = store_->LoadProfile(id);
+  if (store_->BackendName() == "dir") {
+    metrics_->operation_seconds.WithLabels({"dir", "load_profile"})
+        .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   if (!loaded.ok()) return loaded.status();
   auto profile = std::make_shared<const engine::VoiceProfile>(*std::move(loaded));
   std::lock_guard lock(cache_mutex_);
@@ -261,6 +317,14 @@ absl::StatusOr<std::shared_ptr<const engine::VoiceProfile>> VoiceRegistry::LoadP
     if (cache_.size() > kProfileCacheSize) cache_.pop_back();
   }
   return profile;
+}
+
+void VoiceRegistry::Remember(const std::string& id,
+                             std::shared_ptr<const engine::VoiceProfile> profile) const {
+  std::lock_guard lock(cache_mutex_);
+  std::erase_if(cache_, [&id](const auto& entry) { return entry.first == id; });
+  cache_.emplace_front(id, std::move(profile));
+  if (cache_.size() > kProfileCacheSize) cache_.pop_back();
 }
 
 }  // namespace voxserve::service

@@ -18,7 +18,9 @@
 #include "absl/status/statusor.h"
 #include "service/model_host.h"
 #include "service/test_voice_cloner.h"
+#include "service/voice_backend.h"
 #include "service/voice_store.h"
+#include "service/voice_store_metrics.h"
 
 namespace voxserve::service {
 
@@ -48,10 +50,12 @@ class VoiceRegistry {
   // The model a name stands for (VoiceCatalog::FindModel).
   using ModelLookup = std::function<absl::StatusOr<ModelHost*>(std::string_view)>;
 
-  // `config.dir` empty: cloning is off (Register answers Unimplemented, lists are empty).
-  // Fails when the directory cannot be created or read.
-  static absl::StatusOr<std::unique_ptr<VoiceRegistry>> Create(VoiceStoreConfig config,
-                                                               ModelLookup lookup);
+  // `config.enabled()` false: cloning is off (Register answers Unimplemented, lists are
+  // empty). The dir backend fails when the directory cannot be created or read; the postgres
+  // backend only without a DSN (an unreachable database is Problem(), not a failure). Metrics go
+  // into `metrics` when given (it must outlive the registry).
+  static absl::StatusOr<std::unique_ptr<VoiceRegistry>> Create(
+      VoiceStoreConfig config, ModelLookup lookup, core::MetricsRegistry* metrics = nullptr);
   ~VoiceRegistry();  // waits for registrations being cloned
 
   bool enabled() const { return store_ != nullptr; }
@@ -73,8 +77,16 @@ class VoiceRegistry {
 
   std::vector<StoredVoice> List(std::string_view model = {}) const;  // model id; empty = all
   absl::StatusOr<StoredVoice> Get(std::string_view id) const;        // NotFound
-  absl::Status Delete(std::string_view id);                          // NotFound
+  // NotFound; Unavailable "voice_store_unavailable" while the database is unreachable. Waits for
+  // the store: transports call DeleteAsync.
+  absl::Status Delete(std::string_view id);
+  // Delete on the store's own thread; `done` runs there, once.
+  void DeleteAsync(std::string id, std::function<void(absl::Status)> done);
 
+  // Why the store cannot serve now (e.g. "voices.backend postgres: connection refused"); empty
+  // when it can, and when cloning is off. /health is degraded while it is not empty.
+  std::string Problem() const;
+  std::string_view BackendName() const;  // "dir", "postgres"; "" when cloning is off
   // The cloned voice `voice` names within model `model_id`: its id, or its name (ASCII
   // case-insensitive). For synthesis and the voice catalog.
   std::optional<StoredVoice> Find(std::string_view model_id, std::string_view voice) const;
@@ -86,7 +98,10 @@ class VoiceRegistry {
   static constexpr size_t kProfileCacheSize = 32;  // ~0.3 MB each for a 10 s prompt
 
  private:
-  VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup, std::unique_ptr<VoiceStore> store);
+  VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup, std::unique_ptr<VoiceBackend> store,
+                std::unique_ptr<core::MetricsRegistry> own_metrics,
+                std::unique_ptr<VoiceStoreMetrics> metrics);
+  void Remember(const std::string& id, std::shared_ptr<const engine::VoiceProfile> profile) const;
   absl::StatusOr<engine::VoiceCloner*> ClonerFor(ModelHost& model);
   // Register's and CloneForRequest's checks of the sample and transcript, errors naming the
   // given fields.
@@ -95,7 +110,9 @@ class VoiceRegistry {
 
   const VoiceStoreConfig config_;
   ModelLookup lookup_;
-  std::unique_ptr<VoiceStore> store_;  // null when cloning is off
+  std::unique_ptr<core::MetricsRegistry> own_metrics_;  // when the caller gave none
+  std::unique_ptr<VoiceStoreMetrics> metrics_;
+  std::unique_ptr<VoiceBackend> store_;  // null when cloning is off
   TestVoiceCloner test_cloner_;        // used only with config_.test_cloner
   std::atomic<int> pending_{0};        // registrations refused beyond config_.max_pending
   // Most recently used first. deletions_ counts Deletes: a profile read while one happened is
@@ -104,6 +121,7 @@ class VoiceRegistry {
   mutable std::list<std::pair<std::string, std::shared_ptr<const engine::VoiceProfile>>> cache_;
   uint64_t deletions_ = 0;  // guarded by cache_mutex_
   boost::asio::thread_pool pool_;
+  boost::asio::thread_pool store_pool_{1};  // deletions: never queued behind a slow cloning
 };
 
 }  // namespace voxserve::service

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <utility>
 
@@ -29,20 +31,6 @@ constexpr size_t kIdHexDigits = 24;  // 96 random bits: collisions are not a con
 constexpr std::string_view kSuffix = ".voice";
 constexpr std::string_view kTempMarker = ".tmp-";
 constexpr size_t kMaxNameChars = 64;  // OpenAI documents no limit; 64 fits any UI label
-
-std::string NameKey(std::string_view model, std::string_view name) {
-  return std::string(model) + '\n' + absl::AsciiStrToLower(std::string(name));
-}
-
-bool IsVoiceId(std::string_view id) {
-  if (id.size() != kIdPrefix.size() + kIdHexDigits || id.substr(0, kIdPrefix.size()) != kIdPrefix) {
-    return false;
-  }
-  for (char c : id.substr(kIdPrefix.size())) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
 
 std::string ErrnoText() { return std::strerror(errno); }
 
@@ -97,7 +85,72 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path, size_t limit) {
 
 }  // namespace
 
+std::string VoiceNameKey(std::string_view model, std::string_view name) {
+  return std::string(model) + '\n' + absl::AsciiStrToLower(std::string(name));
+}
+
+bool IsVoiceId(std::string_view id) {
+  if (id.size() != kIdPrefix.size() + kIdHexDigits || id.substr(0, kIdPrefix.size()) != kIdPrefix) {
+    return false;
+  }
+  for (char c : id.substr(kIdPrefix.size())) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string NewVoiceId(uint64_t& state) {
+  std::mt19937_64 generator(state);
+  std::string id(kIdPrefix);
+  for (int word = 0; word < 2; ++word) {
+    uint64_t bits = generator();
+    for (int i = 0; i < 12; ++i) id.push_back("0123456789abcdef"[(bits >> (4 * i)) & 0xf]);
+  }
+  state = generator();
+  return id;
+}
+
+absl::StatusOr<std::string> VoiceStoreConfig::PostgresDsn() const {
+  if (!postgres_dsn.empty()) return postgres_dsn;
+  if (!postgres_dsn_env.empty()) {
+    const char* value = std::getenv(postgres_dsn_env.c_str());
+    if (value == nullptr || *value == '\0') {
+      return core::InvalidArgument("voices.postgres.dsn_env: the environment variable " +
+                                   postgres_dsn_env + " is not set or empty");
+    }
+    return std::string(value);
+  }
+  if (!postgres_dsn_file.empty()) {
+    std::ifstream in(postgres_dsn_file, std::ios::binary);
+    if (!in) {
+      return core::InvalidArgument("voices.postgres.dsn_file: cannot read " + postgres_dsn_file +
+                                   ": " + ErrnoText());
+    }
+    std::string dsn((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!dsn.empty() && absl::ascii_isspace(static_cast<unsigned char>(dsn.back()))) {
+      dsn.pop_back();
+    }
+    if (dsn.empty()) {
+      return core::InvalidArgument("voices.postgres.dsn_file: " + postgres_dsn_file + " is empty");
+    }
+    return dsn;
+  }
+  return core::InvalidArgument(
+      "voices.backend is postgres but none of voices.postgres.dsn, voices.postgres.dsn_env or "
+      "voices.postgres.dsn_file is set");
+}
+
 absl::Status VoiceStoreConfig::Validate() const {
+  if (backend != "dir" && backend != "postgres") {
+    return core::InvalidArgument("voices.backend must be dir or postgres, not " +
+                                 core::Quoted(backend));
+  }
+  if (postgres_resync_ms < 100 || postgres_resync_ms > 3'600'000) {
+    return core::InvalidArgument("voices.postgres.resync_ms must be 100..3600000");
+  }
+  if (postgres_statement_timeout_ms < 100 || postgres_statement_timeout_ms > 600'000) {
+    return core::InvalidArgument("voices.postgres.statement_timeout_ms must be 100..600000");
+  }
   if (max_count < 1 || max_count > 1'000'000) {
     return core::InvalidArgument("voices.max_count must be 1..1000000");
   }
@@ -140,12 +193,12 @@ absl::Status ValidateVoiceName(std::string_view name) {
 }
 
 VoiceStore::Reservation::Reservation(VoiceStore* store, std::string id, std::string key)
-    : store_(store), id_(std::move(id)), key_(std::move(key)) {}
+    : VoiceReservation(std::move(id)), store_(store), key_(std::move(key)) {}
 
 VoiceStore::Reservation::~Reservation() {
   if (!committed_) store_->Release(key_);
   std::lock_guard lock(store_->mutex_);
-  store_->pending_ids_.erase(id_);
+  store_->pending_ids_.erase(id());
 }
 
 VoiceStore::VoiceStore(VoiceStoreConfig config) : config_(std::move(config)) {
@@ -207,7 +260,7 @@ absl::Status VoiceStore::LoadAll() {
   });
   std::lock_guard lock(mutex_);
   for (StoredVoice& voice : loaded) {
-    std::string key = NameKey(voice.metadata.model, voice.metadata.name);
+    std::string key = VoiceNameKey(voice.metadata.model, voice.metadata.name);
     if (by_name_.contains(key)) {
       spdlog::warn("voices: skipping {}: model {} already has a voice named '{}'",
                    voice.metadata.id, voice.metadata.model, voice.metadata.name);
@@ -225,24 +278,10 @@ absl::Status VoiceStore::LoadAll() {
   return absl::OkStatus();
 }
 
-std::string VoiceStore::NewId() {
-  std::mt19937_64 generator(id_state_);
-  std::string id;
-  do {
-    id = std::string(kIdPrefix);
-    for (int word = 0; word < 2; ++word) {
-      uint64_t bits = generator();
-      for (int i = 0; i < 12; ++i) id.push_back("0123456789abcdef"[(bits >> (4 * i)) & 0xf]);
-    }
-  } while (voices_.contains(id) || pending_ids_.contains(id));
-  id_state_ = generator();
-  return id;
-}
-
-absl::StatusOr<std::unique_ptr<VoiceStore::Reservation>> VoiceStore::Reserve(
+absl::StatusOr<std::unique_ptr<VoiceReservation>> VoiceStore::Reserve(
     std::string_view model, std::string_view name) {
   if (absl::Status status = ValidateVoiceName(name); !status.ok()) return status;
-  std::string key = NameKey(model, name);
+  std::string key = VoiceNameKey(model, name);
   std::lock_guard lock(mutex_);
   if (by_name_.contains(key) || pending_.contains(key)) {
     return core::AlreadyExists(
@@ -256,9 +295,12 @@ absl::StatusOr<std::unique_ptr<VoiceStore::Reservation>> VoiceStore::Reserve(
         "voice_limit_reached");
   }
   pending_.insert(key);
-  std::string id = NewId();
+  std::string id;
+  do {
+    id = NewVoiceId(id_state_);
+  } while (voices_.contains(id) || pending_ids_.contains(id));
   pending_ids_.insert(id);
-  return std::unique_ptr<Reservation>(new Reservation(this, std::move(id), std::move(key)));
+  return std::unique_ptr<VoiceReservation>(new Reservation(this, std::move(id), std::move(key)));
 }
 
 void VoiceStore::Release(const std::string& key) {
@@ -266,18 +308,59 @@ void VoiceStore::Release(const std::string& key) {
   pending_.erase(key);
 }
 
-absl::StatusOr<StoredVoice> VoiceStore::Commit(Reservation& reservation, std::string_view model,
+absl::StatusOr<StoredVoice> VoiceStore::Commit(VoiceReservation& held, std::string_view model,
                                                std::string_view name, VoiceMetadata metadata,
                                                const engine::VoiceProfile& profile) {
-  if (reservation.committed_ || reservation.key_ != NameKey(model, name)) {
+  auto* mine = dynamic_cast<Reservation*>(&held);
+  if (mine == nullptr || mine->store_ != this) {
+    return core::Internal("voice store: a reservation of another store");
+  }
+  return Store(*mine, model, name, std::move(metadata), profile, /*keep_created_at=*/false);
+}
+
+absl::Status VoiceStore::Import(const VoiceMetadata& metadata,
+                                const engine::VoiceProfile& profile) {
+  if (!IsVoiceId(metadata.id)) {
+    return core::InvalidArgument("not a voice id: " + core::Quoted(metadata.id));
+  }
+  if (absl::Status status = ValidateVoiceName(metadata.name); !status.ok()) return status;
+  std::string key = VoiceNameKey(metadata.model, metadata.name);
+  {
+    std::lock_guard lock(mutex_);
+    if (voices_.contains(metadata.id) || pending_ids_.contains(metadata.id) ||
+        by_name_.contains(key) || pending_.contains(key)) {
+      return core::AlreadyExists("voice " + metadata.id + " or its name " +
+                                     core::Quoted(metadata.name) + " is already in " + config_.dir,
+                                 "name", "voice_name_taken");
+    }
+    if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
+      return core::InsufficientStorage("the voice store is full (voices.max_count)",
+                                       "voice_limit_reached");
+    }
+    pending_.insert(key);
+    pending_ids_.insert(metadata.id);
+  }
+  Reservation reservation(this, metadata.id, std::move(key));
+  auto stored = Store(reservation, metadata.model, metadata.name, metadata, profile,
+                      /*keep_created_at=*/true);
+  return stored.ok() ? absl::OkStatus() : stored.status();
+}
+
+absl::StatusOr<StoredVoice> VoiceStore::Store(Reservation& reservation, std::string_view model,
+                                              std::string_view name, VoiceMetadata metadata,
+                                              const engine::VoiceProfile& profile,
+                                              bool keep_created_at) {
+  if (reservation.committed_ || reservation.key_ != VoiceNameKey(model, name)) {
     return core::Internal("voice store: reservation does not match the voice");
   }
   metadata.id = reservation.id();
   metadata.model = std::string(model);
   metadata.name = std::string(name);
-  metadata.created_at = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+  if (!keep_created_at) {
+    metadata.created_at = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  }
   const std::string bytes = EncodeVoiceFile(metadata, profile);
   bool fail_before_rename = false;
   {
@@ -322,14 +405,6 @@ absl::StatusOr<StoredVoice> VoiceStore::Commit(Reservation& reservation, std::st
   return stored;
 }
 
-absl::StatusOr<StoredVoice> VoiceStore::Add(std::string_view model, std::string_view name,
-                                            VoiceMetadata metadata,
-                                            const engine::VoiceProfile& profile) {
-  auto reservation = Reserve(model, name);
-  if (!reservation.ok()) return reservation.status();
-  return Commit(**reservation, model, name, std::move(metadata), profile);
-}
-
 std::vector<StoredVoice> VoiceStore::List(std::string_view model) const {
   std::vector<StoredVoice> voices;
   {
@@ -354,7 +429,7 @@ std::optional<StoredVoice> VoiceStore::Get(std::string_view id) const {
 std::optional<StoredVoice> VoiceStore::FindByName(std::string_view model,
                                                   std::string_view name) const {
   std::lock_guard lock(mutex_);
-  auto it = by_name_.find(NameKey(model, name));
+  auto it = by_name_.find(VoiceNameKey(model, name));
   if (it == by_name_.end()) return std::nullopt;
   return voices_.at(it->second);
 }
@@ -388,7 +463,7 @@ absl::Status VoiceStore::Delete(std::string_view id) {
   if (absl::Status status = SyncDirectory(config_.dir); !status.ok()) {
     spdlog::warn("voices: {}", std::string(status.message()));
   }
-  by_name_.erase(NameKey(it->second.metadata.model, it->second.metadata.name));
+  by_name_.erase(VoiceNameKey(it->second.metadata.model, it->second.metadata.name));
   total_bytes_ -= it->second.file_bytes;
   voices_.erase(it);
   return absl::OkStatus();

@@ -1,6 +1,7 @@
-// The durable store of cloned voices: one file per voice in the configured voices directory
-// (layout: service/voice_file.h), written atomically, loaded again at startup, bounded in count
-// and bytes. Only metadata stays in memory; a profile's tensors are read from its file on use.
+// The `dir` backend of cloned voices (service/voice_backend.h): one file per voice in the
+// configured voices directory (layout: service/voice_file.h), written atomically, loaded again at
+// startup, bounded in count and bytes. Only metadata stays in memory; a profile's tensors are
+// read from its file on use. One machine only: another process's writes are not seen.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/voice_cloning.h"
+#include "service/voice_backend.h"
 #include "service/voice_file.h"
 
 namespace voxserve::service {
@@ -22,7 +24,15 @@ namespace voxserve::service {
 // YAML voices.* (server_config.cc). Defaults: a CosyVoice 2 profile of a 30 s prompt is about
 // 0.5 MB (prompt_mel [1500, 80] f32 dominates), so 1000 voices fit in 512 MiB.
 struct VoiceStoreConfig {
-  std::string dir;                        // empty: voice cloning is off (503 on POST)
+  std::string backend = "dir";            // "dir" or "postgres"
+  std::string dir;                        // dir backend; empty: voice cloning is off
+  // postgres backend (service/postgres_voice_store.h): a libpq connection string or URI, given
+  // directly or read from an environment variable or a file (a Kubernetes Secret) at startup.
+  std::string postgres_dsn;
+  std::string postgres_dsn_env;
+  std::string postgres_dsn_file;
+  int postgres_resync_ms = 30'000;         // full re-read of the registry, besides LISTEN/NOTIFY
+  int postgres_statement_timeout_ms = 10'000;
   int max_count = 1000;                   // stored voices, all models together
   size_t max_bytes = 512ull << 20;        // their files together
   size_t max_upload_bytes = 20ull << 20;  // one audio sample: 30 s of 48 kHz 32-bit stereo WAV
@@ -33,23 +43,16 @@ struct VoiceStoreConfig {
   bool test_cloner = false;
 
   absl::Status Validate() const;
-};
-
-// Checks a client's voice name: 1..64 characters of valid UTF-8, no control characters, no
-// invisible or format characters (text::FirstInvisibleCharacter: names that look alike must be
-// the same name), no '/', '\\' or "..", no leading or trailing space, not starting with
-// "voice_" (ids do). InvalidArgument with param "name".
-absl::Status ValidateVoiceName(std::string_view name);
-
-struct StoredVoice {
-  VoiceMetadata metadata;
-  size_t file_bytes = 0;
+  bool enabled() const { return backend == "postgres" || !dir.empty(); }
+  // The DSN from postgres_dsn, else the variable postgres_dsn_env names, else the file
+  // postgres_dsn_file (trailing white space dropped). InvalidArgument naming the key when none.
+  absl::StatusOr<std::string> PostgresDsn() const;
 };
 
 // Safe cross thread: one mutex guards the index; file writes happen outside it, under a
 // reservation that already holds the name and a count slot, so concurrent registrations of one
 // name get one success and one AlreadyExists, and the bounds are never overshot.
-class VoiceStore {
+class VoiceStore : public VoiceBackend {
  public:
   // Creates `config.dir` if needed and loads every valid voice file in it. Leftover temporary
   // files (a write interrupted by a crash) are removed; corrupt or foreign files are skipped
@@ -58,49 +61,48 @@ class VoiceStore {
 
   // Holds a name and a slot until Commit or destruction. Owned by the caller; must not outlive
   // the store.
-  class Reservation {
+  class Reservation : public VoiceReservation {
    public:
-    ~Reservation();
+    ~Reservation() override;
     Reservation(const Reservation&) = delete;
     Reservation& operator=(const Reservation&) = delete;
-    const std::string& id() const { return id_; }
 
    private:
     friend class VoiceStore;
     Reservation(VoiceStore* store, std::string id, std::string key);
     VoiceStore* store_;
-    std::string id_;
-    std::string key_;  // model + '\n' + lower-case name
+    std::string key_;  // VoiceNameKey
     bool committed_ = false;
   };
 
   // AlreadyExists (409) for a name the model already has or is registering; ResourceExhausted
   // with code "voice_limit_reached" (HTTP 507) when max_count voices exist or are pending.
-  absl::StatusOr<std::unique_ptr<Reservation>> Reserve(std::string_view model,
-                                                       std::string_view name);
+  absl::StatusOr<std::unique_ptr<VoiceReservation>> Reserve(std::string_view model,
+                                                            std::string_view name) override;
 
   // Writes the voice (temp file in the directory, fsync, rename, fsync the directory) and adds
   // it to the index. `metadata.id`, `name` and `model` are taken from the reservation;
   // created_at is set here. ResourceExhausted "voice_storage_full" (507) when the file would
   // pass max_bytes; Internal when the write fails (nothing is left behind).
-  absl::StatusOr<StoredVoice> Commit(Reservation& reservation, std::string_view model,
+  absl::StatusOr<StoredVoice> Commit(VoiceReservation& reservation, std::string_view model,
                                      std::string_view name, VoiceMetadata metadata,
-                                     const engine::VoiceProfile& profile);
+                                     const engine::VoiceProfile& profile) override;
 
-  // Reserve + Commit, for callers that have the profile already.
-  absl::StatusOr<StoredVoice> Add(std::string_view model, std::string_view name,
-                                  VoiceMetadata metadata, const engine::VoiceProfile& profile);
-
-  std::vector<StoredVoice> List(std::string_view model = {}) const;  // oldest first
-  std::optional<StoredVoice> Get(std::string_view id) const;
-  // By name within a model (ASCII case-insensitive).
-  std::optional<StoredVoice> FindByName(std::string_view model, std::string_view name) const;
+  std::vector<StoredVoice> List(std::string_view model = {}) const override;  // oldest first
+  std::optional<StoredVoice> Get(std::string_view id) const override;
+  std::optional<StoredVoice> FindByName(std::string_view model,
+                                        std::string_view name) const override;
   // Reads the voice's file again: NotFound, or Internal when it no longer decodes.
-  absl::StatusOr<engine::VoiceProfile> LoadProfile(std::string_view id) const;
+  absl::StatusOr<engine::VoiceProfile> LoadProfile(std::string_view id) const override;
   // Removes the file (unlink, fsync the directory) and the entry. NotFound for unknown ids.
-  absl::Status Delete(std::string_view id);
+  absl::Status Delete(std::string_view id) override;
 
-  size_t TotalBytes() const;
+  size_t TotalBytes() const override;
+  std::string_view BackendName() const override { return "dir"; }
+
+  // Stores a voice exported from another store as it was (id and created_at kept): `voxserve
+  // voices export`. AlreadyExists when its id or its name is taken; Commit's other errors.
+  absl::Status Import(const VoiceMetadata& metadata, const engine::VoiceProfile& profile);
   const VoiceStoreConfig& config() const { return config_; }
 
   // TEST ONLY: the next Commit writes and syncs its temporary file, then fails as if the process
@@ -111,8 +113,10 @@ class VoiceStore {
   explicit VoiceStore(VoiceStoreConfig config);
   absl::Status LoadAll();
   void Release(const std::string& key);
+  absl::StatusOr<StoredVoice> Store(Reservation& reservation, std::string_view model,
+                                    std::string_view name, VoiceMetadata metadata,
+                                    const engine::VoiceProfile& profile, bool keep_created_at);
   std::string PathFor(std::string_view id) const;
-  std::string NewId();  // requires mutex_
 
   const VoiceStoreConfig config_;
   mutable std::mutex mutex_;

@@ -3,6 +3,7 @@ object validates against the Kubernetes API schemas, the rendered objects have w
 deploy/README.md promises, the metric the autoscalers scale on is one a running voxserve exports,
 nginx accepts its config, compose accepts its files, and voxserve accepts the configs the image
 and the cluster ship."""
+import base64
 import os
 import pathlib
 import re
@@ -115,6 +116,39 @@ def test_probes_ports_and_security_are_as_documented(rendered):
     assert cpu["image"].endswith(":cpu")
 
 
+def test_the_postgres_overlay_shares_one_voice_registry(tmp_path):
+    """overlays/postgres: the replicas read the DSN from the Secret the overlay generates, which
+    names the in-cluster PostgreSQL's Service; every object validates like the others'."""
+    result = run("kubectl", "kustomize", str(KUBE / "overlays" / "postgres"))
+    assert result.returncode == 0, result.stderr
+    objects = documents(result.stdout)
+    deployment = next(d for d in objects if d["kind"] == "Deployment")
+    c = container(deployment)
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    assert env["VOXSERVE_VOICES_BACKEND"] == "postgres"
+    dsn_file = env["VOXSERVE_VOICES_POSTGRES_DSN_FILE"]
+    mount = next(m for m in c["volumeMounts"] if dsn_file.startswith(m["mountPath"] + "/"))
+    volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"]
+                  if v["name"] == mount["name"])
+    secret = next(d for d in objects if d["kind"] == "Secret")
+    assert volume["secret"]["secretName"] == secret["metadata"]["name"]  # the hashed name
+    assert mount["mountPath"] + "/" + volume["secret"]["items"][0]["path"] == dsn_file
+    statefulset = next(d for d in objects if d["kind"] == "StatefulSet")
+    service = next(d for d in objects if d["kind"] == "Service"
+                   and d["metadata"]["name"] == statefulset["spec"]["serviceName"])
+    dsn = base64.b64decode(secret["data"][volume["secret"]["items"][0]["key"]]).decode()
+    assert f"host={service['metadata']['name']} " in dsn
+    assert statefulset["spec"]["volumeClaimTemplates"]
+    if NODE_DEPS:
+        rendered_file = tmp_path / "postgres.yaml"
+        rendered_file.write_text(result.stdout)
+        script = pathlib.Path(NODE_DEPS).parent / "validate_objects.mjs"
+        shutil.copy(ROOT / "tests" / "deploy" / "validate_objects.mjs", script)
+        checked = run("node", str(script), str(rendered_file))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert re.search(r"(\d+) objects valid, 0 problems", checked.stdout), checked.stdout
+
+
 def hpa_metric_names(hpa):
     kinds = {m["type"] for m in hpa["spec"]["metrics"]}
     assert kinds == {"Resource", "Pods"}
@@ -169,7 +203,8 @@ def test_nginx_accepts_its_config(tmp_path):
 
 def test_compose_accepts_its_files():
     compose = DEPLOY / "compose"
-    for files in (["compose.yaml"], ["compose.yaml", "compose.gpu.yaml"]):
+    for files in (["compose.yaml"], ["compose.yaml", "compose.gpu.yaml"],
+                  ["compose.yaml", "compose.postgres.yaml"]):
         args = [a for f in files for a in ("-f", str(compose / f))]
         result = run("docker-compose", *args, "config")
         assert result.returncode == 0, result.stderr
@@ -183,6 +218,10 @@ def test_compose_accepts_its_files():
             if "compose.gpu.yaml" in files:
                 (device,) = service["deploy"]["resources"]["reservations"]["devices"]
                 assert device["capabilities"] == ["gpu"] and len(device["device_ids"]) == 1
+            if "compose.postgres.yaml" in files:  # both replicas on the one database
+                assert service["environment"]["VOXSERVE_VOICES_BACKEND"] == "postgres"
+                dsn = service["environment"]["VOXSERVE_VOICES_POSTGRES_DSN"]
+                assert "host=postgres " in dsn and "postgres" in merged["services"]
 
 
 @pytest.mark.parametrize("config", ["docker/voxserve.yaml", "kubernetes/base/voxserve.yaml"])

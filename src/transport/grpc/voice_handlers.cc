@@ -79,13 +79,15 @@ void Fill(const service::StoredVoice& voice, v1::ClonedVoice* out) {
   auto* call = new UnaryCall<v1::DeleteVoiceRequest, v1::DeleteVoiceResponse>(env, context,
                                                                               "DeleteVoice", reply);
   if (!call->Start(request_bytes).ok()) return call;  // answered
-  const std::string& id = call->request().id();
-  absl::Status status = env.service.voices().Delete(id);
-  if (status.ok()) {
-    call->response()->set_id(id);
-    call->response()->set_deleted(true);
-  }
-  call->Answer(status);
+  const std::string id = call->request().id();
+  // Answered from the store's thread: it may wait for its disk or database.
+  env.service.voices().DeleteAsync(id, [call, id](absl::Status status) {
+    if (status.ok()) {
+      call->response()->set_id(id);
+      call->response()->set_deleted(true);
+    }
+    call->Answer(status);
+  });
   return call;
 }
 

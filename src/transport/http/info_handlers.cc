@@ -82,6 +82,15 @@ json HealthJson(const service::TtsService& service, const ServerIdentity& identi
                  {"draining", service.Draining()},
                  {"models", models}};
   if (std::string error = service.StartupError(); !error.empty()) health["error"] = error;
+  if (const service::VoiceRegistry* voices = service.voice_registry()) {
+    if (!voices->BackendName().empty()) {
+      const std::string problem = voices->Problem();
+      json store = {{"backend", std::string(voices->BackendName())},
+                    {"status", problem.empty() ? "ok" : "unavailable"}};
+      if (!problem.empty()) store["error"] = problem;
+      health["voices"] = std::move(store);
+    }
+  }
   if (identity.gpus != nullptr) {
     json gpus = json::array();
     for (const core::GpuStatus& gpu : identity.gpus->Read()) {

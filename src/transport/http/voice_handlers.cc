@@ -133,12 +133,14 @@ void AddVoiceRoutes(Router& router, service::TtsService& service) {
   });
   router.Add("DELETE", kItem, [&service](std::shared_ptr<HttpExchange> exchange) {
     const std::string id = IdFromPath(exchange->request().path);
-    if (absl::Status status = service.voices().Delete(id); !status.ok()) {
-      return exchange->Respond(ErrorResponse(status));
-    }
-    // OpenAI's deletion answers ({"id", "object": "<type>.deleted", "deleted": true}).
-    exchange->Respond(
-        Json(200, {{"id", id}, {"object", "audio.voice.deleted"}, {"deleted", true}}));
+    // The store may wait for its disk or database: answered from its thread (Respond is safe
+    // cross thread).
+    service.voices().DeleteAsync(id, [exchange, id](absl::Status status) {
+      if (!status.ok()) return exchange->Respond(ErrorResponse(status));
+      // OpenAI's deletion answers ({"id", "object": "<type>.deleted", "deleted": true}).
+      exchange->Respond(
+          Json(200, {{"id", id}, {"object", "audio.voice.deleted"}, {"deleted", true}}));
+    });
   });
 }
 

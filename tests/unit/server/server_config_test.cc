@@ -329,6 +329,30 @@ TEST_F(ServerConfigTest, VoicesKeysComeFromTheFileFlagsAndEnvironmentAndAreCheck
   EXPECT_NE(misspelled.status().message().find("directory"), std::string::npos);
 }
 
+TEST_F(ServerConfigTest, ThePostgresVoiceBackendIsConfiguredUnderVoicesPostgres) {
+  WriteConfig(
+      "voices:\n  backend: postgres\n  postgres:\n    dsn_file: /run/secrets/db/dsn\n"
+      "    resync_ms: 500\n    statement_timeout_ms: 2000\n");
+  auto file = Load({"--config", path_.string()},
+                   {{"VOXSERVE_VOICES_POSTGRES_DSN", "host=db dbname=voxserve"}});
+  ASSERT_TRUE(file.ok()) << file.status();
+  const service::VoiceStoreConfig& voices = file->config.service.voices;
+  EXPECT_EQ(voices.backend, "postgres");
+  EXPECT_EQ(voices.postgres_dsn_file, "/run/secrets/db/dsn");
+  EXPECT_EQ(voices.postgres_dsn, "host=db dbname=voxserve");
+  EXPECT_EQ(voices.postgres_resync_ms, 500);
+  EXPECT_EQ(voices.postgres_statement_timeout_ms, 2000);
+  EXPECT_TRUE(voices.enabled());
+
+  WriteConfig("voices:\n  backend: sqlite\n");
+  auto bad = Load({"--config", path_.string()});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("voices.backend"), std::string::npos) << bad.status();
+  auto flag = Load({"--voices-backend", "postgres", "--voices-postgres-dsn-env", "DATABASE_URL"});
+  ASSERT_TRUE(flag.ok()) << flag.status();
+  EXPECT_EQ(flag->config.service.voices.postgres_dsn_env, "DATABASE_URL");
+}
+
 TEST_F(ServerConfigTest, WyomingIsOffByDefaultAndItsKeysComeFromEverySource) {
   auto defaults = Load({});
   ASSERT_TRUE(defaults.ok());

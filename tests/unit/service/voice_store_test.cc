@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
 
 #include "core/error.h"
+#include "service/postgres_voice_store.h"
 #include "support/temp_dir.h"
 
 namespace voxserve::service {
@@ -338,6 +340,61 @@ TEST(VoiceStoreConfig, ValidatesItsBounds) {
   config = {};
   config.max_upload_bytes = 10;
   EXPECT_NE(config.Validate().message().find("voices.max_upload_bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace voxserve::service
+
+namespace voxserve::service {
+namespace {
+
+TEST(VoiceStoreConfig, ChoosesABackendAndFindsThePostgresDsn) {
+  VoiceStoreConfig config;
+  EXPECT_FALSE(config.enabled()) << "no dir, dir backend: cloning is off";
+  config.backend = "sqlite";
+  EXPECT_NE(config.Validate().message().find("voices.backend"), std::string::npos);
+  config.backend = "postgres";
+  EXPECT_TRUE(config.Validate().ok());
+  EXPECT_TRUE(config.enabled());
+  EXPECT_NE(config.PostgresDsn().status().message().find("voices.postgres.dsn"),
+            std::string::npos);
+
+  config.postgres_dsn_env = "VOXSERVE_TEST_DSN_FOR_UNIT_TEST";
+  ::unsetenv("VOXSERVE_TEST_DSN_FOR_UNIT_TEST");
+  EXPECT_NE(config.PostgresDsn().status().message().find("VOXSERVE_TEST_DSN_FOR_UNIT_TEST"),
+            std::string::npos);
+  ::setenv("VOXSERVE_TEST_DSN_FOR_UNIT_TEST", "host=db dbname=env", 1);
+  EXPECT_EQ(*config.PostgresDsn(), "host=db dbname=env");
+  ::unsetenv("VOXSERVE_TEST_DSN_FOR_UNIT_TEST");
+
+  TempDir dir;
+  config.postgres_dsn_env.clear();
+  config.postgres_dsn_file = (fs::path(dir.path()) / "dsn").string();
+  EXPECT_NE(config.PostgresDsn().status().message().find("cannot read"), std::string::npos);
+  std::ofstream(config.postgres_dsn_file) << "postgresql://voxserve@db/voxserve\n";
+  EXPECT_EQ(*config.PostgresDsn(), "postgresql://voxserve@db/voxserve") << "newline dropped";
+  config.postgres_dsn = "host=direct";
+  EXPECT_EQ(*config.PostgresDsn(), "host=direct") << "the key itself comes first";
+}
+
+// Without a database: the store still starts, says why it cannot serve, and refuses changes
+// with a retriable 503 (the integration test test_voice_postgres.py has a real PostgreSQL).
+TEST(PostgresVoiceStore, StartsWithoutItsDatabaseAndRefusesChangesClearly) {
+  VoiceStoreConfig config;
+  config.backend = "postgres";
+  config.postgres_dsn = "host=127.0.0.1 port=1 user=nobody dbname=none connect_timeout=1";
+  auto store = PostgresVoiceStore::Create(config, nullptr);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_FALSE((*store)->Problem().empty());
+  EXPECT_TRUE((*store)->List().empty());
+  auto reserved = (*store)->Reserve("cosy", "Alice");
+  ASSERT_EQ(reserved.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(core::DetailOf(reserved.status()).code, "voice_store_unavailable");
+  EXPECT_TRUE(core::DetailOf(reserved.status()).retry_after_seconds.has_value());
+  EXPECT_EQ((*store)->Delete("voice_000000000000000000000001").code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ((*store)->Delete("not-an-id").code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE((*store)->WaitUntilConnected(std::chrono::milliseconds(1)));
 }
 
 }  // namespace

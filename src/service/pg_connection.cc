@@ -1,0 +1,97 @@
+#include "service/pg_connection.h"
+
+#include <utility>
+
+#include "core/error.h"
+#include "spdlog/spdlog.h"
+
+namespace voxserve::service {
+namespace {
+
+std::string Trimmed(const char* message) {
+  std::string text = message != nullptr ? message : "";
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& dsn,
+                                                                    int statement_timeout_ms) {
+  // Keywords before "dbname" are defaults: libpq lets the expanded DSN override them.
+  const std::string options = "-c statement_timeout=" + std::to_string(statement_timeout_ms);
+  const char* keywords[] = {"connect_timeout", "application_name", "options", "dbname", nullptr};
+  const char* values[] = {"5", "voxserve", options.c_str(), dsn.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  if (conn == nullptr) return core::StoreUnavailable("PostgreSQL: out of memory", 1);
+  // NOTICEs (e.g. "relation already exists, skipping") go to the log, not raw to stderr.
+  PQsetNoticeProcessor(
+      conn,
+      [](void*, const char* message) {
+        spdlog::debug("voices: PostgreSQL: {}", Trimmed(message));
+      },
+      nullptr);
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string why = Trimmed(PQerrorMessage(conn));
+    PQfinish(conn);
+    return core::StoreUnavailable("cannot connect to PostgreSQL: " + why, 1);
+  }
+  return std::unique_ptr<PgConnection>(new PgConnection(conn));
+}
+
+PgConnection::~PgConnection() { PQfinish(conn_); }
+
+bool PgConnection::broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+
+absl::StatusOr<PgResult> PgConnection::Exec(std::string_view sql,
+                                            const std::vector<PgParam>& params,
+                                            bool binary_result) {
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  std::vector<std::string> texts;  // text values need a terminating NUL
+  texts.reserve(params.size());
+  for (const PgParam& param : params) {
+    if (param.binary) {
+      values.push_back(param.value.data());
+    } else {
+      texts.emplace_back(param.value);
+      values.push_back(texts.back().c_str());
+    }
+    lengths.push_back(static_cast<int>(param.value.size()));
+    formats.push_back(param.binary ? 1 : 0);
+  }
+  const std::string statement(sql);
+  PgResult result(PQexecParams(conn_, statement.c_str(), static_cast<int>(params.size()), nullptr,
+                               values.data(), lengths.data(), formats.data(),
+                               binary_result ? 1 : 0));
+  sqlstate_.clear();
+  const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+    return absl::StatusOr<PgResult>(std::move(result));
+  }
+  if (result) {
+    if (const char* state = PQresultErrorField(result.get(), PG_DIAG_SQLSTATE)) sqlstate_ = state;
+  }
+  std::string why = Trimmed(result ? PQresultErrorMessage(result.get()) : PQerrorMessage(conn_));
+  if (why.empty()) why = Trimmed(PQerrorMessage(conn_));
+  // Class 08 is a connection exception, 57P01..03 the server shutting down or not ready, 57014
+  // a statement cancelled by statement_timeout (a database too slow to answer).
+  if (broken() || sqlstate_.starts_with("08") || sqlstate_.starts_with("57P") ||
+      sqlstate_ == "57014") {
+    return core::StoreUnavailable("PostgreSQL connection lost: " + why, 1);
+  }
+  return core::Internal("PostgreSQL: " + why);
+}
+
+absl::Status PgConnection::Run(std::string_view sql, const std::vector<PgParam>& params) {
+  auto result = Exec(sql, params);
+  return result.ok() ? absl::OkStatus() : result.status();
+}
+
+std::string PgText(const PGresult* result, int row, int column) {
+  return std::string(PQgetvalue(result, row, column),
+                     static_cast<size_t>(PQgetlength(result, row, column)));
+}
+
+}  // namespace voxserve::service

@@ -1,0 +1,557 @@
+#include "service/postgres_voice_store.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/error.h"
+#include "spdlog/spdlog.h"
+
+namespace voxserve::service {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kChannel = "voxserve_voices";
+// pg_advisory_xact_lock keys: one for migrations, one that serializes registrations across
+// replicas so count and byte bounds hold (a registration is milliseconds; they are rare).
+constexpr const char* kMigrationLock = "7305041001";
+constexpr const char* kRegistrationLock = "7305041002";
+// Reconnect backoff: quick at first (a database restart takes about a second), at most 5 s.
+constexpr auto kFirstBackoff = std::chrono::milliseconds(200);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+constexpr int kRetryAfterSeconds = 2;
+
+// Migration N (1-based) takes the schema from version N-1 to N. Append only.
+constexpr const char* kMigrations[] = {
+    // 1: the registry. name_key is the name in ASCII lower case (VoiceNameKey's notion of the
+    // same name, independent of the database's collation); bytes is octet_length(profile).
+    "CREATE TABLE voxserve_voices ("
+    " id text PRIMARY KEY,"
+    " model text NOT NULL,"
+    " name text NOT NULL,"
+    " name_key text NOT NULL,"
+    " family text NOT NULL,"
+    " transcript text NOT NULL,"
+    " created_at bigint NOT NULL,"
+    " prompt_seconds double precision NOT NULL,"
+    " bytes bigint NOT NULL,"
+    " profile bytea NOT NULL,"
+    " UNIQUE (model, name_key))",
+};
+static_assert(std::size(kMigrations) == kVoiceSchemaVersion);
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string Unreachable(const std::string& problem) {
+  return "the shared voice registry (PostgreSQL) is unreachable (" + problem +
+         "); the server reconnects on its own, retry shortly";
+}
+
+}  // namespace
+
+class PostgresVoiceStore::Reservation : public VoiceReservation {
+ public:
+  Reservation(PostgresVoiceStore* store, std::string id, std::string key)
+      : VoiceReservation(std::move(id)), store_(store), key_(std::move(key)) {}
+  ~Reservation() override { store_->Release(key_, id()); }
+  PostgresVoiceStore* store() const { return store_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  PostgresVoiceStore* store_;
+  std::string key_;
+};
+
+absl::StatusOr<std::unique_ptr<PostgresVoiceStore>> PostgresVoiceStore::Create(
+    VoiceStoreConfig config, VoiceStoreMetrics* metrics) {
+  if (absl::Status status = config.Validate(); !status.ok()) return status;
+  auto dsn = config.PostgresDsn();
+  if (!dsn.ok()) return dsn.status();
+  std::unique_ptr<PostgresVoiceStore> store(
+      new PostgresVoiceStore(std::move(config), *std::move(dsn), metrics));
+  if (store->wake_fd_ < 0) return core::Internal("voices: cannot create an eventfd");
+  store->listener_ = std::thread([raw = store.get()] { raw->ListenLoop(); });
+  return store;
+}
+
+PostgresVoiceStore::PostgresVoiceStore(VoiceStoreConfig config, std::string dsn,
+                                       VoiceStoreMetrics* metrics)
+    : config_(std::move(config)),
+      dsn_(std::move(dsn)),
+      metrics_(metrics),
+      hold_before_commit_(config_.test_cloner && std::getenv("VOXSERVE_TEST_PG_HOLD_COMMIT")),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  std::random_device device;
+  id_state_ = (static_cast<uint64_t>(device()) << 32) ^ device();
+  problem_ = "not connected yet";
+  if (metrics_) metrics_->connected.WithLabels({"postgres"}).Set(0);
+}
+
+PostgresVoiceStore::~PostgresVoiceStore() {
+  stopping_ = true;
+  Wake();
+  if (listener_.joinable()) listener_.join();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void PostgresVoiceStore::Wake() const {
+  if (wake_fd_ < 0) return;
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void PostgresVoiceStore::SetConnected(bool connected, const std::string& problem) {
+  const bool was = connected_.exchange(connected);
+  {
+    std::lock_guard lock(mutex_);
+    problem_ = problem;
+    if (connected) loaded_once_ = true;
+  }
+  connected_changed_.notify_all();
+  if (metrics_) metrics_->connected.WithLabels({"postgres"}).Set(connected ? 1 : 0);
+  if (connected && !was) spdlog::info("voices: connected to PostgreSQL");
+  if (!connected && was) spdlog::warn("voices: PostgreSQL unreachable: {}", problem);
+}
+
+std::string PostgresVoiceStore::Problem() const {
+  std::lock_guard lock(mutex_);
+  return problem_.empty() ? std::string() : "voices.backend postgres: " + problem_;
+}
+
+bool PostgresVoiceStore::WaitUntilConnected(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  return connected_changed_.wait_for(lock, timeout,
+                                     [this] { return connected_.load() && loaded_once_; });
+}
+
+absl::Status PostgresVoiceStore::Migrate(PgConnection& c) {
+  if (absl::Status s = c.Run("BEGIN"); !s.ok()) return s;
+  auto fail = [&c](absl::Status status) {
+    if (!c.broken()) (void)c.Run("ROLLBACK");
+    return status;
+  };
+  if (absl::Status s = c.Run("SELECT pg_advisory_xact_lock($1)", {{kMigrationLock}}); !s.ok()) {
+    return fail(s);
+  }
+  if (absl::Status s = c.Run("CREATE TABLE IF NOT EXISTS voxserve_schema (version integer NOT NULL)");
+      !s.ok()) {
+    return fail(s);
+  }
+  auto current = c.Exec("SELECT coalesce(max(version), 0) FROM voxserve_schema");
+  if (!current.ok()) return fail(current.status());
+  const int version = std::atoi(PgText(current->get(), 0, 0).c_str());
+  if (version > kVoiceSchemaVersion) {
+    return fail(absl::FailedPreconditionError(
+        absl::StrCat("the database's voice schema is version ", version, "; this server knows up to ",
+                     kVoiceSchemaVersion, " (upgrade voxserve)")));
+  }
+  for (int next = version + 1; next <= kVoiceSchemaVersion; ++next) {
+    if (absl::Status s = c.Run(kMigrations[next - 1]); !s.ok()) return fail(s);
+    spdlog::info("voices: PostgreSQL schema migrated to version {}", next);
+  }
+  if (version < kVoiceSchemaVersion) {
+    if (absl::Status s = c.Run("DELETE FROM voxserve_schema"); !s.ok()) return fail(s);
+    if (absl::Status s = c.Run("INSERT INTO voxserve_schema (version) VALUES ($1)",
+                               {{std::to_string(kVoiceSchemaVersion)}});
+        !s.ok()) {
+      return fail(s);
+    }
+  }
+  return c.Run("COMMIT");
+}
+
+absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
+  const Clock::time_point start = Clock::now();
+  uint64_t snapshot = 0;  // local changes up to here committed before the query began
+  {
+    std::lock_guard lock(mutex_);
+    snapshot = change_sequence_;
+  }
+  auto rows = c.Exec(
+      "SELECT id, model, name, family, transcript, created_at, prompt_seconds, bytes "
+      "FROM voxserve_voices ORDER BY created_at, id");
+  if (!rows.ok()) {
+    if (metrics_) metrics_->errors.WithLabels({"postgres", "resync"}).Increment();
+    return rows.status();
+  }
+  std::vector<StoredVoice> loaded;
+  const PGresult* r = rows->get();
+  for (int row = 0; row < PQntuples(r); ++row) {
+    StoredVoice voice;
+    voice.metadata.id = PgText(r, row, 0);
+    voice.metadata.model = PgText(r, row, 1);
+    voice.metadata.name = PgText(r, row, 2);
+    voice.metadata.family = PgText(r, row, 3);
+    voice.metadata.transcript = PgText(r, row, 4);
+    voice.metadata.created_at = std::strtoll(PQgetvalue(r, row, 5), nullptr, 10);
+    voice.metadata.prompt_seconds = std::strtod(PQgetvalue(r, row, 6), nullptr);
+    voice.file_bytes = std::strtoull(PQgetvalue(r, row, 7), nullptr, 10);
+    loaded.push_back(std::move(voice));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    voices_.clear();
+    by_name_.clear();
+    total_bytes_ = 0;
+    for (StoredVoice& voice : loaded) IndexLocked(std::move(voice));
+    std::erase_if(recent_, [snapshot](const LocalChange& c) { return c.sequence <= snapshot; });
+    for (const LocalChange& change : recent_) {
+      if (change.voice) {
+        UnindexLocked(change.id);
+        IndexLocked(*change.voice);
+      } else {
+        UnindexLocked(change.id);
+      }
+    }
+  }
+  if (metrics_) {
+    metrics_->operation_seconds.WithLabels({"postgres", "resync"}).Observe(SecondsSince(start));
+  }
+  return absl::OkStatus();
+}
+
+void PostgresVoiceStore::IndexLocked(StoredVoice voice) {
+  by_name_[VoiceNameKey(voice.metadata.model, voice.metadata.name)] = voice.metadata.id;
+  total_bytes_ += voice.file_bytes;
+  std::string id = voice.metadata.id;
+  voices_.insert_or_assign(std::move(id), std::move(voice));
+}
+
+void PostgresVoiceStore::UnindexLocked(std::string_view id) {
+  auto it = voices_.find(id);
+  if (it == voices_.end()) return;
+  auto name = by_name_.find(VoiceNameKey(it->second.metadata.model, it->second.metadata.name));
+  if (name != by_name_.end() && name->second == id) by_name_.erase(name);
+  total_bytes_ -= it->second.file_bytes;
+  voices_.erase(it);
+}
+
+void PostgresVoiceStore::RecordLocalChange(const std::string& id,
+                                           std::optional<StoredVoice> voice) {
+  std::lock_guard lock(mutex_);
+  UnindexLocked(id);
+  if (voice) IndexLocked(*voice);
+  recent_.push_back({++change_sequence_, id, std::move(voice)});
+}
+
+void PostgresVoiceStore::ListenLoop() {
+  std::unique_ptr<PgConnection> connection;
+  auto backoff = kFirstBackoff;
+  Clock::time_point next_resync = Clock::now();
+  auto wait = [this](int fd, std::chrono::milliseconds timeout) {
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd, POLLIN, 0}};
+    ::poll(fds, fd >= 0 ? 2 : 1, static_cast<int>(timeout.count()));
+    uint64_t drained = 0;
+    [[maybe_unused]] ssize_t n = ::read(wake_fd_, &drained, sizeof drained);
+  };
+  while (!stopping_) {
+    if (!connection) {
+      auto connected = PgConnection::Connect(dsn_, config_.postgres_statement_timeout_ms);
+      absl::Status status = connected.status();
+      if (status.ok()) {
+        connection = *std::move(connected);
+        status = Migrate(*connection);
+        if (status.ok()) status = connection->Run(std::string("LISTEN ") + kChannel);
+        // LISTEN before the first read: a change committed in between is then both read and
+        // notified, never missed.
+        if (status.ok()) status = Resync(*connection);
+      }
+      if (!status.ok()) {
+        connection.reset();
+        SetConnected(false, std::string(status.message()));
+        wait(-1, std::chrono::duration_cast<std::chrono::milliseconds>(backoff));
+        backoff = std::min(backoff * 2, kMaxBackoff);
+        continue;
+      }
+      backoff = kFirstBackoff;
+      ++generation_;
+      SetConnected(true, "");
+      next_resync = Clock::now() + std::chrono::milliseconds(config_.postgres_resync_ms);
+    }
+    auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_resync - Clock::now());
+    wait(PQsocket(connection->raw()), std::max(until, std::chrono::milliseconds(0)));
+    if (stopping_) break;
+    if (PQconsumeInput(connection->raw()) == 0 || connection->broken()) {
+      std::string why = PQerrorMessage(connection->raw());
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+      connection.reset();
+      SetConnected(false, "connection lost: " + why);
+      continue;
+    }
+    bool changed = false;
+    while (PGnotify* notify = PQnotifies(connection->raw())) {
+      changed = true;
+      PQfreemem(notify);
+    }
+    if (changed && metrics_) metrics_->notifications.WithLabels({"postgres"}).Increment();
+    if (changed || Clock::now() >= next_resync) {
+      if (absl::Status status = Resync(*connection); !status.ok()) {
+        connection.reset();
+        SetConnected(false, std::string(status.message()));
+        continue;
+      }
+      next_resync = Clock::now() + std::chrono::milliseconds(config_.postgres_resync_ms);
+    }
+  }
+}
+
+template <typename Work>
+auto PostgresVoiceStore::OnRequestConnection(const char* operation, Work&& work) const
+    -> decltype(work(std::declval<PgConnection&>())) {
+  if (!connected_.load()) {
+    if (metrics_) metrics_->errors.WithLabels({"postgres", operation}).Increment();
+    std::lock_guard lock(mutex_);
+    return core::StoreUnavailable(Unreachable(problem_), kRetryAfterSeconds);
+  }
+  const Clock::time_point start = Clock::now();
+  std::lock_guard lock(request_mutex_);
+  // After the listener reconnected, the old request connection is a stale socket to a server
+  // that may have restarted: replace it before use rather than fail the first request.
+  const uint64_t generation = generation_.load();
+  if (!request_connection_ || request_connection_->broken() || request_generation_ != generation) {
+    request_connection_.reset();
+    auto connected = PgConnection::Connect(dsn_, config_.postgres_statement_timeout_ms);
+    if (!connected.ok()) {
+      if (metrics_) metrics_->errors.WithLabels({"postgres", operation}).Increment();
+      return core::StoreUnavailable(Unreachable(std::string(connected.status().message())),
+                                    kRetryAfterSeconds);
+    }
+    request_connection_ = *std::move(connected);
+    request_generation_ = generation;
+  }
+  auto result = work(*request_connection_);
+  const bool store_fault = !result.ok() && (result.status().code() == absl::StatusCode::kUnavailable ||
+                                            result.status().code() == absl::StatusCode::kInternal);
+  if (store_fault) {
+    if (metrics_) metrics_->errors.WithLabels({"postgres", operation}).Increment();
+    if (request_connection_->broken()) {
+      request_connection_.reset();
+      Wake();  // the listener checks its own at once
+    }
+  }
+  if (metrics_) {
+    metrics_->operation_seconds.WithLabels({"postgres", operation}).Observe(SecondsSince(start));
+  }
+  return result;
+}
+
+absl::StatusOr<std::unique_ptr<VoiceReservation>> PostgresVoiceStore::Reserve(
+    std::string_view model, std::string_view name) {
+  if (absl::Status status = ValidateVoiceName(name); !status.ok()) return status;
+  std::string key = VoiceNameKey(model, name);
+  std::lock_guard lock(mutex_);
+  if (!connected_.load()) return core::StoreUnavailable(Unreachable(problem_), kRetryAfterSeconds);
+  // What this replica knows; the database has the last word in Commit (another replica may
+  // have taken the name or the last slot since the last notification).
+  if (by_name_.contains(key) || pending_.contains(key)) {
+    return core::AlreadyExists(
+        "model '" + std::string(model) + "' already has a voice named " + core::Quoted(name),
+        "name", "voice_name_taken");
+  }
+  if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
+    return core::InsufficientStorage("the voice store is full (voices.max_count = " +
+                                         std::to_string(config_.max_count) +
+                                         "); delete a voice first",
+                                     "voice_limit_reached");
+  }
+  pending_.insert(key);
+  std::string id;
+  do {
+    id = NewVoiceId(id_state_);
+  } while (voices_.contains(id) || pending_ids_.contains(id));
+  pending_ids_.insert(id);
+  return std::unique_ptr<VoiceReservation>(new Reservation(this, std::move(id), std::move(key)));
+}
+
+void PostgresVoiceStore::Release(const std::string& key, const std::string& id) {
+  std::lock_guard lock(mutex_);
+  pending_.erase(key);
+  pending_ids_.erase(id);
+}
+
+absl::StatusOr<StoredVoice> PostgresVoiceStore::Insert(PgConnection& c, const StoredVoice& voice,
+                                                       std::string_view encoded,
+                                                       bool hold_before_commit) const {
+  const VoiceMetadata& m = voice.metadata;
+  if (absl::Status s = c.Run("BEGIN"); !s.ok()) return s;
+  auto fail = [&c](absl::Status status) -> absl::StatusOr<StoredVoice> {
+    if (!c.broken()) (void)c.Run("ROLLBACK");
+    return status;
+  };
+  if (absl::Status s = c.Run("SELECT pg_advisory_xact_lock($1)", {{kRegistrationLock}}); !s.ok()) {
+    return fail(s);
+  }
+  auto totals = c.Exec("SELECT count(*), coalesce(sum(bytes), 0) FROM voxserve_voices");
+  if (!totals.ok()) return fail(totals.status());
+  const long long count = std::strtoll(PQgetvalue(totals->get(), 0, 0), nullptr, 10);
+  const unsigned long long bytes = std::strtoull(PQgetvalue(totals->get(), 0, 1), nullptr, 10);
+  if (count >= config_.max_count) {
+    return fail(core::InsufficientStorage("the voice store is full (voices.max_count = " +
+                                              std::to_string(config_.max_count) +
+                                              "); delete a voice first",
+                                          "voice_limit_reached"));
+  }
+  if (bytes + encoded.size() > config_.max_bytes) {
+    return fail(core::InsufficientStorage("the voice store is full (voices.max_bytes = " +
+                                              std::to_string(config_.max_bytes) +
+                                              "); delete a voice first",
+                                          "voice_storage_full"));
+  }
+  auto inserted = c.Exec(
+      "INSERT INTO voxserve_voices (id, model, name, name_key, family, transcript, created_at, "
+      "prompt_seconds, bytes, profile) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+      {{m.id},
+       {m.model},
+       {m.name},
+       {absl::AsciiStrToLower(m.name)},
+       {m.family},
+       {m.transcript},
+       {std::to_string(m.created_at)},
+       {absl::StrFormat("%.17g", m.prompt_seconds)},
+       {std::to_string(encoded.size())},
+       {encoded, /*binary=*/true}});
+  if (!inserted.ok()) {
+    if (c.sqlstate() == "23505") {  // unique_violation: another replica registered it first
+      return fail(core::AlreadyExists("model '" + m.model + "' already has a voice named " +
+                                          core::Quoted(m.name) + " (or id " + m.id + ")",
+                                      "name", "voice_name_taken"));
+    }
+    return fail(inserted.status());
+  }
+  if (absl::Status s = c.Run("SELECT pg_notify($1, $2)", {{kChannel}, {"add " + m.id}}); !s.ok()) {
+    return fail(s);
+  }
+  if (hold_before_commit) {
+    spdlog::warn("voices: TEST holding registration {} before COMMIT", m.id);
+    pollfd fd = {PQsocket(c.raw()), POLLIN, 0};
+    ::poll(&fd, 1, 60'000);  // readable: the server closed the connection (or said something)
+  }
+  if (absl::Status s = c.Run("COMMIT"); !s.ok()) return fail(s);
+  return voice;
+}
+
+absl::StatusOr<StoredVoice> PostgresVoiceStore::Commit(VoiceReservation& held,
+                                                       std::string_view model,
+                                                       std::string_view name,
+                                                       VoiceMetadata metadata,
+                                                       const engine::VoiceProfile& profile) {
+  auto* reservation = dynamic_cast<Reservation*>(&held);
+  if (reservation == nullptr || reservation->store() != this ||
+      reservation->key() != VoiceNameKey(model, name)) {
+    return core::Internal("voice store: reservation does not match the voice");
+  }
+  metadata.id = reservation->id();
+  metadata.model = std::string(model);
+  metadata.name = std::string(name);
+  metadata.created_at = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  const std::string encoded = EncodeVoiceFile(metadata, profile);
+  StoredVoice voice{std::move(metadata), encoded.size()};
+  auto stored = OnRequestConnection("register", [&](PgConnection& c) {
+    return Insert(c, voice, encoded, hold_before_commit_);
+  });
+  if (!stored.ok()) return stored.status();
+  RecordLocalChange(stored->metadata.id, *stored);  // at once here; elsewhere on the notification
+  return stored;
+}
+
+absl::Status PostgresVoiceStore::Import(const StoredVoice& voice, std::string_view encoded) {
+  auto stored = OnRequestConnection("register", [&](PgConnection& c) {
+    return Insert(c, voice, encoded, false);
+  });
+  if (!stored.ok()) return stored.status();
+  RecordLocalChange(stored->metadata.id, *stored);
+  return absl::OkStatus();
+}
+
+std::vector<StoredVoice> PostgresVoiceStore::List(std::string_view model) const {
+  std::vector<StoredVoice> voices;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, voice] : voices_) {
+      if (model.empty() || voice.metadata.model == model) voices.push_back(voice);
+    }
+  }
+  std::stable_sort(voices.begin(), voices.end(), [](const StoredVoice& a, const StoredVoice& b) {
+    return a.metadata.created_at < b.metadata.created_at;
+  });
+  return voices;
+}
+
+std::optional<StoredVoice> PostgresVoiceStore::Get(std::string_view id) const {
+  std::lock_guard lock(mutex_);
+  auto it = voices_.find(id);
+  if (it == voices_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<StoredVoice> PostgresVoiceStore::FindByName(std::string_view model,
+                                                          std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  auto it = by_name_.find(VoiceNameKey(model, name));
+  if (it == by_name_.end()) return std::nullopt;
+  auto voice = voices_.find(it->second);
+  if (voice == voices_.end()) return std::nullopt;
+  return voice->second;
+}
+
+absl::StatusOr<engine::VoiceProfile> PostgresVoiceStore::LoadProfile(std::string_view id) const {
+  auto not_found = [id] {
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
+  };
+  if (!Get(id)) return not_found();
+  auto encoded = OnRequestConnection("load_profile", [&](PgConnection& c) -> absl::StatusOr<std::string> {
+    auto rows = c.Exec("SELECT profile FROM voxserve_voices WHERE id = $1", {{id}},
+                       /*binary_result=*/true);
+    if (!rows.ok()) return rows.status();
+    if (PQntuples(rows->get()) == 0) return not_found();
+    return PgText(rows->get(), 0, 0);
+  });
+  if (!encoded.ok()) return encoded.status();
+  auto decoded = DecodeVoiceFile(*encoded);
+  if (!decoded.ok()) {
+    return core::Internal("voice " + std::string(id) + ": " +
+                          std::string(decoded.status().message()));
+  }
+  return std::move(decoded->profile);
+}
+
+absl::Status PostgresVoiceStore::Delete(std::string_view id) {
+  auto not_found = [id] {
+    return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
+  };
+  if (!IsVoiceId(id)) return not_found();
+  // One statement, so one transaction: the row and its notification go together.
+  auto deleted = OnRequestConnection("delete", [&](PgConnection& c) -> absl::StatusOr<bool> {
+    auto rows = c.Exec(
+        "WITH gone AS (DELETE FROM voxserve_voices WHERE id = $1 RETURNING id) "
+        "SELECT pg_notify($2, 'del ' || id) FROM gone",
+        {{id}, {kChannel}});
+    if (!rows.ok()) return rows.status();
+    return PQntuples(rows->get()) > 0;
+  });
+  if (!deleted.ok()) return deleted.status();
+  RecordLocalChange(std::string(id), std::nullopt);
+  if (!*deleted) return not_found();  // another replica deleted it first
+  return absl::OkStatus();
+}
+
+size_t PostgresVoiceStore::TotalBytes() const {
+  std::lock_guard lock(mutex_);
+  return total_bytes_;
+}
+
+}  // namespace voxserve::service

@@ -1,0 +1,127 @@
+// The `postgres` backend of cloned voices (service/voice_backend.h): one registry that every
+// replica shares. A row per voice holds its metadata and its encoded profile (bytea, the voice
+// file layout of service/voice_file.h, checksum included). Each replica keeps the metadata of
+// every voice in memory, kept current by LISTEN/NOTIFY (a registration or deletion on any replica
+// reaches the others at once) and by a periodic full resync as the fallback.
+//
+// Threads: a listener thread owns one connection (schema migration, LISTEN, resync, reconnect
+// with backoff); Commit, Delete and LoadProfile use a second connection, one at a time, on the
+// caller's thread (the registry's workers). Nothing here runs a query on the calling thread of
+// Reserve, List, Get or FindByName.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "service/pg_connection.h"
+#include "service/voice_backend.h"
+#include "service/voice_store.h"
+#include "service/voice_store_metrics.h"
+
+namespace voxserve::service {
+
+// The schema versions this server knows (voxserve_schema.version); a newer database is refused.
+inline constexpr int kVoiceSchemaVersion = 1;
+
+class PostgresVoiceStore : public VoiceBackend {
+ public:
+  // Never fails for the database's sake: an unreachable database leaves the store empty and
+  // Problem() set until the listener connects. Fails for a config without a DSN. `metrics` may
+  // be null; else it must outlive the store.
+  static absl::StatusOr<std::unique_ptr<PostgresVoiceStore>> Create(VoiceStoreConfig config,
+                                                                    VoiceStoreMetrics* metrics);
+  ~PostgresVoiceStore() override;  // stops the listener
+
+  absl::StatusOr<std::unique_ptr<VoiceReservation>> Reserve(std::string_view model,
+                                                            std::string_view name) override;
+  absl::StatusOr<StoredVoice> Commit(VoiceReservation& reservation, std::string_view model,
+                                     std::string_view name, VoiceMetadata metadata,
+                                     const engine::VoiceProfile& profile) override;
+  std::vector<StoredVoice> List(std::string_view model = {}) const override;
+  std::optional<StoredVoice> Get(std::string_view id) const override;
+  std::optional<StoredVoice> FindByName(std::string_view model,
+                                        std::string_view name) const override;
+  absl::StatusOr<engine::VoiceProfile> LoadProfile(std::string_view id) const override;
+  absl::Status Delete(std::string_view id) override;
+  size_t TotalBytes() const override;
+  std::string_view BackendName() const override { return "postgres"; }
+  std::string Problem() const override;
+
+  // Stores an already encoded voice as it is (id and created_at kept): `voxserve voices import`.
+  // AlreadyExists when its id or name is taken.
+  absl::Status Import(const StoredVoice& voice, std::string_view encoded);
+  // Waits until the listener has connected and loaded the registry once, or `timeout` passes
+  // (the command line's import and export). False on timeout.
+  bool WaitUntilConnected(std::chrono::milliseconds timeout) const;
+
+ private:
+  class Reservation;
+  PostgresVoiceStore(VoiceStoreConfig config, std::string dsn, VoiceStoreMetrics* metrics);
+  void ListenLoop();
+  absl::Status Migrate(PgConnection& connection);
+  absl::Status Resync(PgConnection& connection);
+  void SetConnected(bool connected, const std::string& problem);
+  void Wake() const;
+  // Runs `work` on the request connection (reconnecting it first when the listener reconnected
+  // since), timing it as `operation`. Unavailable at once while the listener is disconnected.
+  template <typename Work>
+  auto OnRequestConnection(const char* operation, Work&& work) const -> decltype(work(
+      std::declval<PgConnection&>()));
+  absl::StatusOr<StoredVoice> Insert(PgConnection& connection, const StoredVoice& voice,
+                                     std::string_view encoded, bool hold_before_commit) const;
+  void Release(const std::string& key, const std::string& id);
+  void IndexLocked(StoredVoice voice);  // requires mutex_
+  void UnindexLocked(std::string_view id);  // requires mutex_
+  // This replica's own commit (a voice) or deletion (none), applied to the index at once.
+  void RecordLocalChange(const std::string& id, std::optional<StoredVoice> voice);
+
+  const VoiceStoreConfig config_;
+  const std::string dsn_;
+  VoiceStoreMetrics* metrics_;  // may be null
+  // TEST ONLY (VOXSERVE_TEST_PG_HOLD_COMMIT with voices.test_cloner): a registration waits
+  // before its COMMIT until its connection breaks, so a test can kill the database there.
+  const bool hold_before_commit_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable connected_changed_;
+  std::map<std::string, StoredVoice, std::less<>> voices_;   // by id; guarded by mutex_
+  std::map<std::string, std::string, std::less<>> by_name_;  // key → id; guarded by mutex_
+  std::set<std::string, std::less<>> pending_;               // reserved keys; guarded by mutex_
+  std::set<std::string, std::less<>> pending_ids_;           // guarded by mutex_
+  size_t total_bytes_ = 0;                                   // guarded by mutex_
+  uint64_t id_state_ = 0;                                    // guarded by mutex_
+  std::string problem_;                                      // guarded by mutex_
+  // A resync reads a snapshot: this replica's changes that commit while it runs may be missing
+  // from it, so they are replayed on top (the others' come with their own notification).
+  struct LocalChange {
+    uint64_t sequence;
+    std::string id;
+    std::optional<StoredVoice> voice;  // none: deleted
+  };
+  uint64_t change_sequence_ = 0;     // guarded by mutex_
+  std::vector<LocalChange> recent_;  // since the last resync's snapshot; guarded by mutex_
+  bool loaded_once_ = false;                                 // guarded by mutex_
+  std::atomic<bool> connected_{false};
+  std::atomic<uint64_t> generation_{0};  // listener connections so far
+
+  mutable std::mutex request_mutex_;  // one request statement sequence at a time
+  mutable std::unique_ptr<PgConnection> request_connection_;  // guarded by request_mutex_
+  mutable uint64_t request_generation_ = 0;                    // guarded by request_mutex_
+
+  std::atomic<bool> stopping_{false};
+  int wake_fd_ = -1;  // eventfd: wakes the listener to stop or to reconnect at once
+  std::thread listener_;
+};
+
+}  // namespace voxserve::service

@@ -1,0 +1,287 @@
+"""The shared voice registry (voices.backend: postgres, docs/voice-cloning.md) against a real
+PostgreSQL that the test starts (postgres_support.py): the schema the server creates, the bounds,
+two servers sharing one registry (one name registered at once on both: one 200, one 409; a
+deletion on one seen by the other within 1 s), restarts losing nothing, and the database failing:
+down at startup, killed (SIGKILL) in the middle of a registration, back again.
+
+As in test_voice_cloning.py the servers run with `voices.test_cloner: true` (a deterministic
+stand-in profile of family "test"); espeak speaks no cloned voices, so synthesis with a known
+cloned voice answers 501 naming it, after its profile was loaded (a 404 voice_not_found means the
+server does not know it)."""
+import concurrent.futures
+import threading
+import time
+
+import pytest
+import requests
+
+from postgres_support import Postgres
+from test_voice_cloning import SAMPLE, register
+
+VOICES = "/v1/audio/voices"
+
+
+@pytest.fixture
+def postgres():
+    pg = Postgres().start()
+    yield pg
+    pg.remove()
+
+
+def start(make_server, pg, *extra, env=None):
+    server = make_server("--voices-backend", "postgres", "--voices-postgres-dsn", pg.dsn,
+                         "--voices-test-cloner", "true", *extra, env=env)
+    return server
+
+
+def health(server):
+    return requests.get(server.url + "/health", timeout=10).json()
+
+
+def wait_for(predicate, timeout, what):
+    """Polls an observable state (the server's answers) until it holds; fails after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def wait_connected(server, timeout=30):
+    wait_for(lambda: health(server).get("voices", {}).get("status") == "ok", timeout,
+             "the voice store to connect:\n" + server.log())
+
+
+def voice_ids(server):
+    return sorted(v["id"] for v in requests.get(server.url + VOICES, timeout=10).json()["data"])
+
+
+def speak(server, voice):
+    return requests.post(server.url + "/v1/audio/speech", timeout=30,
+                         json={"model": "espeak", "input": "Hello.", "voice": voice})
+
+
+def test_the_server_creates_a_versioned_schema_and_stores_profiles_as_bytea(make_server, postgres):
+    server = start(make_server, postgres)
+    wait_connected(server)
+    assert postgres.sql("SELECT version FROM voxserve_schema") == [["1"]]
+    columns = dict(postgres.sql("SELECT column_name, data_type FROM information_schema.columns "
+                                "WHERE table_name = 'voxserve_voices'"))
+    assert columns["profile"] == "bytea" and columns["created_at"] == "bigint"
+
+    created = register(server, "Alice")
+    assert created.status_code == 200, created.text
+    voice = created.json()
+    rows = postgres.sql("SELECT id, name, model, octet_length(profile), bytes, "
+                        "encode(substring(profile from 1 for 8), 'hex') FROM voxserve_voices")
+    assert rows == [[voice["id"], "Alice", "espeak", str(voice["bytes"]), str(voice["bytes"]),
+                     b"VXVOICE\n".hex()]]
+    assert health(server)["status"] == "ready"
+    assert health(server)["voices"] == {"backend": "postgres", "status": "ok"}
+
+    # A second server migrates nothing twice; a schema newer than the server is refused clearly.
+    other = start(make_server, postgres)
+    wait_connected(other)
+    assert voice_ids(other) == [voice["id"]]
+    assert postgres.sql("SELECT version FROM voxserve_schema") == [["1"]]
+    postgres.sql("UPDATE voxserve_schema SET version = 99")
+    newer = start(make_server, postgres)
+    state = wait_for(lambda: (lambda h: h if "version 99" in h["voices"].get("error", "") else None)(
+        health(newer)), 30, "the newer schema to be reported")
+    assert state["status"] == "degraded" and state["voices"]["status"] == "unavailable"
+
+
+def test_the_bounds_hold_across_servers(make_server, postgres):
+    a = start(make_server, postgres, "--voices-max-count", "2", "--voices-max-upload-bytes", "40000")
+    b = start(make_server, postgres, "--voices-max-count", "2", "--voices-max-upload-bytes", "40000")
+    wait_connected(a)
+    wait_connected(b)
+    assert register(a, "one").status_code == 200
+    assert register(a, "two").status_code == 200
+    full = register(b, "three")
+    assert full.status_code == 507 and full.json()["error"]["code"] == "voice_limit_reached"
+    big = register(b, "big", audio=SAMPLE + b"\0" * 10000)
+    assert big.status_code == 413, big.text
+    assert len(postgres.sql("SELECT id FROM voxserve_voices")) == 2
+
+    # Bytes: a row another writer left holds nearly all of voices.max_bytes (1 MiB here).
+    postgres.sql("DELETE FROM voxserve_voices")
+    postgres.sql("INSERT INTO voxserve_voices VALUES ('voice_000000000000000000000001', 'espeak', "
+                 "'fat', 'fat', 'test', '', 0, 1.0, 1048570, decode(repeat('00', 1048570), 'hex'))")
+    c = start(make_server, postgres, "--voices-max-bytes", "1048576")
+    wait_connected(c)
+    too_big = register(c, "small")
+    assert too_big.status_code == 507 and too_big.json()["error"]["code"] == "voice_storage_full"
+    assert [r[0] for r in postgres.sql("SELECT name FROM voxserve_voices")] == ["fat"]
+
+
+def test_two_servers_registering_one_name_at_once_one_wins(make_server, postgres):
+    a = start(make_server, postgres)
+    b = start(make_server, postgres)
+    wait_connected(a)
+    wait_connected(b)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for round_ in range(8):
+            name = f"Contested {round_}"
+            gate = threading.Barrier(2)
+
+            def race(server, name=name, gate=gate):
+                gate.wait()
+                return register(server, name)
+
+            answers = list(pool.map(race, [a, b]))
+            codes = sorted(r.status_code for r in answers)
+            assert codes == [200, 409], [r.text for r in answers]
+            loser = next(r for r in answers if r.status_code == 409)
+            assert loser.json()["error"]["code"] == "voice_name_taken"
+    names = sorted(r[0] for r in postgres.sql("SELECT name FROM voxserve_voices"))
+    assert names == sorted(f"Contested {i}" for i in range(8))
+    wait_for(lambda: voice_ids(a) == voice_ids(b) and len(voice_ids(a)) == 8, 5,
+             "both servers to list the 8 voices")
+
+
+def test_a_registration_and_a_deletion_reach_the_other_server(make_server, postgres):
+    a = start(make_server, postgres)
+    b = start(make_server, postgres)
+    wait_connected(a)
+    wait_connected(b)
+    voice = register(a, "Shared").json()
+    wait_for(lambda: voice_ids(b) == [voice["id"]], 1.0, "server B to see the registration")
+    for server in (a, b):  # both know it by id and by name: its profile loads on each
+        for name in (voice["id"], "shared"):
+            answer = speak(server, name)
+            assert answer.status_code == 501 and voice["id"] in answer.text, answer.text
+
+    deleted = requests.delete(a.url + VOICES + "/" + voice["id"], timeout=10)
+    assert deleted.status_code == 200, deleted.text
+    started = time.monotonic()
+    wait_for(lambda: requests.get(b.url + VOICES + "/" + voice["id"], timeout=10).status_code == 404,
+             1.0, "server B to forget the deleted voice")
+    elapsed = time.monotonic() - started
+    gone = speak(b, "shared")
+    assert gone.json()["error"]["code"] == "voice_not_found", gone.text
+    assert elapsed < 1.0
+    metrics = requests.get(b.url + "/metrics", timeout=10).text
+    assert 'voxserve_voice_store_notifications_total{backend="postgres"}' in metrics
+    assert 'voxserve_voice_profile_cache_total{result="hit"}' in metrics
+    assert 'voxserve_voice_store_operation_seconds_count{backend="postgres",operation="resync"}' \
+        in metrics
+
+
+def test_restarting_both_servers_loses_nothing(make_server, postgres):
+    a = start(make_server, postgres)
+    b = start(make_server, postgres)
+    wait_connected(a)
+    wait_connected(b)
+    ids = sorted([register(a, "one").json()["id"], register(b, "two").json()["id"],
+                  register(a, "three").json()["id"]])
+    assert a.stop() == 0 and b.stop() == 0
+    a = start(make_server, postgres)
+    b = start(make_server, postgres)
+    wait_connected(a)
+    wait_connected(b)
+    assert voice_ids(a) == ids and voice_ids(b) == ids
+    assert register(b, "ONE").status_code == 409
+
+
+def test_a_database_down_at_startup_degrades_and_then_recovers(make_server):
+    pg = Postgres()  # initialized, not started: its port refuses connections
+    try:
+        server = start(make_server, pg)
+        state = health(server)
+        assert state["status"] == "degraded", state
+        assert state["voices"]["status"] == "unavailable" and state["voices"]["error"]
+        refused = register(server, "early")
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "voice_store_unavailable"
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert speak(server, "alloy").status_code == 200  # voice-free synthesis works
+        assert requests.get(server.url + VOICES, timeout=10).json()["data"] == []
+
+        pg.start()
+        wait_connected(server)  # reconnects on its own (backoff)
+        assert health(server)["status"] == "ready"
+        assert register(server, "early").status_code == 200
+    finally:
+        pg.remove()
+
+
+def test_the_database_killed_mid_registration_leaves_nothing_and_recovers(make_server, postgres):
+    a = start(make_server, postgres)
+    # TEST ONLY: its registrations wait before COMMIT until the connection breaks.
+    held = start(make_server, postgres, env={"VOXSERVE_TEST_PG_HOLD_COMMIT": "1"})
+    wait_connected(a)
+    wait_connected(held)
+    kept = register(a, "kept").json()
+    assert speak(a, "kept").status_code == 501  # its profile is now cached on a
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(register, held, "half written")
+        wait_for(lambda: any("holding registration" in line for line in held.log_lines), 30,
+                 "the registration to reach its COMMIT")
+        postgres.kill()
+        answer = pending.result(timeout=60)
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"]["code"] == "voice_store_unavailable"
+    assert "Retry-After" in answer.headers
+
+    wait_for(lambda: health(a)["voices"]["status"] == "unavailable", 30, "a to notice")
+    assert health(a)["status"] == "degraded"
+    for refused in (register(a, "meanwhile"),
+                    requests.delete(a.url + VOICES + "/" + kept["id"], timeout=10)):
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "voice_store_unavailable"
+        assert int(refused.headers["Retry-After"]) >= 1
+    assert speak(a, "kept").status_code == 501  # the cached voice still resolves
+    assert speak(a, "alloy").status_code == 200
+    assert voice_ids(a) == [kept["id"]]  # the last known registry stays listed
+
+    postgres.start()
+    wait_connected(a)
+    wait_connected(held)
+    assert [r[0] for r in postgres.sql("SELECT name FROM voxserve_voices")] == ["kept"]
+    retried = register(a, "half written")
+    assert retried.status_code == 200, retried.text
+    assert requests.delete(a.url + VOICES + "/" + kept["id"], timeout=10).status_code == 200
+
+
+def test_voices_move_from_a_directory_into_postgres_and_back(make_server, postgres, voxserve_bin,
+                                                               tmp_path):
+    import subprocess
+
+    source = tmp_path / "source"
+    local = make_server("--voices-dir", str(source), "--voices-test-cloner", "true")
+    before = sorted((v["id"], v["name"], v["created_at"])
+                    for v in (register(local, name).json() for name in ("Ann", "Bo")))
+    assert local.stop() == 0
+
+    def voices(*args):
+        return subprocess.run([voxserve_bin, "voices", *args, "--dsn", postgres.dsn],
+                              capture_output=True, text=True, timeout=120)
+
+    imported = voices("import", "--dir", str(source))
+    assert imported.returncode == 0, imported.stderr
+    assert "imported 2 voice(s), skipped 0" in imported.stdout
+    again = voices("import", "--dir", str(source))
+    assert again.returncode == 0 and "imported 0 voice(s), skipped 2" in again.stdout, again.stdout
+
+    shared = start(make_server, postgres)
+    wait_connected(shared)
+    listed = requests.get(shared.url + VOICES, timeout=10).json()["data"]
+    assert sorted((v["id"], v["name"], v["created_at"]) for v in listed) == before
+    assert speak(shared, "ann").status_code == 501  # the profile reads back from the database
+
+    target = tmp_path / "target"
+    exported = voices("export", "--dir", str(target))
+    assert exported.returncode == 0 and "exported 2 voice(s)" in exported.stdout, exported.stderr
+    back = make_server("--voices-dir", str(target), "--voices-test-cloner", "true")
+    listed = requests.get(back.url + VOICES, timeout=10).json()["data"]
+    assert sorted((v["id"], v["name"], v["created_at"]) for v in listed) == before
+    assert speak(back, "bo").status_code == 501
+
+    unusable = subprocess.run([voxserve_bin, "voices", "import", "--dir", str(source)],
+                              capture_output=True, text=True, timeout=60)
+    assert unusable.returncode == 2 and "voices.postgres.dsn" in unusable.stderr
