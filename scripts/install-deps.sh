@@ -19,6 +19,7 @@ build_packages=(
   nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libzip-dev  # Kokoro's NPZ voice files
+  libexpat1-dev  # text/ssml: the SSML parser (DTDs refused: no entity expansion)
 )
 packages=(
   "${build_packages[@]}"
