@@ -26,6 +26,7 @@ pkg_check_modules(FFTW3F REQUIRED IMPORTED_TARGET fftw3f)  # audio/features: STF
 pkg_check_modules(VORBIS REQUIRED IMPORTED_TARGET vorbis ogg)
 pkg_check_modules(ICU REQUIRED IMPORTED_TARGET icu-uc icu-i18n)
 pkg_check_modules(AVCODEC REQUIRED IMPORTED_TARGET libavcodec libavutil)
+pkg_check_modules(EXPAT REQUIRED IMPORTED_TARGET expat)  # text/ssml: the SSML parser
 
 # libsonic ships neither a pkg-config file nor a CMake package.
 find_path(SONIC_INCLUDE_DIR sonic.h REQUIRED)

@@ -20,6 +20,7 @@ build_packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libzip-dev  # Kokoro's NPZ voice files
   libpq-dev  # voices.backend postgres: the shared voice registry (libpq)
+  libexpat1-dev  # text/ssml: the SSML parser (DTDs refused: no entity expansion)
 )
 packages=(
   "${build_packages[@]}"

@@ -247,3 +247,42 @@ put("wyoming_frame_fuzzer", "audio_payload", b"\x01" + wyoming_event(
     "audio-chunk", {"rate": 16000, "width": 2, "channels": 1}, payload=bytes(range(256)) * 2))
 put("wyoming_frame_fuzzer", "bad_json", b"\x05" + wyoming_event("describe") + b"{not json\n")
 put("wyoming_frame_fuzzer", "huge_length", b"\x05" + b'{"type": "synthesize", "data_length": 99999999999}\n')
+
+# SSML (text/ssml): every element of the subset, hostile shapes (entity bombs, deep nesting,
+# bad attributes), and a bare fragment as ElevenLabs' enable_ssml_parsing sends it
+ssml = {
+ "speak": '<speak>Hello <break time="500ms"/> world.</speak>',
+ "all_elements": '<?xml version="1.0"?><speak version="1.1" xml:lang="en-US"><p><s>One.</s><s>Two.</s></p>'
+   '<prosody rate="slow" pitch="+10%" volume="loud">Slow and high.</prosody><emphasis level="strong">Now</emphasis>'
+   '<say-as interpret-as="cardinal">1,234</say-as> <say-as interpret-as="ordinal">21st</say-as> '
+   '<say-as interpret-as="date" format="ymd">2026-12-02</say-as> <say-as interpret-as="time">15:30</say-as> '
+   '<say-as interpret-as="telephone">+1 (555) 123-4567</say-as> <say-as interpret-as="characters">ABC</say-as> '
+   '<say-as interpret-as="digits">2026</say-as> <sub alias="World Wide Web">WWW</sub> '
+   '<phoneme alphabet="ipa" ph="təˈmeɪtoʊ">tomato</phoneme> <voice name="en-us+f3">Other voice.</voice>'
+   '<break strength="x-strong"/><mark name="m"/><audio src="x.wav">fallback</audio><metadata>not spoken</metadata></speak>',
+ "fragment": 'Hello <break time="1s"/> there &amp; you.',
+ "billion_laughs": '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+   '<speak>&lol2;</speak>',
+ "external_entity": '<!DOCTYPE speak [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><speak>&xxe;</speak>',
+ "deep": '<speak>' + '<prosody rate="1.01">' * 40 + 'deep' + '</prosody>' * 40 + '</speak>',
+ "bad_attributes": '<speak><break time="forever"/><prosody rate="-3">x</prosody></speak>',
+ "unclosed": '<speak><prosody rate="fast">no end</speak>',
+ "nested_collectors": '<speak><say-as interpret-as="characters"><sub alias="x">y</sub><phoneme ph="a">b</phoneme></say-as></speak>',
+}
+for name, text in ssml.items(): put("ssml_fuzzer", name + ".xml", text)
+
+# Pronunciation dictionaries (text/lexicon): PLS and JSON, and hostile shapes
+lexicons = {
+ "pls.xml": '<?xml version="1.0" encoding="UTF-8"?><lexicon version="1.0" '
+   'xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">'
+   '<lexeme><grapheme>tomato</grapheme><phoneme>təˈmɑːtoʊ</phoneme></lexeme>'
+   '<lexeme><grapheme>WWW</grapheme><grapheme>W3</grapheme><alias>World Wide Web</alias></lexeme>'
+   '<lexeme><grapheme>New York</grapheme><alias>the Big Apple</alias></lexeme>'
+   '<lexeme><grapheme>北京</grapheme><alias>Beijing</alias></lexeme></lexicon>',
+ "json.json": json.dumps({"language": "en", "entries": {"SQL": "sequel", "tomato": {"ipa": "təˈmeɪtoʊ"},
+   "GIF": {"alias": "jif", "ipa": "dʒɪf"}, "café": "coffee shop"}}, ensure_ascii=False),
+ "bare.json": '{"SQL": "sequel", "a": "b"}',
+ "bomb.xml": '<!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;">]><lexicon>&b;</lexicon>',
+ "empty_grapheme.xml": '<lexicon><lexeme><grapheme> </grapheme><alias>x</alias></lexeme></lexicon>',
+}
+for name, text in lexicons.items(): put("lexicon_fuzzer", name, text)

@@ -1,0 +1,383 @@
+#include "text/lexicon/lexicon.h"
+
+#include <expat.h>
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "nlohmann/json.hpp"
+
+namespace voxserve::text::lexicon {
+namespace {
+
+absl::Status Invalid(const std::string& message) {
+  return core::InvalidArgument(message, "file", "invalid_dictionary");
+}
+
+std::string Trimmed(std::string_view text) {
+  const size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return {};
+  const size_t end = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+// ---- PLS
+
+class PlsParser {
+ public:
+  explicit PlsParser(const LexiconLimits& limits) : limits_(limits) {}
+
+  absl::StatusOr<Lexicon> Run(std::string_view xml) {
+    std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate("UTF-8"),
+                                                                        &XML_ParserFree);
+    if (!parser) return core::Internal("cannot create an XML parser");
+    parser_ = parser.get();
+    XML_SetUserData(parser_, this);
+    XML_SetElementHandler(parser_, &PlsParser::OnStart, &PlsParser::OnEnd);
+    XML_SetCharacterDataHandler(parser_, &PlsParser::OnText);
+    // As for SSML (ssml_document.cc): no DTD, so no entity can be declared.
+    XML_SetStartDoctypeDeclHandler(parser_, &PlsParser::OnDoctype);
+    XML_SetParamEntityParsing(parser_, XML_PARAM_ENTITY_PARSING_NEVER);
+    if (xml.size() > static_cast<size_t>(INT32_MAX)) return Invalid("dictionary too large");
+    const XML_Status status =
+        XML_Parse(parser_, xml.data(), static_cast<int>(xml.size()), XML_TRUE);
+    if (!error_.ok()) return error_;
+    if (status != XML_STATUS_OK) {
+      return Error(std::string("PLS is not well-formed: ") +
+                   XML_ErrorString(XML_GetErrorCode(parser_)));
+    }
+    return std::move(lexicon_);
+  }
+
+ private:
+  enum class Field { kNone, kGrapheme, kPhoneme, kAlias };
+
+  static void XMLCALL OnStart(void* self, const XML_Char* name, const XML_Char** attributes) {
+    static_cast<PlsParser*>(self)->Start(name, attributes);
+  }
+  static void XMLCALL OnEnd(void* self, const XML_Char* name) {
+    static_cast<PlsParser*>(self)->End(name);
+  }
+  static void XMLCALL OnText(void* self, const XML_Char* text, int length) {
+    static_cast<PlsParser*>(self)->Text(std::string_view(text, static_cast<size_t>(length)));
+  }
+  static void XMLCALL OnDoctype(void* self, const XML_Char*, const XML_Char*, const XML_Char*,
+                                int) {
+    static_cast<PlsParser*>(self)->Fail("a DOCTYPE is not allowed (entities are refused)");
+  }
+
+  absl::Status Error(const std::string& message) const {
+    return Invalid(message + " at line " + std::to_string(XML_GetCurrentLineNumber(parser_)) +
+                   ", column " + std::to_string(XML_GetCurrentColumnNumber(parser_) + 1));
+  }
+  void Fail(const std::string& message) {
+    if (error_.ok()) error_ = Error(message);
+    XML_StopParser(parser_, XML_FALSE);
+  }
+
+  static std::optional<std::string_view> Attribute(const XML_Char** attributes,
+                                                   std::string_view key) {
+    for (const XML_Char** a = attributes; a[0] != nullptr; a += 2) {
+      if (key == a[0]) return std::string_view(a[1]);
+    }
+    return std::nullopt;
+  }
+
+  void Start(std::string_view name, const XML_Char** attributes) {
+    if (!error_.ok()) return;
+    if (++depth_ > limits_.max_depth) return Fail("PLS nested too deep");
+    if (depth_ == 1) {
+      if (name != "lexicon") return Fail("the root element must be <lexicon>");
+      std::string_view alphabet = Attribute(attributes, "alphabet").value_or("ipa");
+      if (alphabet != "ipa") return Fail("only alphabet=\"ipa\" is supported");
+      lexicon_.language = std::string(Attribute(attributes, "xml:lang").value_or(""));
+      return;
+    }
+    if (name == "lexeme") {
+      if (in_lexeme_) return Fail("<lexeme> inside <lexeme>");
+      if (lexicon_.lexemes.size() >= limits_.max_lexemes) {
+        return Fail("more than " + std::to_string(limits_.max_lexemes) + " lexemes");
+      }
+      in_lexeme_ = true;
+      lexeme_ = {};
+      return;
+    }
+    if (!in_lexeme_) return;  // <meta>, <metadata> and what else a lexicon may hold
+    field_ = Field::kNone;
+    if (name == "grapheme") field_ = Field::kGrapheme;
+    if (name == "alias") field_ = Field::kAlias;
+    if (name == "phoneme") {
+      std::string_view alphabet = Attribute(attributes, "alphabet").value_or("ipa");
+      if (alphabet != "ipa") return Fail("only alphabet=\"ipa\" is supported");
+      field_ = Field::kPhoneme;
+    }
+    value_.clear();
+  }
+
+  void End(std::string_view name) {
+    if (!error_.ok()) return;
+    --depth_;
+    if (!in_lexeme_) return;
+    if (name == "lexeme") {
+      in_lexeme_ = false;
+      if (lexeme_.graphemes.empty()) return Fail("a <lexeme> without a <grapheme>");
+      if (lexeme_.alias.empty() && lexeme_.ipa.empty()) {
+        return Fail("a <lexeme> without a <phoneme> or an <alias>");
+      }
+      lexicon_.lexemes.push_back(std::move(lexeme_));
+      return;
+    }
+    if (field_ == Field::kNone) return;
+    std::string value = Trimmed(value_);
+    if (value.size() > limits_.max_grapheme_chars) {
+      return Fail("<" + std::string(name) + "> longer than " +
+                  std::to_string(limits_.max_grapheme_chars) + " bytes");
+    }
+    if (!value.empty()) {
+      // The first <phoneme> and <alias> count (PLS: the first is preferred).
+      if (field_ == Field::kGrapheme) lexeme_.graphemes.push_back(std::move(value));
+      if (field_ == Field::kPhoneme && lexeme_.ipa.empty()) lexeme_.ipa = std::move(value);
+      if (field_ == Field::kAlias && lexeme_.alias.empty()) lexeme_.alias = std::move(value);
+    }
+    field_ = Field::kNone;
+  }
+
+  void Text(std::string_view text) {
+    if (!error_.ok() || field_ == Field::kNone) return;
+    if (value_.size() + text.size() > limits_.max_grapheme_chars * 4) return;  // bounded
+    value_ += text;
+  }
+
+  const LexiconLimits& limits_;
+  XML_Parser parser_ = nullptr;
+  int depth_ = 0;
+  bool in_lexeme_ = false;
+  Field field_ = Field::kNone;
+  std::string value_;
+  Lexeme lexeme_;
+  Lexicon lexicon_;
+  absl::Status error_;
+};
+
+// ---- Applying
+
+bool IsCjk(UChar32 c) {
+  return (c >= 0x2E80 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7AF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFF00 && c <= 0xFFEF) ||
+         (c >= 0x20000 && c <= 0x3FFFF);
+}
+
+// The code point at `pos` and its length in bytes (valid UTF-8; a stray byte counts as one).
+UChar32 CodePointAt(std::string_view text, size_t pos, size_t* length) {
+  int32_t i = static_cast<int32_t>(pos);
+  UChar32 c = 0;
+  U8_NEXT(text.data(), i, static_cast<int32_t>(text.size()), c);
+  *length = static_cast<size_t>(i) - pos;
+  return c;
+}
+
+UChar32 CodePointBefore(std::string_view text, size_t pos) {
+  int32_t i = static_cast<int32_t>(pos);
+  UChar32 c = 0;
+  U8_PREV(text.data(), 0, i, c);
+  return c;
+}
+
+bool IsWordCharacter(UChar32 c) { return c >= 0 && (u_isalnum(c) || c == '_'); }
+
+struct Candidate {
+  std::string_view grapheme;
+  const Lexeme* lexeme;
+  size_t order;    // precedence: lower first among equal lengths
+  bool cjk_start;  // no word boundary needed before it
+  bool cjk_end;    // ... or after it
+};
+
+class Index {
+ public:
+  explicit Index(std::span<const Lexicon* const> lexicons) {
+    size_t order = 0;
+    for (const Lexicon* lexicon : lexicons) {
+      for (const Lexeme& lexeme : lexicon->lexemes) {
+        for (const std::string& grapheme : lexeme.graphemes) {
+          if (grapheme.empty()) continue;
+          size_t first_length = 0;
+          const UChar32 first = CodePointAt(grapheme, 0, &first_length);
+          const UChar32 last = CodePointBefore(grapheme, grapheme.size());
+          by_first_[first].push_back({grapheme, &lexeme, order++, IsCjk(first), IsCjk(last)});
+        }
+      }
+    }
+    for (auto& [first, candidates] : by_first_) {
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](const Candidate& a, const Candidate& b) {
+                         if (a.grapheme.size() != b.grapheme.size()) {
+                           return a.grapheme.size() > b.grapheme.size();
+                         }
+                         return a.order < b.order;
+                       });
+    }
+  }
+
+  bool empty() const { return by_first_.empty(); }
+
+  // The match starting at `pos` of `text`, or null.
+  const Candidate* Match(std::string_view text, size_t pos, UChar32 here,
+                         bool at_word_start) const {
+    auto it = by_first_.find(here);
+    if (it == by_first_.end()) return nullptr;
+    for (const Candidate& candidate : it->second) {
+      if (!at_word_start && !candidate.cjk_start) continue;
+      if (text.substr(pos, candidate.grapheme.size()) != candidate.grapheme) continue;
+      const size_t end = pos + candidate.grapheme.size();
+      if (end < text.size() && !candidate.cjk_end) {
+        size_t length = 0;
+        if (IsWordCharacter(CodePointAt(text, end, &length))) continue;
+      }
+      return &candidate;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::unordered_map<UChar32, std::vector<Candidate>> by_first_;
+};
+
+void RewriteItem(const ssml::SpeechItem& item, const Index& index, bool speaks_ipa,
+                 std::vector<ssml::SpeechItem>& out) {
+  ssml::SpeechItem piece = item;
+  piece.text.clear();
+  bool first_piece = true;
+  auto flush = [&] {
+    if (piece.text.empty()) return;
+    piece.starts_sentence = first_piece && item.starts_sentence;
+    first_piece = false;
+    out.push_back(piece);
+    piece.text.clear();
+  };
+  const std::string_view text = item.text;
+  UChar32 previous = -1;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t length = 0;
+    const UChar32 here = CodePointAt(text, pos, &length);
+    const bool at_word_start = !IsWordCharacter(previous);
+    const Candidate* match = index.Match(text, pos, here, at_word_start);
+    if (match == nullptr) {
+      piece.text.append(text.substr(pos, length));
+      previous = here;
+      pos += length;
+      continue;
+    }
+    const Lexeme& lexeme = *match->lexeme;
+    if (!lexeme.ipa.empty() && speaks_ipa) {
+      flush();
+      ssml::SpeechItem phoneme = item;
+      phoneme.text = std::string(match->grapheme);
+      phoneme.phonemes = lexeme.ipa;
+      phoneme.starts_sentence = first_piece && item.starts_sentence;
+      first_piece = false;
+      out.push_back(std::move(phoneme));
+    } else {
+      piece.text += lexeme.alias.empty() ? std::string(match->grapheme) : lexeme.alias;
+    }
+    pos += match->grapheme.size();
+    previous = CodePointBefore(text, pos);
+  }
+  flush();
+}
+
+}  // namespace
+
+absl::StatusOr<Lexicon> ParsePls(std::string_view xml, const LexiconLimits& limits) {
+  return PlsParser(limits).Run(xml);
+}
+
+absl::StatusOr<Lexicon> ParseJsonLexicon(std::string_view json_text, const LexiconLimits& limits) {
+  nlohmann::json json = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return Invalid("a JSON dictionary must be an object ({\"entries\": {grapheme: alias}})");
+  }
+  Lexicon lexicon;
+  const nlohmann::json* entries = &json;
+  if (auto it = json.find("entries"); it != json.end()) {
+    if (!it->is_object()) return Invalid("\"entries\" must be an object of grapheme → entry");
+    entries = &*it;
+    if (auto language = json.find("language"); language != json.end()) {
+      if (!language->is_string()) return Invalid("\"language\" must be a string");
+      lexicon.language = language->get<std::string>();
+    }
+  }
+  if (entries->size() > limits.max_lexemes) {
+    return Invalid("more than " + std::to_string(limits.max_lexemes) + " entries");
+  }
+  auto bounded = [&](const std::string& value, const std::string& what) -> absl::Status {
+    if (value.empty() || value.size() > limits.max_grapheme_chars) {
+      return Invalid(what + " must hold 1 to " + std::to_string(limits.max_grapheme_chars) +
+                     " bytes");
+    }
+    return absl::OkStatus();
+  };
+  for (const auto& [grapheme, entry] : entries->items()) {
+    Lexeme lexeme;
+    const std::string key = Trimmed(grapheme);
+    if (absl::Status status = bounded(key, "a grapheme"); !status.ok()) return status;
+    lexeme.graphemes.push_back(key);
+    if (entry.is_string()) {
+      lexeme.alias = Trimmed(entry.get<std::string>());
+    } else if (entry.is_object()) {
+      for (const auto& [field, value] : entry.items()) {
+        if ((field != "alias" && field != "ipa") || !value.is_string()) {
+          return Invalid("the entry of " + core::Quoted(key) +
+                         " may hold \"alias\" and \"ipa\" strings only");
+        }
+        (field == "alias" ? lexeme.alias : lexeme.ipa) = Trimmed(value.get<std::string>());
+      }
+    } else {
+      return Invalid("the entry of " + core::Quoted(key) +
+                     " must be an alias string or {\"alias\": ..., \"ipa\": ...}");
+    }
+    if (lexeme.alias.empty() && lexeme.ipa.empty()) {
+      return Invalid("the entry of " + core::Quoted(key) + " has neither alias nor ipa");
+    }
+    for (const std::string* value : {&lexeme.alias, &lexeme.ipa}) {
+      if (value->size() > limits.max_grapheme_chars) {
+        return Invalid("the entry of " + core::Quoted(key) + " is longer than " +
+                       std::to_string(limits.max_grapheme_chars) + " bytes");
+      }
+    }
+    lexicon.lexemes.push_back(std::move(lexeme));
+  }
+  return lexicon;
+}
+
+absl::StatusOr<Lexicon> ParseLexicon(std::string_view bytes, const LexiconLimits& limits) {
+  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && bytes[first] == '{') {
+    return ParseJsonLexicon(bytes, limits);
+  }
+  return ParsePls(bytes, limits);
+}
+
+std::vector<ssml::SpeechItem> Apply(const std::vector<ssml::SpeechItem>& items,
+                                    std::span<const Lexicon* const> lexicons, bool speaks_ipa) {
+  const Index index(lexicons);
+  if (index.empty()) return items;
+  std::vector<ssml::SpeechItem> out;
+  out.reserve(items.size());
+  for (const ssml::SpeechItem& item : items) {
+    if (item.kind != ssml::SpeechItem::Kind::kText || item.verbatim || !item.phonemes.empty()) {
+      out.push_back(item);
+      continue;
+    }
+    RewriteItem(item, index, speaks_ipa, out);
+  }
+  return out;
+}
+
+}  // namespace voxserve::text::lexicon

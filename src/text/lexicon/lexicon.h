@@ -1,0 +1,57 @@
+// Pronunciation dictionaries (issue 26 part 2, the text half): W3C PLS 1.0 files and a simple
+// JSON of grapheme → alias or IPA, parsed into one form, and applied to the items a request
+// speaks (ssml::SpeechItem: SSML's, or one item of plain text) before they become segments.
+// Not yet reachable from a request: the store, the API and the locators come next.
+//
+// Matching rules: a grapheme matches case-sensitively (as PLS and ElevenLabs do), only whole
+// words (the characters around it are not letters or digits), except where it begins or ends
+// with a CJK character (those scripts put no spaces between words); at each place the longest
+// grapheme wins, and of equal ones the first dictionary's. Text from SSML <say-as> and <sub>
+// and <phoneme> is left alone: the markup said how to read it.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "text/ssml/ssml_document.h"
+
+namespace voxserve::text::lexicon {
+
+struct Lexeme {
+  std::vector<std::string> graphemes;  // each non-empty
+  std::string alias;                   // spoken instead of the grapheme, or
+  std::string ipa;                     // its IPA, for engines that speak it (else the alias, if
+                                       // any, else the grapheme as written)
+};
+
+struct Lexicon {
+  std::string language;  // PLS xml:lang / JSON "language"; informational
+  std::vector<Lexeme> lexemes;
+};
+
+struct LexiconLimits {
+  size_t max_lexemes = 10'000;      // a large PLS has a few thousand
+  size_t max_grapheme_chars = 200;  // bytes, per grapheme / alias / phoneme
+  int max_depth = 16;               // PLS element nesting
+};
+
+// W3C PLS 1.0 (<lexicon alphabet="ipa"> of <lexeme> with <grapheme>, <phoneme>, <alias>). As
+// for SSML, any DTD is refused (no entities). InvalidArgument, code "invalid_dictionary", with
+// the line and column; another alphabet than IPA is refused too.
+absl::StatusOr<Lexicon> ParsePls(std::string_view xml, const LexiconLimits& limits = {});
+// {"language": "en", "entries": {"WWW": "World Wide Web", "tomato": {"ipa": "təˈmɑːtoʊ"},
+// "SQL": {"alias": "sequel"}}}; a bare object of entries is taken too.
+absl::StatusOr<Lexicon> ParseJsonLexicon(std::string_view json, const LexiconLimits& limits = {});
+// JSON when the first non-space byte is '{', else PLS.
+absl::StatusOr<Lexicon> ParseLexicon(std::string_view bytes, const LexiconLimits& limits = {});
+
+// `items` with every match replaced (see the rules above): an alias becomes text, an IPA entry
+// a phoneme item of its own when `speaks_ipa`. Lexicons in order of precedence; none may be
+// null.
+std::vector<ssml::SpeechItem> Apply(const std::vector<ssml::SpeechItem>& items,
+                                    std::span<const Lexicon* const> lexicons, bool speaks_ipa);
+
+}  // namespace voxserve::text::lexicon

@@ -1,0 +1,169 @@
+#include "text/lexicon/lexicon.h"
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace voxserve::text::lexicon {
+namespace {
+
+using ssml::SpeechItem;
+using ::testing::HasSubstr;
+
+constexpr std::string_view kPls = R"(<?xml version="1.0" encoding="UTF-8"?>
+<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon"
+         alphabet="ipa" xml:lang="en-US">
+  <lexeme>
+    <grapheme>tomato</grapheme>
+    <phoneme>təˈmɑːtoʊ</phoneme>
+  </lexeme>
+  <lexeme>
+    <grapheme>WWW</grapheme>
+    <grapheme>W3</grapheme>
+    <alias>World Wide Web</alias>
+  </lexeme>
+  <lexeme>
+    <grapheme>New York</grapheme>
+    <alias>the Big Apple</alias>
+  </lexeme>
+</lexicon>)";
+
+Lexicon Parsed(std::string_view bytes) {
+  auto lexicon = ParseLexicon(bytes);
+  EXPECT_TRUE(lexicon.ok()) << lexicon.status();
+  return lexicon.ok() ? *lexicon : Lexicon{};
+}
+
+std::vector<SpeechItem> Text(std::string text) {
+  SpeechItem item;
+  item.text = std::move(text);
+  return {item};
+}
+
+std::string Joined(const std::vector<SpeechItem>& items) {
+  std::string out;
+  for (const SpeechItem& item : items)
+    out += item.phonemes.empty() ? item.text : "[" + item.phonemes + "]";
+  return out;
+}
+
+std::string Applied(const Lexicon& lexicon, std::string text, bool speaks_ipa = true) {
+  const Lexicon* lexicons[] = {&lexicon};
+  return Joined(Apply(Text(std::move(text)), lexicons, speaks_ipa));
+}
+
+TEST(ParsePls, ReadsLexemesWithGraphemesPhonemesAndAliases) {
+  Lexicon lexicon = Parsed(kPls);
+  EXPECT_EQ(lexicon.language, "en-US");
+  ASSERT_EQ(lexicon.lexemes.size(), 3u);
+  EXPECT_EQ(lexicon.lexemes[0].graphemes, std::vector<std::string>{"tomato"});
+  EXPECT_EQ(lexicon.lexemes[0].ipa, "təˈmɑːtoʊ");
+  EXPECT_EQ(lexicon.lexemes[1].graphemes, (std::vector<std::string>{"WWW", "W3"}));
+  EXPECT_EQ(lexicon.lexemes[1].alias, "World Wide Web");
+}
+
+TEST(ParsePls, RefusesDoctypesOtherAlphabetsAndMalformedFiles) {
+  auto bomb = ParsePls(
+      "<!DOCTYPE l [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;&a;\">]><lexicon>&b;</lexicon>");
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_THAT(bomb.status().message(), HasSubstr("DOCTYPE"));
+  EXPECT_EQ(core::DetailOf(bomb.status()).code, "invalid_dictionary");
+  EXPECT_FALSE(ParsePls("<lexicon alphabet=\"x-sampa\"></lexicon>").ok());
+  EXPECT_THAT(ParsePls("<lexicon><lexeme><grapheme>a</grapheme></lexicon>").status().message(),
+              HasSubstr("line 1"));
+  EXPECT_THAT(ParsePls("<speak/>").status().message(), HasSubstr("root element"));
+  EXPECT_THAT(
+      ParsePls("<lexicon><lexeme><grapheme>a</grapheme></lexeme></lexicon>").status().message(),
+      HasSubstr("without a <phoneme> or an <alias>"));
+}
+
+TEST(ParseJsonLexicon, AliasesAndIpa) {
+  Lexicon lexicon = Parsed(
+      R"({"language": "en", "entries": {"SQL": "sequel", "tomato": {"ipa": "təˈmeɪtoʊ"},
+          "GIF": {"alias": "jif", "ipa": "dʒɪf"}}})");
+  EXPECT_EQ(lexicon.language, "en");
+  ASSERT_EQ(lexicon.lexemes.size(), 3u);
+  Lexicon bare = Parsed(R"({"SQL": "sequel"})");
+  ASSERT_EQ(bare.lexemes.size(), 1u);
+  EXPECT_EQ(bare.lexemes[0].alias, "sequel");
+  EXPECT_FALSE(ParseJsonLexicon("[1]").ok());
+  EXPECT_FALSE(ParseJsonLexicon(R"({"a": 1})").ok());
+  EXPECT_FALSE(ParseJsonLexicon(R"({"a": {"accent": "x"}})").ok());
+  EXPECT_FALSE(ParseJsonLexicon(R"({"": "x"})").ok());
+  EXPECT_FALSE(ParseJsonLexicon("{not json").ok());
+}
+
+TEST(Apply, WholeWordsOnlyAndCaseSensitive) {
+  Lexicon lexicon = Parsed(R"({"SQL": "sequel", "cat": "kitty"})");
+  EXPECT_EQ(Applied(lexicon, "SQL and MySQL, sql; SQL."), "sequel and MySQL, sql; sequel.");
+  EXPECT_EQ(Applied(lexicon, "cat concat cats cat's (cat)"), "kitty concat cats kitty's (kitty)");
+  EXPECT_EQ(Applied(lexicon, "catégorie cat"), "catégorie kitty");  // é is a letter
+}
+
+TEST(Apply, LongestMatchAndMultiWordGraphemes) {
+  Lexicon lexicon = Parsed(kPls);
+  EXPECT_EQ(Applied(lexicon, "I love New York and the WWW."),
+            "I love the Big Apple and the World Wide Web.");
+  EXPECT_EQ(Applied(lexicon, "New Yorker"), "New Yorker");
+}
+
+TEST(Apply, IpaBecomesAPhonemeItemOrStaysWhereTheEngineReadsNone) {
+  Lexicon lexicon = Parsed(kPls);
+  const Lexicon* lexicons[] = {&lexicon};
+  std::vector<SpeechItem> items = Apply(Text("A tomato, please."), lexicons, true);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0].text, "A ");
+  EXPECT_EQ(items[1].text, "tomato");
+  EXPECT_EQ(items[1].phonemes, "təˈmɑːtoʊ");
+  EXPECT_EQ(items[2].text, ", please.");
+  EXPECT_EQ(Applied(lexicon, "A tomato.", false), "A tomato.");
+  Lexicon both = Parsed(R"({"GIF": {"alias": "jif", "ipa": "dʒɪf"}})");
+  EXPECT_EQ(Applied(both, "a GIF", false), "a jif");
+  EXPECT_EQ(Applied(both, "a GIF", true), "a [dʒɪf]");
+}
+
+TEST(Apply, EarlierDictionaryWinsAndCjkNeedsNoSpaces) {
+  Lexicon first = Parsed(R"({"SQL": "sequel"})");
+  Lexicon second = Parsed(R"({"SQL": "S Q L", "北京": "Beijing"})");
+  const Lexicon* lexicons[] = {&first, &second};
+  EXPECT_EQ(Joined(Apply(Text("SQL in 我爱北京天安门"), lexicons, true)),
+            "sequel in 我爱Beijing天安门");
+}
+
+TEST(Apply, LeavesMarkupDecidedTextAlone) {
+  Lexicon lexicon = Parsed(R"({"SQL": "sequel"})");
+  std::vector<SpeechItem> items = Text("SQL");
+  items[0].verbatim = true;  // from <sub> or <say-as>
+  SpeechItem pause;
+  pause.kind = SpeechItem::Kind::kBreak;
+  pause.break_seconds = 1;
+  items.push_back(pause);
+  const Lexicon* lexicons[] = {&lexicon};
+  std::vector<SpeechItem> out = Apply(items, lexicons, true);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].text, "SQL");
+  EXPECT_EQ(out[1].kind, SpeechItem::Kind::kBreak);
+}
+
+TEST(Apply, KeepsTheItemsStyleAndSentenceStart) {
+  Lexicon lexicon = Parsed(kPls);
+  std::vector<SpeechItem> items = Text("tomato soup");
+  items[0].rate = 0.5;
+  items[0].voice = "v";
+  items[0].starts_sentence = true;
+  const Lexicon* lexicons[] = {&lexicon};
+  std::vector<SpeechItem> out = Apply(items, lexicons, true);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].starts_sentence);
+  EXPECT_FALSE(out[1].starts_sentence);
+  for (const SpeechItem& item : out) {
+    EXPECT_EQ(item.rate, 0.5);
+    EXPECT_EQ(item.voice, "v");
+  }
+}
+
+}  // namespace
+}  // namespace voxserve::text::lexicon
