@@ -16,6 +16,7 @@
 #include "scheduler/scheduler_metrics.h"
 #include "service/model_host.h"
 #include "service/pending_job.h"
+#include "service/response_cache.h"
 #include "service/service_config.h"
 #include "service/service_metrics.h"
 #include "service/synthesis_job.h"
@@ -120,6 +121,8 @@ class TtsService {
   // Cloned voices: register, list, get, delete (docs/voice-cloning.md). Lives as long as the
   // service.
   VoiceRegistry& voices() { return *voices_; }
+  // The response cache (docs/response-cache.md); lives as long as the service.
+  ResponseCache& response_cache() { return *cache_; }
 
  private:
   TtsService(ServiceConfig config, core::MetricsRegistry& registry,
@@ -139,9 +142,16 @@ class TtsService {
   absl::StatusOr<ResolvedVoice> ResolveVoice(const SynthesisRequest& request) const;
   std::vector<VoiceListing> ClonedVoiceListings() const;
   void OnJobFinished();
+  // The text the engine gets: control characters as spaces, then normalized (numbers, dates,
+  // units ... as words) for engines that need it, in the voice's language.
+  std::string SpeechText(const std::string& text, const ResolvedVoice& voice) const;
+  // Sets plan.replay (a stored answer to replay) or plan.cache (record and store this one) when
+  // the cache is on, the request allows it and its audio is a function of what it asks.
+  void UseResponseCache(const SynthesisRequest& request, int output_sample_rate, JobPlan& plan);
 
   const ServiceConfig config_;
   ServiceMetrics metrics_;
+  std::unique_ptr<ResponseCache> cache_;  // outlives every job (they point at it)
   scheduler::SchedulerMetricFamilies scheduler_metrics_;
   std::vector<std::unique_ptr<ModelHost>> models_;
   std::unique_ptr<VoiceCatalog> catalog_;

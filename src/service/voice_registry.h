@@ -74,6 +74,11 @@ class VoiceRegistry {
   std::vector<StoredVoice> List(std::string_view model = {}) const;  // model id; empty = all
   absl::StatusOr<StoredVoice> Get(std::string_view id) const;        // NotFound
   absl::Status Delete(std::string_view id);                          // NotFound
+  // Runs after each Delete that removed a voice, with its id, on Delete's thread (TtsService
+  // drops the voice's cached responses). Set once, before the registry is used.
+  void SetOnDeleted(std::function<void(const std::string& id)> on_deleted) {
+    on_deleted_ = std::move(on_deleted);
+  }
 
   // The cloned voice `voice` names within model `model_id`: its id, or its name (ASCII
   // case-insensitive). For synthesis and the voice catalog.
@@ -103,6 +108,7 @@ class VoiceRegistry {
   mutable std::mutex cache_mutex_;
   mutable std::list<std::pair<std::string, std::shared_ptr<const engine::VoiceProfile>>> cache_;
   uint64_t deletions_ = 0;  // guarded by cache_mutex_
+  std::function<void(const std::string&)> on_deleted_;
   boost::asio::thread_pool pool_;
 };
 
