@@ -19,6 +19,7 @@ absl::Status ServiceConfig::Validate() const {
     return core::InvalidArgument("default_model '" + default_model + "' is not among the models");
   }
   if (absl::Status status = voices.Validate(); !status.ok()) return status;
+  if (absl::Status status = cache.Validate(); !status.ok()) return status;
   for (const auto& [name, alias] : voice_aliases) {
     if (alias.voice.empty()) {
       return core::InvalidArgument("voice_aliases." + name + ": the target voice is empty");

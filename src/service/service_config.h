@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "engine/engine_factory.h"
 #include "scheduler/scheduler_config.h"
+#include "service/response_cache.h"
 #include "service/voice_store.h"
 #include "text/input_limits.h"
 
@@ -57,6 +58,11 @@ struct ServiceConfig {
   int max_stream_audio_seconds = 3600;
   int encode_threads = 0;                // 0 = number of cores
   VoiceStoreConfig voices;               // cloned voices (voices.*; docs/voice-cloning.md)
+  ResponseCacheConfig cache;             // cache.*; docs/response-cache.md
+  // Numbers, dates, times, currency, units and abbreviations written out as words for the
+  // engines that read characters (Piper, Kokoro, CosyVoice). Off until the server has its
+  // config key and the engines' integration tests run with it (issue 26).
+  bool normalize_text = false;
 
   absl::Status Validate() const;
 };

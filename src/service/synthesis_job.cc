@@ -38,11 +38,20 @@ SynthesisJob::SynthesisJob(JobPlan plan, std::unique_ptr<audio::AudioEncoder> en
   summary_.input_chars = plan_.input_chars;
   summary_.segments = static_cast<int>(plan_.segments.size());
   summary_.output_sample_rate = output_sample_rate_;
+  if (plan_.cache != nullptr && !plan_.replay) {
+    recording_ = std::make_unique<CachedResponse>();
+    recording_->output_sample_rate = output_sample_rate_;
+  }
 }
 
 absl::Status SynthesisJob::Start() {
   // Runs before any callback can exist, so touching strand state here is safe; Submit's lock
   // publishes it to the worker that runs the segment.
+  if (plan_.replay) {
+    summary_.audio_seconds = plan_.replay->summary.audio_seconds;
+    boost::asio::post(strand_, [self = shared_from_this()] { self->ReplayMore(); });
+    return absl::OkStatus();
+  }
   next_to_submit_ = 1;
   in_scheduler_ = 1;
   if (absl::Status status = SubmitSegment(0); !status.ok()) {
@@ -94,7 +103,11 @@ void SynthesisJob::Resume() {
     if (self->paused_) {
       self->paused_ = false;
       self->metrics_.paused.Add(-1);
-      self->SubmitMore();
+      if (self->plan_.replay) {
+        self->ReplayMore();
+      } else {
+        self->SubmitMore();
+      }
     }
   });
 }
@@ -210,11 +223,53 @@ void SynthesisJob::ReportTimings(size_t index, PendingSegment& segment) {
     word.text_end = std::min(word.text_end, timings.text.size());
     word.text_begin = std::min(word.text_begin, word.text_end);
   }
+  if (recording_) Record(timings);
   sink_->OnTimings(timings);
+}
+
+void SynthesisJob::Record(CachedResponse::Event event) {
+  if (const auto* bytes = std::get_if<std::string>(&event)) {
+    recording_->audio_bytes += bytes->size();
+    // Past the entry bound it would not be stored: stop copying.
+    if (recording_->audio_bytes > plan_.cache->config().max_entry_bytes) {
+      recording_.reset();
+      return;
+    }
+  }
+  recording_->events.push_back(std::move(event));
+}
+
+void SynthesisJob::ReplayMore() {
+  if (finished_) return;
+  const std::vector<CachedResponse::Event>& events = plan_.replay->events;
+  while (replay_next_ < events.size()) {
+    if (plan_.context.cancellation->IsCancelled()) {
+      return Complete(absl::CancelledError("request cancelled by the client"));
+    }
+    if (plan_.context.Expired()) {
+      return Complete(absl::DeadlineExceededError("request deadline passed"));
+    }
+    const CachedResponse::Event& event = events[replay_next_];
+    if (const auto* bytes = std::get_if<std::string>(&event)) {
+      // A stream from the cache holds its client back as a synthesized one does.
+      if (plan_.streaming && sink_->BufferedBytes() > plan_.stream_buffer_bytes) {
+        if (!paused_) metrics_.paused.Add(1);
+        paused_ = true;  // Resume() continues
+        return;
+      }
+      ++replay_next_;
+      Deliver(*bytes);
+    } else {
+      ++replay_next_;
+      sink_->OnTimings(std::get<SegmentTimings>(event));
+    }
+  }
+  Complete(absl::OkStatus());
 }
 
 void SynthesisJob::Deliver(std::string bytes) {
   if (bytes.empty()) return;
+  if (recording_) Record(bytes);
   if (!delivered_any_) {
     delivered_any_ = true;
     summary_.time_to_first_audio_seconds = SecondsSince(plan_.context.received_at);
@@ -259,12 +314,18 @@ void SynthesisJob::Complete(const absl::Status& status) {
       metrics_.time_to_first_audio.WithLabels({model}).Observe(*summary_.time_to_first_audio_seconds);
     }
     metrics_.synthesis_duration.WithLabels({model}).Observe(summary_.total_seconds);
-    if (summary_.audio_seconds > 0) {
+    // A replay's speed says nothing of the engine's.
+    if (summary_.audio_seconds > 0 && !plan_.replay) {
       metrics_.real_time_factor.WithLabels({model}).Observe(summary_.total_seconds /
                                                             summary_.audio_seconds);
     }
     metrics_.audio_seconds.WithLabels({model}).Increment(summary_.audio_seconds);
     metrics_.characters.WithLabels({model}).Increment(static_cast<double>(summary_.input_chars));
+    if (recording_) {
+      recording_->summary = summary_;
+      plan_.cache->Insert(plan_.cache_key, plan_.cache_tags, std::move(recording_),
+                          plan_.cache_generation);
+    }
   } else {
     metrics_.failed.WithLabels({model, CodeLabel(status)}).Increment();
   }

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "audio/encoder.h"
 #include "scheduler/scheduler.h"
+#include "service/response_cache.h"
 #include "service/service_metrics.h"
 #include "service/synthesis_request.h"
 #include "service/voice_catalog.h"
@@ -49,6 +50,15 @@ struct JobPlan {
   double audio_seconds_before = 0;
   std::string audio_limit_key;  // the config key of the bound, named in the error
   core::RequestContext context;
+  // The response cache (TtsService). `replay`: a stored response, replayed to the sink as it
+  // was heard (a stream's chunks one by one, with backpressure) and no segment is synthesized.
+  // Otherwise, with `cache` set, what the sink hears is recorded and stored under `cache_key`
+  // when the request succeeds. The cache outlives the job (owned by the service).
+  std::shared_ptr<const CachedResponse> replay;
+  ResponseCache* cache = nullptr;
+  std::string cache_key;
+  std::vector<std::string> cache_tags;  // ResponseCache::Insert's
+  uint64_t cache_generation = 0;        // ResponseCache::Generation when the request began
 };
 
 // Shared by the transport (Cancel/Resume), the scheduler callbacks in flight and its own strand.
@@ -83,6 +93,9 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   absl::Status EncodeReadyAudio();
   void Deliver(std::string bytes);
   void Complete(const absl::Status& status);
+  // Replays plan_.replay from replay_next_ on, until done or the client is behind.
+  void ReplayMore();
+  void Record(CachedResponse::Event event);
 
   const JobPlan plan_;
   const int output_sample_rate_;
@@ -114,6 +127,8 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   bool finished_ = false;
   bool delivered_any_ = false;
   SynthesisSummary summary_;
+  size_t replay_next_ = 0;                    // the next event of plan_.replay
+  std::unique_ptr<CachedResponse> recording_;  // what the sink heard, for plan_.cache
 };
 
 }  // namespace voxserve::service

@@ -16,6 +16,11 @@
 
 namespace voxserve::service {
 
+// What a request asks of the response cache (service/response_cache.h), from its
+// `Cache-Control` (RFC 9111 request directives): `no-cache` synthesizes afresh and stores the
+// result (kRefresh); `no-store` neither reads nor stores (kBypass).
+enum class CachePolicy { kUse, kRefresh, kBypass };
+
 struct SynthesisRequest {
   std::string model;  // as the client named it; empty or an OpenAI model name = the default model
   std::string voice;  // voice id, alias or OpenAI voice name; empty = the model's default voice
@@ -68,6 +73,10 @@ struct SynthesisRequest {
   // sample (CosyVoice); unset = the engine's fixed default. Either way the same request gives
   // the same audio; engines that do not sample ignore it.
   std::optional<uint64_t> seed;
+  CachePolicy cache_policy = CachePolicy::kUse;
+  // The versions of what shaped `text` besides the text itself (SSML processing, pronunciation
+  // dictionaries: issue 26 parts 1-2), for the response cache's key; empty = none.
+  std::string markup_version;
 };
 
 // The word timings of one segment (sentence) of a request, in the request's audio: the service

@@ -7,7 +7,9 @@
 
 #include "core/error.h"
 #include "service/request_checks.h"
+#include "service/response_cache_key.h"
 #include "spdlog/spdlog.h"
+#include "text/normalize/text_normalizer.h"
 #include "text/speakable_text.h"
 #include "text/utf8.h"
 
@@ -63,6 +65,23 @@ std::string ReasonLabel(const absl::Status& status) {
   }
 }
 
+// The engines whose front ends leave dates, times, currency and units as characters: Piper and
+// Kokoro phonemize with espeak-ng (digits yes, "2026-12-02", "$12.50" or "kg" no), CosyVoice's
+// tokenizer reads characters (and its own rules no Chinese numbers). espeak-ng itself, and the
+// test engines, get the text as it came.
+bool EngineNeedsNormalizedText(std::string_view engine) {
+  return engine == "piper" || engine == "kokoro" || engine == "cosyvoice";
+}
+
+std::string ClonedVoiceTag(std::string_view id) { return "voice:" + std::string(id); }
+
+// The model's engine and options, in the order of their (sorted) map.
+std::string ModelFingerprint(const engine::EngineSpec& spec) {
+  std::string fingerprint = spec.engine + '\n' + spec.default_voice;
+  for (const auto& [key, value] : spec.options) fingerprint += '\n' + key + '=' + value;
+  return fingerprint;
+}
+
 }  // namespace
 
 std::string_view ServiceHealthName(ServiceHealth health) {
@@ -85,6 +104,7 @@ TtsService::TtsService(ServiceConfig config, core::MetricsRegistry& registry,
                        engine::EngineFactory engine_factory)
     : config_(std::move(config)),
       metrics_(registry),
+      cache_(std::make_unique<ResponseCache>(config_.cache, registry)),
       scheduler_metrics_(registry),
       encode_pool_(EncodeThreads(config_.encode_threads)) {
   ModelHost* default_model = nullptr;
@@ -110,6 +130,11 @@ absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
       [catalog](std::string_view model) { return catalog->FindModel(model); }, &registry);
   if (!voices.ok()) return voices.status();
   service->voices_ = *std::move(voices);
+  // A deleted voice's id never comes back (a new registration gets a new one), so its entries
+  // could never be hit again: free their memory at once.
+  service->voices_->SetOnDeleted([cache = service->cache_.get()](const std::string& id) {
+    cache->Invalidate(ClonedVoiceTag(id));
+  });
   return service;
 }
 
@@ -493,8 +518,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   auto splitter = SplitterFor(voice->language);
   if (!splitter.ok()) return Reject(model_id, splitter.status());
   JobPlan plan;
-  // Engines read C strings: a NUL would end the text there (text/speakable_text.h).
-  const std::string speech = text::ControlCharactersAsSpaces(request.text);
+  const std::string speech = SpeechText(request.text, *voice);
   for (std::string& segment :
        (*splitter)->Split(speech, static_cast<size_t>(config_.max_segment_chars))) {
     // A sentence of only punctuation or invisible characters ("...", a lone zero-width space)
@@ -530,6 +554,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   // CreateEncoder above has checked the requested rate.
   int output_rate =
       *audio::ResolveOutputSampleRate(request.format, voice->sample_rate, request.sample_rate);
+  UseResponseCache(request, output_rate, plan);
 
   {
     std::lock_guard lock(in_flight_mutex_);
@@ -544,6 +569,62 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
     return Reject(model_id, status);
   }
   return job;
+}
+
+std::string TtsService::SpeechText(const std::string& text, const ResolvedVoice& voice) const {
+  // Engines read C strings: a NUL would end the text there (text/speakable_text.h).
+  std::string speech = text::ControlCharactersAsSpaces(text);
+  const std::string& engine = voice.model->config().engine.engine;
+  if (!config_.normalize_text || !EngineNeedsNormalizedText(engine)) return speech;
+  // CosyVoice speaks every language with one voice: the text says which rules apply.
+  const text::normalize::NormalizationLanguage language =
+      engine == "cosyvoice" ? text::normalize::NormalizationLanguageOfText(speech)
+                            : text::normalize::NormalizationLanguageForVoice(voice.language);
+  return text::normalize::NormalizeText(speech, language);
+}
+
+void TtsService::UseResponseCache(const SynthesisRequest& request, int output_sample_rate,
+                                  JobPlan& plan) {
+  if (!cache_->enabled() || request.cache_policy == CachePolicy::kBypass) return;
+  // An inline prompt (ref_audio) is this request's alone: nothing names it again.
+  if (plan.voice_profile && request.cloned_voice_id.empty()) return;
+  const engine::EngineSpec& spec = plan.voice.model->config().engine;
+  if (!EngineOutputIsDeterministic(spec.engine, plan.seed)) return;
+
+  ResponseCacheKey key;
+  key.model_id = plan.voice.model->id();
+  key.model_fingerprint = ModelFingerprint(spec);
+  key.voice_id = plan.voice.voice_id;
+  if (!request.cloned_voice_id.empty()) {
+    auto stored = voices_->Get(request.cloned_voice_id);
+    if (!stored.ok()) return;  // deleted meanwhile: the synthesis will say so, or not
+    key.voice_version = std::to_string(stored->metadata.created_at);
+    plan.cache_tags.push_back(ClonedVoiceTag(request.cloned_voice_id));
+  }
+  if (plan.voice_mode) key.voice_mode = std::to_string(static_cast<int>(*plan.voice_mode));
+  key.instructions = plan.instructions;
+  key.segments = plan.segments;
+  key.markup_version = request.markup_version;
+  key.speed = plan.speed;
+  key.format = request.format;
+  key.sample_rate = output_sample_rate;
+  key.streaming = plan.streaming;
+  key.seed = plan.seed;
+  plan.cache_key = key.Serialize();
+  plan.cache_generation = cache_->Generation();
+
+  if (request.cache_policy == CachePolicy::kUse) {
+    std::shared_ptr<const CachedResponse> hit = cache_->Lookup(plan.cache_key, key.model_id);
+    // A stream's earlier sentences may leave too little of its audio bound for this one: the
+    // engine's path reports that as it always does.
+    if (hit && (plan.max_audio_seconds <= 0 || plan.audio_seconds_before +
+                                                       hit->summary.audio_seconds <=
+                                                   plan.max_audio_seconds)) {
+      plan.replay = std::move(hit);
+      return;
+    }
+  }
+  plan.cache = cache_.get();
 }
 
 std::shared_ptr<PendingJob> TtsService::SynthesizeWithPrompt(SynthesisRequest request,

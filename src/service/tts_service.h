@@ -16,6 +16,7 @@
 #include "scheduler/scheduler_metrics.h"
 #include "service/model_host.h"
 #include "service/pending_job.h"
+#include "service/response_cache.h"
 #include "service/service_config.h"
 #include "service/service_metrics.h"
 #include "service/synthesis_job.h"
@@ -121,6 +122,8 @@ class TtsService {
   // service.
   VoiceRegistry& voices() { return *voices_; }
   const VoiceRegistry* voice_registry() const { return voices_.get(); }  // null before Create ends
+  // The response cache (docs/response-cache.md); lives as long as the service.
+  ResponseCache& response_cache() { return *cache_; }
 
  private:
   TtsService(ServiceConfig config, core::MetricsRegistry& registry,
@@ -140,9 +143,16 @@ class TtsService {
   absl::StatusOr<ResolvedVoice> ResolveVoice(const SynthesisRequest& request) const;
   std::vector<VoiceListing> ClonedVoiceListings() const;
   void OnJobFinished();
+  // The text the engine gets: control characters as spaces, then normalized (numbers, dates,
+  // units ... as words) for engines that need it, in the voice's language.
+  std::string SpeechText(const std::string& text, const ResolvedVoice& voice) const;
+  // Sets plan.replay (a stored answer to replay) or plan.cache (record and store this one) when
+  // the cache is on, the request allows it and its audio is a function of what it asks.
+  void UseResponseCache(const SynthesisRequest& request, int output_sample_rate, JobPlan& plan);
 
   const ServiceConfig config_;
   ServiceMetrics metrics_;
+  std::unique_ptr<ResponseCache> cache_;  // outlives every job (they point at it)
   scheduler::SchedulerMetricFamilies scheduler_metrics_;
   std::vector<std::unique_ptr<ModelHost>> models_;
   std::unique_ptr<VoiceCatalog> catalog_;

@@ -270,9 +270,12 @@ absl::Status VoiceRegistry::Delete(std::string_view id) {
   absl::Status status = store_->Delete(id);
   if (status.ok()) {
     spdlog::info("voices: deleted {}", std::string(id));
-    std::lock_guard lock(cache_mutex_);
-    ++deletions_;
-    std::erase_if(cache_, [id](const auto& entry) { return entry.first == id; });
+    {
+      std::lock_guard lock(cache_mutex_);
+      ++deletions_;
+      std::erase_if(cache_, [id](const auto& entry) { return entry.first == id; });
+    }
+    if (on_deleted_) on_deleted_(std::string(id));
   }
   return status;
 }

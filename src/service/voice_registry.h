@@ -82,6 +82,11 @@ class VoiceRegistry {
   absl::Status Delete(std::string_view id);
   // Delete on the store's own thread; `done` runs there, once.
   void DeleteAsync(std::string id, std::function<void(absl::Status)> done);
+  // Runs after each Delete that removed a voice, with its id, on Delete's thread (TtsService
+  // drops the voice's cached responses). Set once, before the registry is used.
+  void SetOnDeleted(std::function<void(const std::string& id)> on_deleted) {
+    on_deleted_ = std::move(on_deleted);
+  }
 
   // Why the store cannot serve now (e.g. "voices.backend postgres: connection refused"); empty
   // when it can, and when cloning is off. /health is degraded while it is not empty.
@@ -120,6 +125,7 @@ class VoiceRegistry {
   mutable std::mutex cache_mutex_;
   mutable std::list<std::pair<std::string, std::shared_ptr<const engine::VoiceProfile>>> cache_;
   uint64_t deletions_ = 0;  // guarded by cache_mutex_
+  std::function<void(const std::string&)> on_deleted_;
   boost::asio::thread_pool pool_;
   boost::asio::thread_pool store_pool_{1};  // deletions: never queued behind a slow cloning
 };

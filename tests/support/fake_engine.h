@@ -51,6 +51,9 @@ struct FakeEngineOptions {
   // When true, each result reports exact word timings: a word (a run of non-spaces) at bytes
   // [b, e) of its text sounds over samples [b, e), i.e. [b, e) / sample_rate seconds.
   bool report_words = false;
+  // Non-empty: the engine speaks cloned voices of this profile family (ModelInfo::cloned_voices),
+  // as silence like its other voices.
+  std::string cloned_voice_family;
 };
 
 // One Synthesize call as the engine saw it.
@@ -72,6 +75,7 @@ class FakeEngine : public engine::Engine {
     info_.default_voice = options_.voices.empty() ? std::string() : options_.voices.front();
     info_.max_batch_size = options_.max_batch_size;
     info_.batch_requires_same_voice = options_.batch_requires_same_voice;
+    info_.cloned_voices = {options_.cloned_voice_family, options_.sample_rate, "en-us"};
   }
 
   const engine::ModelInfo& info() const override { return info_; }

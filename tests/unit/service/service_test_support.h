@@ -115,6 +115,9 @@ struct ServiceOptions {
   text::InputLimits limits;                         // ServiceConfig::limits
   int max_audio_seconds = 900;                      // ServiceConfig's
   int max_stream_audio_seconds = 3600;
+  ResponseCacheConfig cache;         // ServiceConfig::cache
+  std::string engine_name = "fake";  // the model's engine (the factory ignores it)
+  bool normalize_text = true;        // on here; ServiceConfig defaults to off
 };
 
 class ServiceTest : public ::testing::Test {
@@ -123,7 +126,7 @@ class ServiceTest : public ::testing::Test {
     ServiceConfig config;
     ModelConfig model;
     model.engine.model_id = "fake";
-    model.engine.engine = "fake";
+    model.engine.engine = options.engine_name;
     model.scheduling = options.scheduling;
     config.models.push_back(model);
     config.pipeline_depth = options.pipeline_depth;
@@ -136,6 +139,8 @@ class ServiceTest : public ::testing::Test {
     config.limits = options.limits;
     config.max_audio_seconds = options.max_audio_seconds;
     config.max_stream_audio_seconds = options.max_stream_audio_seconds;
+    config.cache = options.cache;
+    config.normalize_text = options.normalize_text;
     options.engine.fill_from_first_byte = true;
     bool fail = options.fail_to_load;
     auto engine_options = options.engine;
