@@ -3,7 +3,6 @@ object validates against the Kubernetes API schemas, the rendered objects have w
 deploy/README.md promises, the metric the autoscalers scale on is one a running voxserve exports,
 nginx accepts its config, compose accepts its files, and voxserve accepts the configs the image
 and the cluster ship."""
-import base64
 import os
 import pathlib
 import re
@@ -117,8 +116,8 @@ def test_probes_ports_and_security_are_as_documented(rendered):
 
 
 def test_the_postgres_overlay_shares_one_voice_registry(tmp_path):
-    """overlays/postgres: the replicas read the DSN from the Secret the overlay generates, which
-    names the in-cluster PostgreSQL's Service; every object validates like the others'."""
+    """overlays/postgres: the replicas read the DSN from the overlay's Secret, which names the
+    in-cluster PostgreSQL's Service; every object validates like the others'."""
     result = run("kubectl", "kustomize", str(KUBE / "overlays" / "postgres"))
     assert result.returncode == 0, result.stderr
     objects = documents(result.stdout)
@@ -131,12 +130,12 @@ def test_the_postgres_overlay_shares_one_voice_registry(tmp_path):
     volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"]
                   if v["name"] == mount["name"])
     secret = next(d for d in objects if d["kind"] == "Secret")
-    assert volume["secret"]["secretName"] == secret["metadata"]["name"]  # the hashed name
+    assert volume["secret"]["secretName"] == secret["metadata"]["name"]
     assert mount["mountPath"] + "/" + volume["secret"]["items"][0]["path"] == dsn_file
     statefulset = next(d for d in objects if d["kind"] == "StatefulSet")
     service = next(d for d in objects if d["kind"] == "Service"
                    and d["metadata"]["name"] == statefulset["spec"]["serviceName"])
-    dsn = base64.b64decode(secret["data"][volume["secret"]["items"][0]["key"]]).decode()
+    dsn = secret["stringData"][volume["secret"]["items"][0]["key"]]
     assert f"host={service['metadata']['name']} " in dsn
     assert statefulset["spec"]["volumeClaimTemplates"]
     if NODE_DEPS:
