@@ -14,7 +14,10 @@
 #       on the device, one call per part, each carrying .gpu-check/part-NN and SHA256SUMS (the
 #       calls must follow each other within the warm window: the parts wait in $STASH).
 #   scripts/gpu-check.sh --assemble       checks every part and the whole against SHA256SUMS, unpacks
-#   scripts/gpu-check.sh --run [--skip-real] [--provider cuda]   the checks, JSON and logs in $OUT
+#   scripts/gpu-check.sh --run [--skip-real] [--provider cuda] [--budget-s S]   the checks, JSON and
+#       logs in $OUT: the tiny bundle's oracle checks first, then the real-dimension export and
+#       figures; with --budget-s, steps are cut short or skipped S seconds after the script started
+#       (summary.json is rewritten after every step, so a run the device cuts off still reports)
 #   scripts/gpu-check.sh --dry-run [--build-dir build-asan] [--bundle DIR] [--out DIR]
 #       here, in `make test` (CTest gpu_check_dry_run): the carry round trip on a small file and
 #       --run's steps with the CPU provider on the tiny bundle, without the real-size part.
@@ -35,12 +38,13 @@ bundle=""
 out=""
 provider=cuda
 skip_real=0
+budget_s=0  # --budget-s: steps that would end past it are cut short or skipped
 quick=0
 work=""
 modes=()
 part=""
 
-usage() { sed -n '2,32p' "$0"; exit "${1:-2}"; }
+usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --prepare|--assemble|--run|--dry-run) modes+=("${1#--}") ;;
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift ;;
     --provider) provider=${2:?}; shift ;;
     --skip-real) skip_real=1 ;;
+    --budget-s) budget_s=${2:?}; shift ;;
     -h|--help) usage 0 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; usage ;;
   esac
@@ -199,17 +204,33 @@ prepare() {
 # --- the checks (device, or the dry run here) -------------------------------------------------
 
 summary=""
-# step NAME LOGFILE COMMAND...: runs it (bounded by its own timeout), records status and time.
+summary_file=""  # rewritten after every step: a run cut off by the device's limit still reports
+summary_kind=""
+export_ref=""  # an upstream checkout to export the real-dimension bundle from (device run)
+started_at=$(date +%s)
+# step NAME LOGFILE COMMAND...: runs it (bounded by its own timeout and by what is left of
+# --budget-s), records status and time. A step with under 20 s left is skipped (rc "skipped").
 step() {
   local name=$1 file=$2
   shift 2
-  local started rc=0
+  local started rc=0 limit=()
   started=$(date +%s)
+  if [ "$budget_s" -gt 0 ]; then
+    local left=$(( started_at + budget_s - started ))
+    if [ "$left" -lt 20 ]; then
+      summary+="${summary:+,}{\"step\": \"$name\", \"rc\": \"skipped\", \"seconds\": 0}"
+      log "$name: skipped, ${left}s of the budget left"
+      [ -z "$summary_file" ] || write_summary "$summary_file" "$summary_kind"
+      return 0
+    fi
+    limit=(timeout "$left")
+  fi
   echo "== $name ($(date -u +%H:%M:%S)): $*" >>"$file"
-  "$@" >>"$file" 2>&1 || rc=$?
+  "${limit[@]}" "$@" >>"$file" 2>&1 || rc=$?
   local seconds=$(( $(date +%s) - started ))
   summary+="${summary:+,}{\"step\": \"$name\", \"rc\": $rc, \"seconds\": $seconds}"
   log "$name: exit $rc after ${seconds}s"
+  [ -z "$summary_file" ] || write_summary "$summary_file" "$summary_kind"
   return 0
 }
 
@@ -255,23 +276,21 @@ run_checks() {
     step "$binary" "$o/unit-tests.txt" timeout 300 "${env_tests[@]}" "$bin/$binary" \
       --gtest_filter="$filter"
   done
+  # The real-dimension bundle is exported here, after the oracle checks, so that a run cut short
+  # by the device's time limit has those first.
+  if [ -n "$real" ] && [ ! -f "$real/manifest.json" ] && [ -n "$export_ref" ]; then
+    step export-real "$logf" timeout 420 env VOXSERVE_COSYVOICE_REF="$export_ref" "$py" \
+      "$root/tools/cosyvoice_export/export.py" --random-weights --size real --no-goldens \
+      --out "$real"
+  fi
+  [ -n "$real" ] && [ -f "$real/manifest.json" ] || real=""
   local served=$tiny configs="fp32-b16" concurrency="1" text="Hi there."
   if [ -n "$real" ]; then
     served=$real configs="fp32-b16 fp32-stream" concurrency="1 4 16" text="The sky is blue."
     if [ -x "$bin/cosyvoice_llm_bench" ]; then
       : >"$o/llm-bench.jsonl"
-      for capacity in 512 2048; do
-        step "llm-bench-$capacity" "$logf" timeout 300 sh -c \
-          "'$bin/cosyvoice_llm_bench' '$real' 1,4,16 24 0 '$provider' $capacity >>'$o/llm-bench.jsonl'"
-      done
-    fi
-    if [ -x "$bin/cosyvoice_flow_bench" ]; then
-      step make-dynamic-estimator "$logf" python \
-        "$root/tests/unit/engine/cosyvoice_flow/make_dynamic_batch_estimator.py" "$real" \
-        "$real/estimator-dynamic-batch.onnx"
-      step flow-bench "$logf" timeout 300 sh -c "'$bin/cosyvoice_flow_bench' '$real' \
-        batches=1,4,16 estimator='$real/estimator-dynamic-batch.onnx' provider='$provider' \
-        >'$o/flow-bench.jsonl'"
+      step "llm-bench-2048" "$logf" timeout 300 sh -c \
+        "'$bin/cosyvoice_llm_bench' '$real' 1,4,16 24 0 '$provider' 2048 >>'$o/llm-bench.jsonl'"
     fi
   fi
   # Served: tokens/s, RTF and (streaming) TTFA per concurrency (bench/cosyvoice_bench.sh).
@@ -287,6 +306,20 @@ run_checks() {
     "$root/bench/cosyvoice_bench.sh" "$(dirname "$bin")" "$served" none
   cp "$served_dir/cosyvoice-bench.jsonl" "$o/" 2>/dev/null || true
   rm -rf "$served_dir"
+  if [ -n "$real" ]; then
+    if [ -x "$bin/cosyvoice_flow_bench" ]; then
+      step make-dynamic-estimator "$logf" python \
+        "$root/tests/unit/engine/cosyvoice_flow/make_dynamic_batch_estimator.py" "$real" \
+        "$real/estimator-dynamic-batch.onnx"
+      step flow-bench "$logf" timeout 300 sh -c "'$bin/cosyvoice_flow_bench' '$real' \
+        batches=1,4,16 estimator='$real/estimator-dynamic-batch.onnx' provider='$provider' \
+        >'$o/flow-bench.jsonl'"
+    fi
+    if [ -x "$bin/cosyvoice_llm_bench" ]; then
+      step "llm-bench-512" "$logf" timeout 300 sh -c \
+        "'$bin/cosyvoice_llm_bench' '$real' 1,4,16 24 0 '$provider' 512 >>'$o/llm-bench.jsonl'"
+    fi
+  fi
 }
 
 device_run() {
@@ -318,21 +351,14 @@ device_run() {
     chmod +x "$STASH/shim/curl"
     export PATH="$STASH/shim:$PATH"
   fi
+  summary_file="$o/summary.json" summary_kind=device
   local fp16="$STASH/cosyvoice-tiny-fp16"
   rm -rf "$fp16"
   step fp16-copy "$o/log.txt" python "$root/tools/cosyvoice_export/fp16.py" \
     "$payload/bundle/cosyvoice-tiny" "$fp16"
   local real=""
-  if [ "$skip_real" = 0 ]; then
-    real="$STASH/cosyvoice2-random-real"
-    if [ ! -f "$real/manifest.json" ]; then
-      step export-real "$o/log.txt" timeout 420 env \
-        VOXSERVE_COSYVOICE_REF="$payload/oracles/CosyVoice" "$py" \
-        "$root/tools/cosyvoice_export/export.py" --random-weights --size real --no-goldens \
-        --out "$real"
-    fi
-    [ -f "$real/manifest.json" ] || real=""
-  fi
+  [ "$skip_real" = 0 ] && real="$STASH/cosyvoice2-random-real"
+  export_ref="$payload/oracles/CosyVoice"
   run_checks "$payload/build/bin" "$payload/bundle/cosyvoice-tiny" \
     "$fp16" "$payload/bundle/estimator-dynamic-batch.onnx" \
     "$payload/bundle/flow-stream-oracles" "$real" "$o"
@@ -355,6 +381,7 @@ dry_run() {
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   local o=${out:-$work/out}
+  summary_file="$o/summary.json" summary_kind=dry-run
   # The carry round trip on a small file: parts, stash, assemble, the checksum of the whole; a
   # damaged part is refused.
   STASH="$work/stash"
