@@ -14,7 +14,7 @@
 #       on the device, one call per part, each carrying .gpu-check/part-NN and SHA256SUMS (the
 #       calls must follow each other within the warm window: the parts wait in $STASH).
 #   scripts/gpu-check.sh --assemble       checks every part and the whole against SHA256SUMS, unpacks
-#   scripts/gpu-check.sh --run [--skip-real] [--provider cuda] [--budget-s S]   the checks, JSON and
+#   scripts/gpu-check.sh --run [--skip-real] [--skip-oracles] [--provider cuda] [--budget-s S]   the checks, JSON and
 #       logs in $OUT: the tiny bundle's oracle checks first, then the real-dimension export and
 #       figures; with --budget-s, steps are cut short or skipped S seconds after the script started
 #       (summary.json is rewritten after every step, so a run the device cuts off still reports)
@@ -38,6 +38,7 @@ bundle=""
 out=""
 provider=cuda
 skip_real=0
+skip_oracles=0  # --skip-oracles: the real-size figures alone (the oracle checks ran already)
 budget_s=0  # --budget-s: steps that would end past it are cut short or skipped
 quick=0
 work=""
@@ -56,6 +57,7 @@ while [ $# -gt 0 ]; do
     --provider) provider=${2:?}; shift ;;
     --skip-real) skip_real=1 ;;
     --budget-s) budget_s=${2:?}; shift ;;
+    --skip-oracles) skip_oracles=1 ;;
     -h|--help) usage 0 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; usage ;;
   esac
@@ -252,30 +254,32 @@ run_checks() {
   fi
   # The oracle checks: every golden stage of the tiny bundle, and of its fp16 copy against the
   # float32 goldens (fp16.py's stated tolerances), on this provider.
-  : >"$o/verify.txt"
-  step verify-tiny "$o/verify.txt" timeout 300 "$bin/voxserve" verify-bundle "$tiny" \
-    --execution-provider "$provider"
-  if [ -f "$tiny_fp16/manifest.json" ]; then
-    step verify-tiny-fp16 "$o/verify.txt" timeout 300 "$bin/voxserve" verify-bundle "$tiny_fp16" \
+  if [ "$skip_oracles" = 0 ]; then
+    : >"$o/verify.txt"
+    step verify-tiny "$o/verify.txt" timeout 300 "$bin/voxserve" verify-bundle "$tiny" \
       --execution-provider "$provider"
+    if [ -f "$tiny_fp16/manifest.json" ]; then
+      step verify-tiny-fp16 "$o/verify.txt" timeout 300 "$bin/voxserve" verify-bundle "$tiny_fp16" \
+        --execution-provider "$provider"
+    fi
+    # The unit tests that run graphs, on this provider: the LLM's goldens, batching and copy
+    # counts, the flow's goldens and stacked batches, the runner and the vocoder pool.
+    : >"$o/unit-tests.txt"
+    local env_tests=(env VOXSERVE_TEST_EXECUTION_PROVIDER="$provider"
+      VOXSERVE_COSYVOICE_BUNDLE="$tiny" VOXSERVE_DYNAMIC_BATCH_ESTIMATOR="$dynamic"
+      VOXSERVE_FLOW_STREAM_ORACLES="$oracles")
+    local tests=("unit_engine_cosyvoice_llm_tests LlmDecoderTest.*"
+      "unit_engine_cosyvoice_flow_tests FlowMatcherTest.*:FlowStreamTest.*"
+      "unit_engine_cosyvoice_bundle_tests CosyVoiceRunner.*:CosyVoiceVocoderPool.*")
+    # The dry run's CTest neighbours run these in full already: only the copy counts here.
+    [ "$quick" = 1 ] && tests=("unit_engine_cosyvoice_llm_tests LlmDecoderTest.ADecodeStep*")
+    for t in "${tests[@]}"; do
+      local binary=${t%% *} filter=${t#* }
+      [ -x "$bin/$binary" ] || continue
+      step "$binary" "$o/unit-tests.txt" timeout 300 "${env_tests[@]}" "$bin/$binary" \
+        --gtest_filter="$filter"
+    done
   fi
-  # The unit tests that run graphs, on this provider: the LLM's goldens, batching and copy
-  # counts, the flow's goldens and stacked batches, the runner and the vocoder pool.
-  : >"$o/unit-tests.txt"
-  local env_tests=(env VOXSERVE_TEST_EXECUTION_PROVIDER="$provider"
-    VOXSERVE_COSYVOICE_BUNDLE="$tiny" VOXSERVE_DYNAMIC_BATCH_ESTIMATOR="$dynamic"
-    VOXSERVE_FLOW_STREAM_ORACLES="$oracles")
-  local tests=("unit_engine_cosyvoice_llm_tests LlmDecoderTest.*"
-    "unit_engine_cosyvoice_flow_tests FlowMatcherTest.*:FlowStreamTest.*"
-    "unit_engine_cosyvoice_bundle_tests CosyVoiceRunner.*:CosyVoiceVocoderPool.*")
-  # The dry run's CTest neighbours run these in full already: only the copy counts here.
-  [ "$quick" = 1 ] && tests=("unit_engine_cosyvoice_llm_tests LlmDecoderTest.ADecodeStep*")
-  for t in "${tests[@]}"; do
-    local binary=${t%% *} filter=${t#* }
-    [ -x "$bin/$binary" ] || continue
-    step "$binary" "$o/unit-tests.txt" timeout 300 "${env_tests[@]}" "$bin/$binary" \
-      --gtest_filter="$filter"
-  done
   # The real-dimension bundle is exported here, after the oracle checks, so that a run cut short
   # by the device's time limit has those first.
   if [ -n "$real" ] && [ ! -f "$real/manifest.json" ] && [ -n "$export_ref" ]; then

@@ -89,6 +89,9 @@ constexpr EngineOptionDoc kOnnxSession[] = {
      "The CUDA arena's limit; 0 = none."},
     {"cudnn_conv_algo_search", "string", "heuristic", "heuristic, exhaustive, default",
      "cuDNN convolution algorithm search; exhaustive re-benchmarks every new sentence length."},
+    {"cuda_tf32", "boolean", "false", "true, false",
+     "TensorFloat-32 for float32 MatMul/Conv on the GPU: faster, but ~1e-3 off float32 (off "
+     "computes as upstream's PyTorch does; the float16 bundle is the checked speed lever)."},
 };
 
 constexpr EngineOptionsDoc kEngines[] = {

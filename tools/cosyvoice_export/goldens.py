@@ -10,7 +10,6 @@ import subprocess
 import tempfile
 
 import numpy as np
-import soundfile
 import torch
 
 import features
@@ -59,6 +58,8 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
     w = Writer(bundle)
     os.makedirs(os.path.join(bundle, "goldens"), exist_ok=True)
     wav_path = prompt_recording(os.path.join(bundle, "goldens", "prompt.wav"))
+    import soundfile  # here, not at the top: an export with --no-goldens runs where it is missing
+
     data, rate = soundfile.read(wav_path, dtype="float32")
     wav = torch.from_numpy(data)
     wav16 = features.resample(wav, rate, 16000)

@@ -51,6 +51,7 @@ absl::Status AppendCuda(const OnnxSessionConfig& config, Ort::SessionOptions& op
       {"cudnn_conv_algo_search", config.cudnn_conv_algo_search == "heuristic"    ? "HEURISTIC"
                                  : config.cudnn_conv_algo_search == "exhaustive" ? "EXHAUSTIVE"
                                                                                  : "DEFAULT"},
+      {"use_tf32", config.cuda_tf32 ? "1" : "0"},
   };
   if (config.cuda_memory_limit_bytes > 0) {
     values["gpu_mem_limit"] = std::to_string(config.cuda_memory_limit_bytes);

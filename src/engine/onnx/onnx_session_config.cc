@@ -26,7 +26,7 @@ const char* OnnxSessionConfig::KnownKeys() {
   return "intra_op_threads, inter_op_threads, graph_optimization, optimized_model_path, "
          "allow_spinning, cpu_memory_arena, arena_keep_elements, execution_provider, "
          "cuda_device_id, "
-         "cuda_memory_limit_bytes, cudnn_conv_algo_search";
+         "cuda_memory_limit_bytes, cudnn_conv_algo_search, cuda_tf32";
 }
 
 absl::Status OnnxSessionConfig::Set(const std::string& key, const std::string& value) {
@@ -69,6 +69,7 @@ absl::Status OnnxSessionConfig::Set(const std::string& key, const std::string& v
     if (status.ok()) cuda_memory_limit_bytes = static_cast<uint64_t>(number);
     return WithKey(key, status);
   }
+  if (key == "cuda_tf32") return WithKey(key, core::ParseBool(value, &cuda_tf32));
   if (key == "cudnn_conv_algo_search") {
     cudnn_conv_algo_search = value;
     return absl::OkStatus();

@@ -41,6 +41,13 @@ struct OnnxSessionConfig {
   // and Kokoro see a new input length with every sentence; exhaustive search re-benchmarks every
   // new shape (Piper and sherpa-onnx pick heuristic for the same reason).
   std::string cudnn_conv_algo_search = "heuristic";
+  // TensorFloat-32 for float32 MatMul/Conv on Ampere and later (ORT's use_tf32, on by default
+  // there). Off here: float32 graphs then compute as upstream's PyTorch does by default
+  // (torch.backends.cuda.matmul.allow_tf32 = False), within the goldens' tolerances. On an H200
+  // TF32 put CosyVoice's flow encoder and estimator 1.4e-3 and 6e-3 off their float32 goldens
+  // (tolerance 1e-3) and changed continuous batching's tokens (scripts/gpu-check.sh, 2026-12-04).
+  // For speed on a GPU, the float16 flow/HiFT bundle (export.py --fp16) is the checked lever.
+  bool cuda_tf32 = false;
 
   // Sets one option from its text; NotFound when `key` is not a session option (so callers can
   // try their own keys), InvalidArgument naming the key and the allowed values otherwise.

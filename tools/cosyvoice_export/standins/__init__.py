@@ -25,6 +25,20 @@ class _Missing:
         raise RuntimeError(f"{self._what}.{name}: not available on this machine (stand-in only)")
 
 
+class _DictConfig(dict):
+    """omegaconf.DictConfig as upstream's flow uses it (its cfm_params, read by attribute), for a
+    machine without omegaconf: Debian has it, the GPU device's image does not."""
+
+    def __init__(self, content=None, **kwargs):
+        super().__init__(content or {}, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(name) from e
+
+
 def install():
     if "voxserve_standins" in sys.modules:
         return
@@ -46,5 +60,9 @@ def install():
     # Matcha's checkout in the oracles folder holds models/components only.
     _module("matcha.utils")
     _module("matcha.utils.pylogger", get_pylogger=lambda name=__name__: logging.getLogger(name))
+    try:
+        import omegaconf  # noqa: F401
+    except ImportError:
+        _module("omegaconf", DictConfig=_DictConfig)
     ort = _Missing("onnxruntime")
     sys.modules["onnxruntime"] = ort  # type: ignore[assignment]
