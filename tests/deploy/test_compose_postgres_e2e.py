@@ -156,7 +156,8 @@ def test_a_voice_deleted_through_nginx_is_gone_from_both_replicas_within_a_secon
     with requests.Session() as session:
         for url in urls + [compose.url]:
             answer = speak(session, url, voice_id)
-            assert answer.status_code == 404 and error_code(answer) == "voice_not_found", answer.text
+            assert answer.status_code == 404, answer.text
+            assert error_code(answer) == "voice_not_found", answer.text
     assert voice_id not in stored_ids(compose)
 
 

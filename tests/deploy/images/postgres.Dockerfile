@@ -7,7 +7,8 @@ ARG BASE_IMAGE=debian:bookworm-slim
 FROM ${BASE_IMAGE}
 # postgresql-common first, told not to create a `main` cluster when the server package installs.
 RUN apt-get update && apt-get install -y --no-install-recommends postgresql-common \
-    && sed -ri 's/#(create_main_cluster) .*$/\1 = false/' /etc/postgresql-common/createcluster.conf \
+    && sed -ri 's/#(create_main_cluster) .*$/\1 = false/' \
+         /etc/postgresql-common/createcluster.conf \
     && apt-get install -y --no-install-recommends postgresql-15 \
     && rm -rf /var/lib/apt/lists/* \
     && mkdir -p /var/lib/postgresql/data /var/run/postgresql \
