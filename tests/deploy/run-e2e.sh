@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The deployment end-to-end test (tests/deploy/test_compose_e2e.py) with everything it needs:
-# dockerd (started when it is not running), the base image (debootstrap, no registry here), the
-# voxserve image from deploy/docker/Dockerfile, and local stand-ins for the public nginx and
-# Prometheus images compose.yaml names.
+# The deployment end-to-end tests (tests/deploy/test_compose_e2e.py, then
+# test_compose_postgres_e2e.py: compose.postgres.yaml's shared voice registry) with everything
+# they need: dockerd (started when it is not running), the base image (debootstrap, no registry
+# here), the voxserve image from deploy/docker/Dockerfile, and local stand-ins for the public
+# nginx, Prometheus and PostgreSQL images the compose files name.
 #   tests/deploy/run-e2e.sh BUILD_DIR [PYTEST_ARGS...]   (BUILD_DIR holds bin/voxbench; `make
 #   test-deploy`); e.g. -k drain runs only the drain tests (the images are built either way)
 #   tests/deploy/run-e2e.sh --prepare BUILD_DIR   only what comes from the network and needs no
@@ -36,6 +37,7 @@ prepare() {
   }
   stand_in nginx:1.27 "$here/images/nginx.Dockerfile"
   stand_in prom/prometheus:v2.53.0 "$here/images/prometheus.Dockerfile"
+  stand_in postgres:15-bookworm "$here/images/postgres.Dockerfile"  # compose.postgres.yaml's
   # The voxserve image's toolchain stage (its Debian packages), which the image build reuses;
   # tagged, so that pruning dangling images keeps it for the next run.
   docker build -q --network host --target toolchain -t voxserve-toolchain:prepared \
@@ -63,4 +65,4 @@ echo "run-e2e: voxserve:cpu built in $(( $(date +%s) - start )) s;" \
 docker image prune -f >/dev/null
 
 VOXBENCH_BIN="$build/bin/voxbench" /usr/bin/python3 -m pytest -q -s -p no:cacheprovider \
-  "$here/test_compose_e2e.py" "$@"
+  "$here/test_compose_e2e.py" "$here/test_compose_postgres_e2e.py" "$@"

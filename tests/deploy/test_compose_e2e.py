@@ -41,9 +41,11 @@ def free_port():
 
 
 class Compose:
-    """The compose project under test; ports published on loopback only."""
+    """The compose project under test; ports published on loopback only. `files`: the compose
+    files, in order (compose.yaml first; its folder is the project's)."""
 
-    def __init__(self):
+    def __init__(self, files=(COMPOSE_DIR / "compose.yaml",), project=PROJECT):
+        self.files, self.project = [str(f) for f in files], project
         self.http_port, self.grpc_port, self.prom_port = free_port(), free_port(), free_port()
         self.env = dict(os.environ,
                         VOXSERVE_HTTP_PORT=f"127.0.0.1:{self.http_port}",
@@ -54,8 +56,8 @@ class Compose:
                                                 resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
 
     def run(self, *args, timeout=300, check=True):
-        result = subprocess.run(["docker-compose", "-p", PROJECT, "-f",
-                                 str(COMPOSE_DIR / "compose.yaml"), *args],
+        files = [arg for f in self.files for arg in ("-f", f)]
+        result = subprocess.run(["docker-compose", "-p", self.project, *files, *args],
                                 env=self.env, capture_output=True, text=True, timeout=timeout)
         if check and result.returncode != 0:
             raise RuntimeError(f"docker-compose {' '.join(args)}: {result.stderr}")
@@ -67,6 +69,14 @@ class Compose:
 
     def container(self, service):
         return self.run("ps", "-q", service).stdout.strip()
+
+    def replica_url(self, service):
+        """The replica's own HTTP address on the project's network (reachable from the host
+        that runs dockerd), bypassing nginx."""
+        out = subprocess.run(["docker", "inspect", "-f",
+                              "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+                              self.container(service)], capture_output=True, text=True)
+        return f"http://{out.stdout.strip()}:8080"
 
     def health(self, service):
         """The replica's Docker health status (its HEALTHCHECK: voxctl health --ready)."""
@@ -126,22 +136,31 @@ class Compose:
         self.wait(f"{services} healthy", lambda: all(self.health(s) == "healthy" for s in services),
                   timeout)
 
+    def up(self, *services):
+        """Brings the project (or `services` and what they depend on) up and waits until both
+        replicas are healthy and nginx answers."""
+        self.run("up", "-d", *services, timeout=600)
+        self.wait_healthy()
+        self.wait("nginx", lambda: _ready(self.url))
+
+    def down(self):
+        """Removes everything the project made, and checks that nothing is left."""
+        self.run("down", "-v", "--remove-orphans", "--timeout", "10", check=False)
+        label = f"label=com.docker.compose.project={self.project}"
+        leftovers = [item for kind in (["ps", "-a"], ["network", "ls"], ["volume", "ls"])
+                     for item in subprocess.run(["docker", *kind, "-q", "--filter", label],
+                                                capture_output=True, text=True).stdout.split()]
+        assert not leftovers, f"left behind: {leftovers}"
+
 
 @pytest.fixture(scope="module")
 def compose():
     c = Compose()
     try:
-        c.run("up", "-d", timeout=600)
-        c.wait_healthy()
-        c.wait("nginx", lambda: _ready(c.url))
+        c.up()
         yield c
     finally:
-        c.run("down", "-v", "--remove-orphans", "--timeout", "10", check=False)
-        label = f"label=com.docker.compose.project={PROJECT}"
-        leftovers = [item for kind in (["ps", "-a"], ["network", "ls"], ["volume", "ls"])
-                     for item in subprocess.run(["docker", *kind, "-q", "--filter", label],
-                                                capture_output=True, text=True).stdout.split()]
-        assert not leftovers, f"left behind: {leftovers}"
+        c.down()
 
 
 def _ready(url):
