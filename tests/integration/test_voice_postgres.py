@@ -251,18 +251,34 @@ def test_the_database_killed_mid_registration_leaves_nothing_and_recovers(make_s
     assert requests.delete(a.url + VOICES + "/" + kept["id"], timeout=10).status_code == 200
 
 
+@pytest.mark.parametrize("bound_from", ["config", "config beside dsn options", "dsn options"])
 def test_a_server_stalled_inside_a_registration_holds_the_others_up_only_briefly(make_server,
-                                                                                 postgres):
+                                                                                 postgres,
+                                                                                 bound_from):
     """A replica stopped (SIGSTOP: a frozen process; a lost machine or a network split look the
     same to the database, a connection that stays open and says nothing) while its registration
     holds the registration lock. PostgreSQL ends its session after
     voices.postgres.idle_in_transaction_timeout_ms, so the other replica's registration goes
-    through within that bound instead of timing out until TCP gives up (hours)."""
+    through within that bound instead of timing out until TCP gives up (hours). Options of the
+    DSN's own are kept beside it, and the same bound given in the DSN's `options` wins over the
+    config key (set far too long there)."""
     bound_s = 3.0
-    limit = ("--voices-postgres-idle-timeout-ms", str(int(bound_s * 1000)))
+    dsn = postgres.dsn
+    if bound_from.startswith("config"):
+        limit = ("--voices-postgres-idle-timeout-ms", str(int(bound_s * 1000)))
+        if bound_from == "config beside dsn options":
+            dsn += " options='-c search_path=public'"
+    else:
+        limit = ("--voices-postgres-idle-timeout-ms", "600000")
+        dsn += f" options='-c idle_in_transaction_session_timeout={int(bound_s * 1000)}'"
+
+    def replica(env=None):
+        return make_server("--voices-backend", "postgres", "--voices-postgres-dsn", dsn,
+                           "--voices-test-cloner", "true", *limit, env=env)
+
     # TEST ONLY: its first registration waits before COMMIT until the connection breaks.
-    stalled = start(make_server, postgres, *limit, env={"VOXSERVE_TEST_PG_HOLD_COMMIT": "1"})
-    other = start(make_server, postgres, *limit)
+    stalled = replica(env={"VOXSERVE_TEST_PG_HOLD_COMMIT": "1"})
+    other = replica()
     wait_connected(stalled)
     wait_connected(other)
     lock_holders = ("SELECT a.state FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
