@@ -82,6 +82,17 @@ absl::StatusOr<std::unique_ptr<PostgresVoiceStore>> PostgresVoiceStore::Create(
   std::unique_ptr<PostgresVoiceStore> store(
       new PostgresVoiceStore(std::move(config), *std::move(dsn), metrics));
   if (store->wake_fd_ < 0) return core::Internal("voices: cannot create an eventfd");
+  if (store->config_.postgres_idle_in_transaction_timeout_ms >=
+      store->config_.postgres_statement_timeout_ms) {
+    // Not an error: the bound still holds, but registrations waiting behind a stalled replica
+    // give up (503) before the database frees its lock.
+    spdlog::warn(
+        "voices: voices.postgres.idle_in_transaction_timeout_ms ({}) is not below "
+        "voices.postgres.statement_timeout_ms ({}): registrations waiting behind a stalled "
+        "replica answer 503 before its lock is freed",
+        store->config_.postgres_idle_in_transaction_timeout_ms,
+        store->config_.postgres_statement_timeout_ms);
+  }
   store->listener_ = std::thread([raw = store.get()] { raw->ListenLoop(); });
   return store;
 }
