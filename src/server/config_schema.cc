@@ -324,6 +324,19 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       "longest a database statement may run before the request gets 503",
       std::to_string(v.postgres_statement_timeout_ms),
       IntSetter(&v.postgres_statement_timeout_ms, 100, 600'000));
+  add("voices.postgres.idle_in_transaction_timeout_ms", "voices-postgres-idle-timeout-ms",
+      "longest a registration's transaction may sit idle (its replica stalled or cut off) "
+      "before PostgreSQL ends it and frees the registration lock",
+      std::to_string(v.postgres_idle_in_transaction_timeout_ms),
+      IntSetter(&v.postgres_idle_in_transaction_timeout_ms, 100, 600'000))
+      .Example("5000")
+      .Details(
+          "Every registration holds one advisory lock (the count and byte bounds hold across "
+          "replicas). A replica stopped or cut off inside one would otherwise keep it until TCP "
+          "gives up on the connection (hours) and every other replica's registrations would time "
+          "out meanwhile; with this PostgreSQL `idle_in_transaction_session_timeout`, they wait at "
+          "most this long. Keep it below voices.postgres.statement_timeout_ms (their wait's "
+          "bound). A DSN whose `options` set `idle_in_transaction_session_timeout` wins.");
   add("voices.max_count", "voices-max-count", "cloned voices kept, all models (507 above)",
       std::to_string(v.max_count), IntSetter(&v.max_count, 1, 1'000'000));
   add("voices.max_bytes", "voices-max-bytes", "bytes of cloned-voice files together (507 above)",

@@ -1,5 +1,7 @@
 #include "service/pg_connection.h"
 
+#include <cstdlib>
+#include <string_view>
 #include <utility>
 
 #include "core/error.h"
@@ -14,15 +16,57 @@ std::string Trimmed(const char* message) {
   return text;
 }
 
+// The `options` the user gave: the DSN's, else PGOPTIONS (which libpq would have used had we
+// not passed `options` ourselves). Empty when neither, or when the DSN does not parse (libpq
+// then reports that itself when connecting).
+std::string UserOptions(const std::string& dsn) {
+  char* error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(dsn.c_str(), &error);
+  if (error != nullptr) PQfreemem(error);
+  std::string options;
+  bool given = false;
+  for (PQconninfoOption* option = parsed; option != nullptr && option->keyword != nullptr;
+       ++option) {
+    if (std::string_view(option->keyword) == "options" && option->val != nullptr) {
+      options = option->val;
+      given = true;
+    }
+  }
+  if (parsed != nullptr) PQconninfoFree(parsed);
+  if (!given) {
+    if (const char* env = std::getenv("PGOPTIONS")) options = env;
+  }
+  return options;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& dsn,
-                                                                    int statement_timeout_ms) {
-  // Keywords before "dbname" are defaults: libpq lets the expanded DSN override them.
-  const std::string options = "-c statement_timeout=" + std::to_string(statement_timeout_ms);
-  const char* keywords[] = {"connect_timeout", "application_name", "options", "dbname", nullptr};
-  const char* values[] = {"5", "voxserve", options.c_str(), dsn.c_str(), nullptr};
-  PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+                                                                    const PgSessionLimits& limits) {
+  // Server-side bounds first: a later `-c` of the same setting (the user's) wins.
+  std::string options = "-c statement_timeout=" + std::to_string(limits.statement_timeout_ms) +
+                        " -c idle_in_transaction_session_timeout=" +
+                        std::to_string(limits.idle_in_transaction_timeout_ms);
+  if (std::string user = UserOptions(dsn); !user.empty()) options += " " + user;
+  // Keywords before "dbname" are defaults: libpq lets the expanded DSN override them; "options",
+  // after it, is the merged value. TCP keepalives: without them a connection whose peer vanished
+  // (machine lost, network split) looks alive for hours (the kernel's 2 h default); probes after
+  // 10 s idle, every 5 s, 3 unanswered: gone after about 25 s. tcp_user_timeout gives the same
+  // bound to data sent and never acknowledged, where keepalives do not apply.
+  const std::pair<const char*, const char*> parameters[] = {
+      {"connect_timeout", "5"},      {"application_name", "voxserve"}, {"keepalives", "1"},
+      {"keepalives_idle", "10"},     {"keepalives_interval", "5"},     {"keepalives_count", "3"},
+      {"tcp_user_timeout", "25000"}, {"dbname", dsn.c_str()},          {"options", options.c_str()},
+  };
+  std::vector<const char*> keywords;
+  std::vector<const char*> values;
+  for (const auto& [keyword, value] : parameters) {
+    keywords.push_back(keyword);
+    values.push_back(value);
+  }
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* conn = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (conn == nullptr) return core::StoreUnavailable("PostgreSQL: out of memory", 1);
   // NOTICEs (e.g. "relation already exists, skipping") go to the log, not raw to stderr.
   PQsetNoticeProcessor(

@@ -25,12 +25,22 @@ struct PgParam {
   bool binary = false;
 };
 
+// Server-side bounds set on each session (as `-c` options at connection time).
+struct PgSessionLimits {
+  int statement_timeout_ms = 10'000;
+  // PostgreSQL ends a session that sits idle inside a transaction this long, releasing its
+  // locks: a replica stalled mid-transaction (stopped, cut off) cannot block the others longer.
+  int idle_in_transaction_timeout_ms = 5'000;
+};
+
 class PgConnection {
  public:
-  // Connects with `dsn` (a libpq keyword string or URI); connect_timeout and statement_timeout
-  // are defaults the DSN may override. Unavailable (the server is unreachable or refused us).
+  // Connects with `dsn` (a libpq keyword string or URI). connect_timeout, TCP keepalives
+  // (a dead peer noticed in about 25 s, see pg_connection.cc) and `limits` are defaults: what
+  // the DSN sets wins, and the DSN's `options` (or PGOPTIONS) are kept, after ours. Unavailable
+  // (the server is unreachable or refused us).
   static absl::StatusOr<std::unique_ptr<PgConnection>> Connect(const std::string& dsn,
-                                                                int statement_timeout_ms);
+                                                               const PgSessionLimits& limits);
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;

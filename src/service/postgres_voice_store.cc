@@ -82,6 +82,17 @@ absl::StatusOr<std::unique_ptr<PostgresVoiceStore>> PostgresVoiceStore::Create(
   std::unique_ptr<PostgresVoiceStore> store(
       new PostgresVoiceStore(std::move(config), *std::move(dsn), metrics));
   if (store->wake_fd_ < 0) return core::Internal("voices: cannot create an eventfd");
+  if (store->config_.postgres_idle_in_transaction_timeout_ms >=
+      store->config_.postgres_statement_timeout_ms) {
+    // Not an error: the bound still holds, but registrations waiting behind a stalled replica
+    // give up (503) before the database frees its lock.
+    spdlog::warn(
+        "voices: voices.postgres.idle_in_transaction_timeout_ms ({}) is not below "
+        "voices.postgres.statement_timeout_ms ({}): registrations waiting behind a stalled "
+        "replica answer 503 before its lock is freed",
+        store->config_.postgres_idle_in_transaction_timeout_ms,
+        store->config_.postgres_statement_timeout_ms);
+  }
   store->listener_ = std::thread([raw = store.get()] { raw->ListenLoop(); });
   return store;
 }
@@ -91,7 +102,7 @@ PostgresVoiceStore::PostgresVoiceStore(VoiceStoreConfig config, std::string dsn,
     : config_(std::move(config)),
       dsn_(std::move(dsn)),
       metrics_(metrics),
-      hold_before_commit_(config_.test_cloner && std::getenv("VOXSERVE_TEST_PG_HOLD_COMMIT")),
+      hold_next_commit_(config_.test_cloner && std::getenv("VOXSERVE_TEST_PG_HOLD_COMMIT")),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   std::random_device device;
   id_state_ = (static_cast<uint64_t>(device()) << 32) ^ device();
@@ -104,6 +115,11 @@ PostgresVoiceStore::~PostgresVoiceStore() {
   Wake();
   if (listener_.joinable()) listener_.join();
   if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+PgSessionLimits PostgresVoiceStore::SessionLimits() const {
+  return {.statement_timeout_ms = config_.postgres_statement_timeout_ms,
+          .idle_in_transaction_timeout_ms = config_.postgres_idle_in_transaction_timeout_ms};
 }
 
 void PostgresVoiceStore::Wake() const {
@@ -258,7 +274,7 @@ void PostgresVoiceStore::ListenLoop() {
   };
   while (!stopping_) {
     if (!connection) {
-      auto connected = PgConnection::Connect(dsn_, config_.postgres_statement_timeout_ms);
+      auto connected = PgConnection::Connect(dsn_, SessionLimits());
       absl::Status status = connected.status();
       if (status.ok()) {
         connection = *std::move(connected);
@@ -322,7 +338,7 @@ auto PostgresVoiceStore::OnRequestConnection(const char* operation, Work&& work)
   const uint64_t generation = generation_.load();
   if (!request_connection_ || request_connection_->broken() || request_generation_ != generation) {
     request_connection_.reset();
-    auto connected = PgConnection::Connect(dsn_, config_.postgres_statement_timeout_ms);
+    auto connected = PgConnection::Connect(dsn_, SessionLimits());
     if (!connected.ok()) {
       if (metrics_) metrics_->errors.WithLabels({"postgres", operation}).Increment();
       return core::StoreUnavailable(Unreachable(std::string(connected.status().message())),
@@ -461,7 +477,7 @@ absl::StatusOr<StoredVoice> PostgresVoiceStore::Commit(VoiceReservation& held,
   const std::string encoded = EncodeVoiceFile(metadata, profile);
   StoredVoice voice{std::move(metadata), encoded.size()};
   auto stored = OnRequestConnection("register", [&](PgConnection& c) {
-    return Insert(c, voice, encoded, hold_before_commit_);
+    return Insert(c, voice, encoded, hold_next_commit_.exchange(false));
   });
   if (!stored.ok()) return stored.status();
   RecordLocalChange(stored->metadata.id, *stored);  // at once here; elsewhere on the notification

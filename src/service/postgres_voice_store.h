@@ -73,6 +73,7 @@ class PostgresVoiceStore : public VoiceBackend {
   absl::Status Resync(PgConnection& connection);
   void SetConnected(bool connected, const std::string& problem);
   void Wake() const;
+  PgSessionLimits SessionLimits() const;
   // Runs `work` on the request connection (reconnecting it first when the listener reconnected
   // since), timing it as `operation`. Unavailable at once while the listener is disconnected.
   template <typename Work>
@@ -89,9 +90,10 @@ class PostgresVoiceStore : public VoiceBackend {
   const VoiceStoreConfig config_;
   const std::string dsn_;
   VoiceStoreMetrics* metrics_;  // may be null
-  // TEST ONLY (VOXSERVE_TEST_PG_HOLD_COMMIT with voices.test_cloner): a registration waits
-  // before its COMMIT until its connection breaks, so a test can kill the database there.
-  const bool hold_before_commit_;
+  // TEST ONLY (VOXSERVE_TEST_PG_HOLD_COMMIT with voices.test_cloner): the first registration
+  // waits before its COMMIT until its connection breaks, so a test can kill the database there
+  // or stall the server there; later ones run as usual.
+  std::atomic<bool> hold_next_commit_;
 
   mutable std::mutex mutex_;
   mutable std::condition_variable connected_changed_;

@@ -151,6 +151,11 @@ absl::Status VoiceStoreConfig::Validate() const {
   if (postgres_statement_timeout_ms < 100 || postgres_statement_timeout_ms > 600'000) {
     return core::InvalidArgument("voices.postgres.statement_timeout_ms must be 100..600000");
   }
+  if (postgres_idle_in_transaction_timeout_ms < 100 ||
+      postgres_idle_in_transaction_timeout_ms > 600'000) {
+    return core::InvalidArgument(
+        "voices.postgres.idle_in_transaction_timeout_ms must be 100..600000");
+  }
   if (max_count < 1 || max_count > 1'000'000) {
     return core::InvalidArgument("voices.max_count must be 1..1000000");
   }

@@ -33,6 +33,11 @@ struct VoiceStoreConfig {
   std::string postgres_dsn_file;
   int postgres_resync_ms = 30'000;         // full re-read of the registry, besides LISTEN/NOTIFY
   int postgres_statement_timeout_ms = 10'000;
+  // A registration's transaction idle this long (its replica stalled or cut off mid-way) is
+  // ended by PostgreSQL, which frees the registration lock the other replicas wait for. Below
+  // statement_timeout so that their waiting registrations outlast it; a registration's own idle
+  // gaps are microseconds.
+  int postgres_idle_in_transaction_timeout_ms = 5'000;
   int max_count = 1000;                   // stored voices, all models together
   size_t max_bytes = 512ull << 20;        // their files together
   size_t max_upload_bytes = 20ull << 20;  // one audio sample: 30 s of 48 kHz 32-bit stereo WAV

@@ -1,14 +1,17 @@
 """The shared voice registry (voices.backend: postgres, docs/voice-cloning.md) against a real
 PostgreSQL that the test starts (postgres_support.py): the schema the server creates, the bounds,
 two servers sharing one registry (one name registered at once on both: one 200, one 409; a
-deletion on one seen by the other within 1 s), restarts losing nothing, and the database failing:
-down at startup, killed (SIGKILL) in the middle of a registration, back again.
+deletion on one seen by the other within 1 s), restarts losing nothing, the database failing:
+down at startup, killed (SIGKILL) in the middle of a registration, back again, and a server
+stopped (SIGSTOP) in the middle of a registration, holding the registration lock, which the
+database takes back within voices.postgres.idle_in_transaction_timeout_ms.
 
 As in test_voice_cloning.py the servers run with `voices.test_cloner: true` (a deterministic
 stand-in profile of family "test"); espeak speaks no cloned voices, so synthesis with a known
 cloned voice answers 501 naming it, after its profile was loaded (a 404 voice_not_found means the
 server does not know it)."""
 import concurrent.futures
+import signal
 import threading
 import time
 
@@ -246,6 +249,85 @@ def test_the_database_killed_mid_registration_leaves_nothing_and_recovers(make_s
     retried = register(a, "half written")
     assert retried.status_code == 200, retried.text
     assert requests.delete(a.url + VOICES + "/" + kept["id"], timeout=10).status_code == 200
+
+
+@pytest.mark.parametrize("bound_from", ["config", "config beside dsn options", "dsn options"])
+def test_a_server_stalled_inside_a_registration_holds_the_others_up_only_briefly(make_server,
+                                                                                 postgres,
+                                                                                 bound_from):
+    """A replica stopped (SIGSTOP: a frozen process; a lost machine or a network split look the
+    same to the database, a connection that stays open and says nothing) while its registration
+    holds the registration lock. PostgreSQL ends its session after
+    voices.postgres.idle_in_transaction_timeout_ms, so the other replica's registration goes
+    through within that bound instead of timing out until TCP gives up (hours). Options of the
+    DSN's own are kept beside it, and the same bound given in the DSN's `options` wins over the
+    config key (set far too long there)."""
+    bound_s = 3.0
+    dsn = postgres.dsn
+    if bound_from.startswith("config"):
+        limit = ("--voices-postgres-idle-timeout-ms", str(int(bound_s * 1000)))
+        if bound_from == "config beside dsn options":
+            dsn += " options='-c search_path=public'"
+    else:
+        limit = ("--voices-postgres-idle-timeout-ms", "600000")
+        dsn += f" options='-c idle_in_transaction_session_timeout={int(bound_s * 1000)}'"
+
+    def replica(env=None):
+        return make_server("--voices-backend", "postgres", "--voices-postgres-dsn", dsn,
+                           "--voices-test-cloner", "true", *limit, env=env)
+
+    # TEST ONLY: its first registration waits before COMMIT until the connection breaks.
+    stalled = replica(env={"VOXSERVE_TEST_PG_HOLD_COMMIT": "1"})
+    other = replica()
+    wait_connected(stalled)
+    wait_connected(other)
+    # A config bound not below statement_timeout (10 s) is allowed, with a warning.
+    warned = any("is not below voices.postgres.statement_timeout_ms" in line
+                 for line in stalled.log_lines)
+    assert warned == (bound_from == "dsn options"), stalled.log()
+    lock_holders = ("SELECT a.state FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                    "WHERE l.locktype = 'advisory' AND l.granted")
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(register, stalled, "half written")
+        try:
+            wait_for(lambda: any("holding registration" in line for line in stalled.log_lines), 30,
+                     "the registration to reach its COMMIT")
+            stalled.process.send_signal(signal.SIGSTOP)
+            # The stopped server's session holds the lock, idle inside its transaction.
+            assert postgres.sql(lock_holders) == [["idle in transaction"]], postgres.log()
+
+            started = time.monotonic()
+            answer = register(other, "meanwhile")
+            waited = time.monotonic() - started
+            assert answer.status_code == 200, answer.text
+            # At most the bound (plus slack for a loaded machine), well before B's own
+            # statement_timeout (10 s) would have answered 503.
+            assert waited < bound_s + 4.0, waited
+            print(f"the other server's registration waited {waited:.2f} s (bound {bound_s} s)")
+            assert postgres.sql(lock_holders) == []
+            assert "idle-in-transaction timeout" in postgres.log()
+            # The stalled registration left nothing behind.
+            assert [r[0] for r in postgres.sql("SELECT name FROM voxserve_voices")] == ["meanwhile"]
+        finally:
+            stalled.process.send_signal(signal.SIGCONT)
+        late = pending.result(timeout=60)
+
+    # Woken up, the stalled server answers its registration with an error, not a hang...
+    assert late.status_code == 503, late.text
+    assert late.json()["error"]["code"] == "voice_store_unavailable"
+    assert "Retry-After" in late.headers
+    # ...and keeps serving: it sees the other's voice, registers anew, and both agree.
+    meanwhile = answer.json()["id"]
+    wait_for(lambda: voice_ids(stalled) == [meanwhile], 5, "the stalled server to catch up")
+    wait_connected(stalled)
+    retried = register(stalled, "half written")
+    assert retried.status_code == 200, retried.text
+    both = sorted([meanwhile, retried.json()["id"]])
+    wait_for(lambda: voice_ids(stalled) == both and voice_ids(other) == both, 5,
+             "both servers to list both voices")
+    assert sorted(r[0] for r in postgres.sql("SELECT name FROM voxserve_voices")) == \
+        ["half written", "meanwhile"]
 
 
 def test_voices_move_from_a_directory_into_postgres_and_back(make_server, postgres, voxserve_bin,

@@ -332,7 +332,8 @@ TEST_F(ServerConfigTest, VoicesKeysComeFromTheFileFlagsAndEnvironmentAndAreCheck
 TEST_F(ServerConfigTest, ThePostgresVoiceBackendIsConfiguredUnderVoicesPostgres) {
   WriteConfig(
       "voices:\n  backend: postgres\n  postgres:\n    dsn_file: /run/secrets/db/dsn\n"
-      "    resync_ms: 500\n    statement_timeout_ms: 2000\n");
+      "    resync_ms: 500\n    statement_timeout_ms: 2000\n"
+      "    idle_in_transaction_timeout_ms: 1500\n");
   auto file = Load({"--config", path_.string()},
                    {{"VOXSERVE_VOICES_POSTGRES_DSN", "host=db dbname=voxserve"}});
   ASSERT_TRUE(file.ok()) << file.status();
@@ -342,7 +343,17 @@ TEST_F(ServerConfigTest, ThePostgresVoiceBackendIsConfiguredUnderVoicesPostgres)
   EXPECT_EQ(voices.postgres_dsn, "host=db dbname=voxserve");
   EXPECT_EQ(voices.postgres_resync_ms, 500);
   EXPECT_EQ(voices.postgres_statement_timeout_ms, 2000);
+  EXPECT_EQ(voices.postgres_idle_in_transaction_timeout_ms, 1500);
   EXPECT_TRUE(voices.enabled());
+  auto defaults = Load({});
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->config.service.voices.postgres_idle_in_transaction_timeout_ms, 5000);
+  auto too_short = Load({"--voices-postgres-idle-timeout-ms", "50"});
+  ASSERT_FALSE(too_short.ok());
+  EXPECT_NE(too_short.status().message().find("--voices-postgres-idle-timeout-ms: 50 is outside "
+                                              "100..600000"),
+            std::string::npos)
+      << too_short.status();
 
   WriteConfig("voices:\n  backend: sqlite\n");
   auto bad = Load({"--config", path_.string()});
