@@ -187,6 +187,7 @@ absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
     return rows.status();
   }
   std::vector<StoredVoice> loaded;
+  std::vector<std::string> removed;  // known before, gone now: another replica deleted them
   const PGresult* r = rows->get();
   for (int row = 0; row < PQntuples(r); ++row) {
     StoredVoice voice;
@@ -202,6 +203,7 @@ absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
   }
   {
     std::lock_guard lock(mutex_);
+    std::map<std::string, StoredVoice, std::less<>> before = std::move(voices_);
     voices_.clear();
     by_name_.clear();
     total_bytes_ = 0;
@@ -215,11 +217,25 @@ absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
         UnindexLocked(change.id);
       }
     }
+    for (const auto& [id, voice] : before) {
+      if (!voices_.contains(id)) removed.push_back(id);
+    }
+  }
+  if (!removed.empty()) {
+    std::lock_guard lock(removed_mutex_);
+    if (removed_elsewhere_) {
+      for (const std::string& id : removed) removed_elsewhere_(id);
+    }
   }
   if (metrics_) {
     metrics_->operation_seconds.WithLabels({"postgres", "resync"}).Observe(SecondsSince(start));
   }
   return absl::OkStatus();
+}
+
+void PostgresVoiceStore::SetOnRemovedElsewhere(std::function<void(const std::string& id)> removed) {
+  std::lock_guard lock(removed_mutex_);
+  removed_elsewhere_ = std::move(removed);
 }
 
 void PostgresVoiceStore::IndexLocked(StoredVoice voice) {

@@ -14,10 +14,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -57,6 +58,7 @@ class PostgresVoiceStore : public VoiceBackend {
   size_t TotalBytes() const override;
   std::string_view BackendName() const override { return "postgres"; }
   std::string Problem() const override;
+  void SetOnRemovedElsewhere(std::function<void(const std::string& id)> removed) override;
 
   // Stores an already encoded voice as it is (id and created_at kept): `voxserve voices import`.
   // AlreadyExists when its id or name is taken.
@@ -118,6 +120,10 @@ class PostgresVoiceStore : public VoiceBackend {
   mutable std::mutex request_mutex_;  // one request statement sequence at a time
   mutable std::unique_ptr<PgConnection> request_connection_;  // guarded by request_mutex_
   mutable uint64_t request_generation_ = 0;                    // guarded by request_mutex_
+
+  // Held while removed_elsewhere_ runs, so that replacing it waits for a call under way.
+  std::mutex removed_mutex_;
+  std::function<void(const std::string&)> removed_elsewhere_;  // guarded by removed_mutex_
 
   std::atomic<bool> stopping_{false};
   int wake_fd_ = -1;  // eventfd: wakes the listener to stop or to reconnect at once
