@@ -190,8 +190,16 @@ absl::Status ReadSeed(const json& body, service::SynthesisRequest* request) {
   return absl::OkStatus();
 }
 
+absl::Status ReadTextNormalization(const json& body, service::SynthesisRequest* request) {
+  auto found = body.find(kTextNormalizationField);
+  auto normalize = ParseTextNormalization(found == body.end() ? nullptr : &*found);
+  if (!normalize.ok()) return normalize.status();
+  request->normalize_text = *normalize;
+  return absl::OkStatus();
+}
+
 // The fields both routes share for cloned voices and sampling: instructions (OpenAI's),
-// voice_mode (docs/cosyvoice-generation.md, "Modes") and seed.
+// voice_mode (docs/cosyvoice-generation.md, "Modes"), seed and apply_text_normalization.
 absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* request) {
   for (absl::Status status : {ReadString(body, "instructions", &request->instructions),
                               ReadString(body, "voice_mode", &request->voice_mode),
@@ -199,14 +207,6 @@ absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* reque
     if (!status.ok()) return status;
   }
   return absl::OkStatus();  // their limits are the service's (service::CheckRequestOptions)
-}
-
-absl::Status ReadTextNormalization(const json& body, service::SynthesisRequest* request) {
-  auto found = body.find(kTextNormalizationField);
-  auto normalize = ParseTextNormalization(found == body.end() ? nullptr : &*found);
-  if (!normalize.ok()) return normalize.status();
-  request->normalize_text = *normalize;
-  return absl::OkStatus();
 }
 
 absl::Status ReadTimestamps(const json& body, ParsedSpeechRequest* parsed) {
