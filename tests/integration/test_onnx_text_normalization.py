@@ -2,7 +2,8 @@
 tiny Piper and Kokoro test graphs (tests/onnx_models/make_test_models.py), whose audio is a
 function of the phoneme ids espeak-ng makes of the text: "3.5 kg" must give exactly the bytes of
 the words the rules write out ("three point five kilograms"), and so must a date, a time and an
-amount of money; with normalization off (by config, or per request) the bytes differ.
+amount of money; with normalization off (by config, or per request) the bytes differ (except for
+the time, which espeak-ng reads as "fifteen thirty" itself).
 
 The expected words are written here by hand from the rules (and the unit tests' tables,
 tests/unit/text/normalization/en.txt), not read from the server."""
@@ -27,6 +28,9 @@ CASES = [
     ("It costs $12.50.", "It costs twelve dollars and fifty cents."),
     ("Dr. Lee is 50% sure.", "Doctor Lee is fifty percent sure."),
 ]
+# Where espeak-ng's own reading differs from the rules' (it reads "15:30" as "fifteen thirty"
+# itself, so that case sounds the same either way): with normalization off these must differ.
+DIFFERING = [CASES[0], CASES[1], CASES[3]]
 VOICES = [("en_US-test-medium", "en_US-test-medium"), ("kokoro-v1.0", "af_test")]
 
 
@@ -75,7 +79,7 @@ def test_the_config_turns_it_off_and_a_request_back_on(voxserve_bin, models_root
     server = serve(voxserve_bin, models_root, "--text-normalize", "false")
     try:
         model, voice = VOICES[0]
-        for written, spoken in CASES[:4]:
+        for written, spoken in DIFFERING:
             words = speak(server, model, voice, spoken)
             assert speak(server, model, voice, written) != words, written
             assert speak(server, model, voice, written, apply_text_normalization="on") == words
@@ -84,7 +88,7 @@ def test_the_config_turns_it_off_and_a_request_back_on(voxserve_bin, models_root
 
 
 def test_elevenlabs_apply_text_normalization_is_honoured(normalizing):
-    written, spoken = CASES[2]
+    written, spoken = DIFFERING[1]
 
     def tts(text, **body):
         response = requests.post(
