@@ -380,7 +380,13 @@ TEST_F(ServerConfigTest, TheResponseCacheIsOffAndNormalizationOnByDefault) {
 
   auto small = Load({"--cache-max-bytes", "1000"});
   ASSERT_FALSE(small.ok());
-  EXPECT_NE(small.status().message().find("cache.max_bytes"), std::string::npos) << small.status();
+  EXPECT_NE(small.status().message().find("--cache-max-bytes"), std::string::npos)
+      << small.status();
+  WriteConfig("cache:\n  max_bytes: 1000\n");
+  auto small_in_file = Load({"--config", path_.string()});
+  ASSERT_FALSE(small_in_file.ok());
+  EXPECT_NE(small_in_file.status().message().find("cache.max_bytes"), std::string::npos)
+      << small_in_file.status();
 }
 
 TEST_F(ServerConfigTest, WyomingIsOffByDefaultAndItsKeysComeFromEverySource) {
