@@ -9,15 +9,16 @@ Cloned voices (whose deletion invalidates their entries, also when another repli
 through the postgres backend) are spoken only by CosyVoice: the service's unit tests
 (tests/unit/service/response_cache_service_test.cc) cover their entries; here the postgres test
 checks that a deletion on another replica reaches this one's cache hook."""
+import asyncio
 import base64
 import concurrent.futures
 import http.client
 import json
 import threading
 
-import grpc
 import pytest
 import requests
+import websockets
 
 from conftest import VoxServer
 from grpc_support import channel, stubs
@@ -238,9 +239,6 @@ def test_grpc_reports_x_cache_and_honours_cache_control_metadata(cached):
 
 
 def test_the_websocket_stream_uses_the_cache_unless_its_config_says_no_store(cached):
-    import asyncio
-    import websockets
-
     async def converse(config):
         url = f"ws://127.0.0.1:{cached.port}/v1/audio/speech/stream"
         audio = b""
@@ -282,7 +280,8 @@ def test_a_flood_of_distinct_texts_stays_within_the_bounds(make_server):
 
     texts = [f"Prompt {i}." for i in range(60)]
     texts += [f"A longer distinct prompt, number {i}, so that the bytes bound is the one that "
-              f"holds: it goes on for several seconds of speech, and then some more." for i in range(40)]
+              f"holds: it goes on for several seconds of speech, and then some more."
+              for i in range(40)]
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
