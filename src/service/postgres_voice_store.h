@@ -86,7 +86,10 @@ class PostgresVoiceStore : public VoiceBackend {
   void IndexLocked(StoredVoice voice);  // requires mutex_
   void UnindexLocked(std::string_view id);  // requires mutex_
   // This replica's own commit (a voice) or deletion (none), applied to the index at once.
-  void RecordLocalChange(const std::string& id, std::optional<StoredVoice> voice);
+  // Whether the index held `id` before.
+  bool RecordLocalChange(const std::string& id, std::optional<StoredVoice> voice);
+  // Tells removed_elsewhere_ of each id (not under mutex_).
+  void ReportRemovedElsewhere(const std::vector<std::string>& ids);
 
   const VoiceStoreConfig config_;
   const std::string dsn_;
@@ -101,6 +104,7 @@ class PostgresVoiceStore : public VoiceBackend {
   std::map<std::string, std::string, std::less<>> by_name_;  // key → id; guarded by mutex_
   std::set<std::string, std::less<>> pending_;               // reserved keys; guarded by mutex_
   std::set<std::string, std::less<>> pending_ids_;           // guarded by mutex_
+  std::multiset<std::string, std::less<>> deleting_;         // this replica's, under way; mutex_
   size_t total_bytes_ = 0;                                   // guarded by mutex_
   uint64_t id_state_ = 0;                                    // guarded by mutex_
   std::string problem_;                                      // guarded by mutex_
