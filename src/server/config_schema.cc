@@ -288,6 +288,41 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       .Details(
           "SIGTERM (or Ctrl-C): not ready, new calls get a retriable 503 / `UNAVAILABLE`, "
           "in-flight requests finish, exit 0. An orchestrator's grace period must exceed it.");
+  service::ResponseCacheConfig& rc = s.cache;
+  add("cache.enabled", "cache-enabled",
+      "keep finished audio of deterministic requests in memory and replay it to identical ones",
+      rc.enabled ? "true" : "false", BoolSetter(&rc.enabled))
+      .Example("true")
+      .Details(
+          "Off by default: it holds up to `cache.max_bytes` more memory per replica, which a "
+          "container's memory limit must allow for, and it keeps the text of past requests in "
+          "memory after they end. Requests may refuse it (`Cache-Control: no-cache` or "
+          "`no-store`); answers say `X-Cache: hit|miss|bypass`. See "
+          "[the response cache](response-cache.md).");
+  add("cache.max_bytes", "cache-max-bytes",
+      "memory the response cache may hold: audio, timings and keys", std::to_string(rc.max_bytes),
+      IntSetter(&rc.max_bytes, 1LL << 20, 1LL << 40))
+      .Example("1073741824")
+      .Details(
+          "The default holds ~45 minutes of 48 kHz 16-bit WAV, or ~20 hours of 32 kbit/s MP3. "
+          "Least recently used answers go first; answers asked for twice are kept longest "
+          "(segmented LRU).");
+  add("cache.max_entries", "cache-max-entries", "answers the response cache may hold",
+      std::to_string(rc.max_entries), IntSetter(&rc.max_entries, 1, 10'000'000));
+  add("cache.max_entry_bytes", "cache-max-entry-bytes",
+      "largest answer stored; larger ones are synthesized every time",
+      std::to_string(rc.max_entry_bytes), IntSetter(&rc.max_entry_bytes, 1024, 1LL << 40))
+      .Details("So that one long chapter cannot push out hundreds of short prompts.");
+  add("text.normalize", "text-normalize",
+      "write numbers, dates, times, currency, units and abbreviations out as words for Piper, "
+      "Kokoro and CosyVoice",
+      s.normalize_text ? "true" : "false", BoolSetter(&s.normalize_text))
+      .Example("false")
+      .Details(
+          "English and Chinese rules (\"3.5 kg\" → \"three point five kilograms\"); "
+          "espeak-ng reads numbers itself and gets the text as sent. A request may override it "
+          "with `apply_text_normalization` (`auto`, `on`, `off`). See "
+          "[text normalization](text-normalization.md).");
   service::VoiceStoreConfig& v = s.voices;
   add("voices.backend", "voices-backend",
       "where cloned voices live: dir (voices.dir, one machine) or postgres (shared by replicas)",
@@ -578,6 +613,10 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
   schema.Describe("limits", "What one request may ask for, on every API.");
   schema.Describe("service", "How requests flow from the API to the engines.");
   schema.Describe("log", "Log lines on stderr.");
+  schema.Describe("cache",
+                  "The response cache: finished audio replayed to identical requests "
+                  "([response cache](response-cache.md)).");
+  schema.Describe("text", "What the server does to the text before the engines read it.");
   schema.Describe("voices", "Cloned voices (voice cloning models such as CosyVoice).");
   schema.Describe("voices.postgres",
                   "The shared voice registry (voices.backend postgres): every replica on one "

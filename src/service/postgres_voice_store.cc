@@ -203,6 +203,7 @@ absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
     return rows.status();
   }
   std::vector<StoredVoice> loaded;
+  std::vector<std::string> removed;  // known before, gone now: another replica deleted them
   const PGresult* r = rows->get();
   for (int row = 0; row < PQntuples(r); ++row) {
     StoredVoice voice;
@@ -218,6 +219,7 @@ absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
   }
   {
     std::lock_guard lock(mutex_);
+    std::map<std::string, StoredVoice, std::less<>> before = std::move(voices_);
     voices_.clear();
     by_name_.clear();
     total_bytes_ = 0;
@@ -231,11 +233,27 @@ absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
         UnindexLocked(change.id);
       }
     }
+    for (const auto& [id, voice] : before) {
+      if (!voices_.contains(id) && !deleting_.contains(id)) removed.push_back(id);
+    }
   }
+  ReportRemovedElsewhere(removed);
   if (metrics_) {
     metrics_->operation_seconds.WithLabels({"postgres", "resync"}).Observe(SecondsSince(start));
   }
   return absl::OkStatus();
+}
+
+void PostgresVoiceStore::SetOnRemovedElsewhere(std::function<void(const std::string& id)> removed) {
+  std::lock_guard lock(removed_mutex_);
+  removed_elsewhere_ = std::move(removed);
+}
+
+void PostgresVoiceStore::ReportRemovedElsewhere(const std::vector<std::string>& ids) {
+  if (ids.empty()) return;
+  std::lock_guard lock(removed_mutex_);
+  if (!removed_elsewhere_) return;
+  for (const std::string& id : ids) removed_elsewhere_(id);
 }
 
 void PostgresVoiceStore::IndexLocked(StoredVoice voice) {
@@ -254,12 +272,14 @@ void PostgresVoiceStore::UnindexLocked(std::string_view id) {
   voices_.erase(it);
 }
 
-void PostgresVoiceStore::RecordLocalChange(const std::string& id,
+bool PostgresVoiceStore::RecordLocalChange(const std::string& id,
                                            std::optional<StoredVoice> voice) {
   std::lock_guard lock(mutex_);
+  const bool was_known = voices_.contains(id);
   UnindexLocked(id);
   if (voice) IndexLocked(*voice);
   recent_.push_back({++change_sequence_, id, std::move(voice)});
+  return was_known;
 }
 
 void PostgresVoiceStore::ListenLoop() {
@@ -551,6 +571,12 @@ absl::Status PostgresVoiceStore::Delete(std::string_view id) {
   };
   if (!IsVoiceId(id)) return not_found();
   // One statement, so one transaction: the row and its notification go together.
+  {
+    // Until it is recorded, a resync that no longer finds the voice must not take this
+    // replica's own deletion for another's.
+    std::lock_guard lock(mutex_);
+    deleting_.insert(std::string(id));
+  }
   auto deleted = OnRequestConnection("delete", [&](PgConnection& c) -> absl::StatusOr<bool> {
     auto rows = c.Exec(
         "WITH gone AS (DELETE FROM voxserve_voices WHERE id = $1 RETURNING id) "
@@ -559,9 +585,19 @@ absl::Status PostgresVoiceStore::Delete(std::string_view id) {
     if (!rows.ok()) return rows.status();
     return PQntuples(rows->get()) > 0;
   });
+  bool was_known = false;
+  if (deleted.ok()) was_known = RecordLocalChange(std::string(id), std::nullopt);
+  {
+    std::lock_guard lock(mutex_);
+    deleting_.erase(deleting_.find(id));
+  }
   if (!deleted.ok()) return deleted.status();
-  RecordLocalChange(std::string(id), std::nullopt);
-  if (!*deleted) return not_found();  // another replica deleted it first
+  if (!*deleted) {
+    // Another replica deleted it first: its notification may have come while this one was
+    // under way, when the resync left it to this call.
+    if (was_known) ReportRemovedElsewhere({std::string(id)});
+    return not_found();
+  }
   return absl::OkStatus();
 }
 

@@ -14,10 +14,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -57,6 +58,7 @@ class PostgresVoiceStore : public VoiceBackend {
   size_t TotalBytes() const override;
   std::string_view BackendName() const override { return "postgres"; }
   std::string Problem() const override;
+  void SetOnRemovedElsewhere(std::function<void(const std::string& id)> removed) override;
 
   // Stores an already encoded voice as it is (id and created_at kept): `voxserve voices import`.
   // AlreadyExists when its id or name is taken.
@@ -85,7 +87,10 @@ class PostgresVoiceStore : public VoiceBackend {
   void IndexLocked(StoredVoice voice);  // requires mutex_
   void UnindexLocked(std::string_view id);  // requires mutex_
   // This replica's own commit (a voice) or deletion (none), applied to the index at once.
-  void RecordLocalChange(const std::string& id, std::optional<StoredVoice> voice);
+  // Whether the index held `id` before.
+  bool RecordLocalChange(const std::string& id, std::optional<StoredVoice> voice);
+  // Tells removed_elsewhere_ of each id (not under mutex_).
+  void ReportRemovedElsewhere(const std::vector<std::string>& ids);
 
   const VoiceStoreConfig config_;
   const std::string dsn_;
@@ -101,6 +106,7 @@ class PostgresVoiceStore : public VoiceBackend {
   std::map<std::string, std::string, std::less<>> by_name_;  // key → id; guarded by mutex_
   std::set<std::string, std::less<>> pending_;               // reserved keys; guarded by mutex_
   std::set<std::string, std::less<>> pending_ids_;           // guarded by mutex_
+  std::multiset<std::string, std::less<>> deleting_;         // this replica's, under way; mutex_
   size_t total_bytes_ = 0;                                   // guarded by mutex_
   uint64_t id_state_ = 0;                                    // guarded by mutex_
   std::string problem_;                                      // guarded by mutex_
@@ -120,6 +126,10 @@ class PostgresVoiceStore : public VoiceBackend {
   mutable std::mutex request_mutex_;  // one request statement sequence at a time
   mutable std::unique_ptr<PgConnection> request_connection_;  // guarded by request_mutex_
   mutable uint64_t request_generation_ = 0;                    // guarded by request_mutex_
+
+  // Held while removed_elsewhere_ runs, so that replacing it waits for a call under way.
+  std::mutex removed_mutex_;
+  std::function<void(const std::string&)> removed_elsewhere_;  // guarded by removed_mutex_
 
   std::atomic<bool> stopping_{false};
   int wake_fd_ = -1;  // eventfd: wakes the listener to stop or to reconnect at once

@@ -222,4 +222,18 @@ CachePolicy ParseCacheControl(std::string_view header) {
   return policy;
 }
 
+std::string_view CacheResultName(CacheResult result) {
+  switch (result) {
+    case CacheResult::kOff:
+      return "";
+    case CacheResult::kHit:
+      return "hit";
+    case CacheResult::kMiss:
+      return "miss";
+    case CacheResult::kBypass:
+      return "bypass";
+  }
+  return "";
+}
+
 }  // namespace voxserve::service

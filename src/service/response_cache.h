@@ -121,4 +121,7 @@ class ResponseCache {
 // case-insensitive, unknown ones ignored. Empty: kUse.
 CachePolicy ParseCacheControl(std::string_view header);
 
+// "hit", "miss", "bypass": the value of the transports' X-Cache header; empty for kOff (no header).
+std::string_view CacheResultName(CacheResult result);
+
 }  // namespace voxserve::service

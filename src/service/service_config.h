@@ -60,9 +60,9 @@ struct ServiceConfig {
   VoiceStoreConfig voices;               // cloned voices (voices.*; docs/voice-cloning.md)
   ResponseCacheConfig cache;             // cache.*; docs/response-cache.md
   // Numbers, dates, times, currency, units and abbreviations written out as words for the
-  // engines that read characters (Piper, Kokoro, CosyVoice). Off until the server has its
-  // config key and the engines' integration tests run with it (issue 26).
-  bool normalize_text = false;
+  // engines that read characters (Piper, Kokoro, CosyVoice); YAML text.normalize. A request may
+  // override it (SynthesisRequest::normalize_text).
+  bool normalize_text = true;
 
   absl::Status Validate() const;
 };

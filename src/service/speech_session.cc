@@ -43,6 +43,7 @@ class SpeechSession::SentenceSink final : public SynthesisSink {
       : channel_(std::move(channel)), keep_alive_(std::move(keep_alive)) {}
 
   void OnStart(int output_sample_rate) override { result_.sample_rate = output_sample_rate; }
+  void OnCacheResult(CacheResult result) override { channel_->listener->OnCacheResult(result); }
   void OnAudio(std::string bytes) override {
     if (!result_.first_audio_at) result_.first_audio_at = core::Clock::now();
     result_.audio_bytes += bytes.size();

@@ -98,6 +98,9 @@ class SpeechSession {
     // Service thread: bytes given to OnAudio but not yet written to the client. Above the
     // service's stream_buffer_bytes the sentence pauses until ResumeAudio().
     virtual size_t QueuedAudioBytes() const = 0;
+    // Service thread: what the response cache did with the current sentence, before its first
+    // OnAudio (SynthesisSink::OnCacheResult).
+    virtual void OnCacheResult(CacheResult result) { (void)result; }
     // Serialized: after the sentence's last OnAudio.
     virtual void OnSentenceDone(const SentenceReport& report) = 0;
     // Serialized, exactly once, the last call of the session: no sentence runs any more.

@@ -273,6 +273,7 @@ void SynthesisJob::Deliver(std::string bytes) {
   if (!delivered_any_) {
     delivered_any_ = true;
     summary_.time_to_first_audio_seconds = SecondsSince(plan_.context.received_at);
+    sink_->OnCacheResult(plan_.cache_result);
     sink_->OnStart(output_sample_rate_);
   }
   sink_->OnAudio(std::move(bytes));

@@ -59,6 +59,7 @@ struct JobPlan {
   std::string cache_key;
   std::vector<std::string> cache_tags;  // ResponseCache::Insert's
   uint64_t cache_generation = 0;        // ResponseCache::Generation when the request began
+  CacheResult cache_result = CacheResult::kOff;  // told to the sink (SynthesisSink::OnCacheResult)
 };
 
 // Shared by the transport (Cancel/Resume), the scheduler callbacks in flight and its own strand.

@@ -19,7 +19,14 @@ namespace voxserve::service {
 // What a request asks of the response cache (service/response_cache.h), from its
 // `Cache-Control` (RFC 9111 request directives): `no-cache` synthesizes afresh and stores the
 // result (kRefresh); `no-store` neither reads nor stores (kBypass).
+// Ordered from the most lenient to the strictest (several directives: the strictest wins).
 enum class CachePolicy { kUse, kRefresh, kBypass };
+
+// What the response cache did with a request, for the transports' `X-Cache` header (gRPC:
+// `x-cache` trailing metadata): kOff when the cache is off; kHit answered from it; kMiss looked
+// up, synthesized and stored; kBypass not read (Cache-Control no-cache or no-store, or a request
+// whose audio is not a function of what it asks: CosyVoice without a seed, an inline prompt).
+enum class CacheResult { kOff, kHit, kMiss, kBypass };
 
 struct SynthesisRequest {
   std::string model;  // as the client named it; empty or an OpenAI model name = the default model
@@ -77,6 +84,10 @@ struct SynthesisRequest {
   // The versions of what shaped `text` besides the text itself (SSML processing, pronunciation
   // dictionaries: issue 26 parts 1-2), for the response cache's key; empty = none.
   std::string markup_version;
+  // Text normalization (docs/text-normalization.md) asked for by this request: unset = the
+  // server's text.normalize for the engines that read characters (Piper, Kokoro, CosyVoice);
+  // true = on for every engine (espeak-ng too); false = off. ElevenLabs' apply_text_normalization.
+  std::optional<bool> normalize_text;
 };
 
 // The word timings of one segment (sentence) of a request, in the request's audio: the service
@@ -138,6 +149,9 @@ class SynthesisSink {
   // Once, just before the first OnAudio: what the bytes will be (the rate depends on the voice,
   // which is only known once the service has resolved it).
   virtual void OnStart(int output_sample_rate) = 0;
+  // Once, just before OnStart: what the response cache did (sinks that report it in a header
+  // keep it; the others ignore it).
+  virtual void OnCacheResult(CacheResult result) { (void)result; }
   // Encoded bytes, in order. Non-streaming requests get the whole file in one call.
   virtual void OnAudio(std::string bytes) = 0;
   // The words of one segment, once per segment in order, after the OnAudio that carried the

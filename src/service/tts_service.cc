@@ -518,7 +518,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   auto splitter = SplitterFor(voice->language);
   if (!splitter.ok()) return Reject(model_id, splitter.status());
   JobPlan plan;
-  const std::string speech = SpeechText(request.text, *voice);
+  const std::string speech = SpeechText(request.text, *voice, request.normalize_text);
   for (std::string& segment :
        (*splitter)->Split(speech, static_cast<size_t>(config_.max_segment_chars))) {
     // A sentence of only punctuation or invisible characters ("...", a lone zero-width space)
@@ -571,11 +571,14 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   return job;
 }
 
-std::string TtsService::SpeechText(const std::string& text, const ResolvedVoice& voice) const {
+std::string TtsService::SpeechText(const std::string& text, const ResolvedVoice& voice,
+                                   std::optional<bool> request_normalize) const {
   // Engines read C strings: a NUL would end the text there (text/speakable_text.h).
   std::string speech = text::ControlCharactersAsSpaces(text);
   const std::string& engine = voice.model->config().engine.engine;
-  if (!config_.normalize_text || !EngineNeedsNormalizedText(engine)) return speech;
+  if (!request_normalize.value_or(config_.normalize_text && EngineNeedsNormalizedText(engine))) {
+    return speech;
+  }
   // CosyVoice speaks every language with one voice: the text says which rules apply.
   const text::normalize::NormalizationLanguage language =
       engine == "cosyvoice" ? text::normalize::NormalizationLanguageOfText(speech)
@@ -585,7 +588,9 @@ std::string TtsService::SpeechText(const std::string& text, const ResolvedVoice&
 
 void TtsService::UseResponseCache(const SynthesisRequest& request, int output_sample_rate,
                                   JobPlan& plan) {
-  if (!cache_->enabled() || request.cache_policy == CachePolicy::kBypass) return;
+  if (!cache_->enabled()) return;
+  plan.cache_result = CacheResult::kBypass;
+  if (request.cache_policy == CachePolicy::kBypass) return;
   // An inline prompt (ref_audio) is this request's alone: nothing names it again.
   if (plan.voice_profile && request.cloned_voice_id.empty()) return;
   const engine::EngineSpec& spec = plan.voice.model->config().engine;
@@ -621,8 +626,10 @@ void TtsService::UseResponseCache(const SynthesisRequest& request, int output_sa
                                                        hit->summary.audio_seconds <=
                                                    plan.max_audio_seconds)) {
       plan.replay = std::move(hit);
+      plan.cache_result = CacheResult::kHit;
       return;
     }
+    plan.cache_result = CacheResult::kMiss;
   }
   plan.cache = cache_.get();
 }

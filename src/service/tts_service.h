@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -144,8 +145,10 @@ class TtsService {
   std::vector<VoiceListing> ClonedVoiceListings() const;
   void OnJobFinished();
   // The text the engine gets: control characters as spaces, then normalized (numbers, dates,
-  // units ... as words) for engines that need it, in the voice's language.
-  std::string SpeechText(const std::string& text, const ResolvedVoice& voice) const;
+  // units ... as words) for engines that need it, in the voice's language; `request_normalize`
+  // (SynthesisRequest::normalize_text), when set, decides instead of the config and the engine.
+  std::string SpeechText(const std::string& text, const ResolvedVoice& voice,
+                         std::optional<bool> request_normalize) const;
   // Sets plan.replay (a stored answer to replay) or plan.cache (record and store this one) when
   // the cache is on, the request allows it and its audio is a function of what it asks.
   void UseResponseCache(const SynthesisRequest& request, int output_sample_rate, JobPlan& plan);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,12 @@ class VoiceBackend {
   // Why the store cannot serve right now (the database is down, its schema is too new); empty
   // when it can. /health reports it (status degraded).
   virtual std::string Problem() const { return {}; }
+  // `removed` is called with the id of each voice that vanished without this object's Delete
+  // (another replica deleted it: the postgres backend), on the backend's own thread. Safe cross
+  // thread; when it returns, no call of the previous callback is under way (null: none).
+  virtual void SetOnRemovedElsewhere(std::function<void(const std::string& id)> removed) {
+    (void)removed;
+  }
 
   // Reserve + Commit, for callers that have the profile already.
   absl::StatusOr<StoredVoice> Add(std::string_view model, std::string_view name,

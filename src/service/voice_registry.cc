@@ -67,6 +67,8 @@ VoiceRegistry::VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup,
       pool_(PoolThreads(config_)) {}
 
 VoiceRegistry::~VoiceRegistry() {
+  // Waits for a callback under way: it uses members destroyed before store_.
+  if (store_) store_->SetOnRemovedElsewhere(nullptr);
   pool_.join();
   store_pool_.join();
 }
@@ -270,14 +272,30 @@ absl::Status VoiceRegistry::Delete(std::string_view id) {
   absl::Status status = store_->Delete(id);
   if (status.ok()) {
     spdlog::info("voices: deleted {}", std::string(id));
-    {
-      std::lock_guard lock(cache_mutex_);
-      ++deletions_;
-      std::erase_if(cache_, [id](const auto& entry) { return entry.first == id; });
-    }
-    if (on_deleted_) on_deleted_(std::string(id));
+    Forget(id);
   }
   return status;
+}
+
+void VoiceRegistry::Forget(std::string_view id) {
+  {
+    std::lock_guard lock(cache_mutex_);
+    ++deletions_;
+    std::erase_if(cache_, [id](const auto& entry) { return entry.first == id; });
+  }
+  if (on_deleted_) on_deleted_(std::string(id));
+}
+
+void VoiceRegistry::SetOnDeleted(std::function<void(const std::string& id)> on_deleted) {
+  on_deleted_ = std::move(on_deleted);
+  if (!store_) return;
+  // Another replica's deletion (the postgres backend's NOTIFY or resync) is forgotten here as a
+  // local one: its profile and, through on_deleted_, its cached answers. Set after on_deleted_:
+  // the store's lock publishes it to the listener thread.
+  store_->SetOnRemovedElsewhere([this](const std::string& id) {
+    spdlog::info("voices: {} was deleted by another replica", id);
+    Forget(id);
+  });
 }
 
 std::optional<StoredVoice> VoiceRegistry::Find(std::string_view model_id,

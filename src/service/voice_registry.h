@@ -82,11 +82,10 @@ class VoiceRegistry {
   absl::Status Delete(std::string_view id);
   // Delete on the store's own thread; `done` runs there, once.
   void DeleteAsync(std::string id, std::function<void(absl::Status)> done);
-  // Runs after each Delete that removed a voice, with its id, on Delete's thread (TtsService
-  // drops the voice's cached responses). Set once, before the registry is used.
-  void SetOnDeleted(std::function<void(const std::string& id)> on_deleted) {
-    on_deleted_ = std::move(on_deleted);
-  }
+  // Runs after each Delete that removed a voice, with its id, on Delete's thread, and for each
+  // voice another replica deleted (the postgres backend), on the backend's listener thread
+  // (TtsService drops the voice's cached responses). Set once, before the registry is used.
+  void SetOnDeleted(std::function<void(const std::string& id)> on_deleted);
 
   // Why the store cannot serve now (e.g. "voices.backend postgres: connection refused"); empty
   // when it can, and when cloning is off. /health is degraded while it is not empty.
@@ -107,6 +106,8 @@ class VoiceRegistry {
                 std::unique_ptr<core::MetricsRegistry> own_metrics,
                 std::unique_ptr<VoiceStoreMetrics> metrics);
   void Remember(const std::string& id, std::shared_ptr<const engine::VoiceProfile> profile) const;
+  // A deleted voice: its cached profile dropped, on_deleted_ told.
+  void Forget(std::string_view id);
   absl::StatusOr<engine::VoiceCloner*> ClonerFor(ModelHost& model);
   // Register's and CloneForRequest's checks of the sample and transcript, errors naming the
   // given fields.

@@ -130,7 +130,9 @@ def test_relative_links_and_anchors_resolve(page):
 @pytest.fixture(scope="module")
 def docs_server(voxserve_bin):
     # Every listener the examples use: REST, gRPC and Wyoming (for voxctl's wyoming:// example).
-    server = VoxServer(voxserve_bin, ["--wyoming-enabled", "true", "--wyoming-port", "0"]).start()
+    # The response cache on, for docs/response-cache.md's hit (the others' answers are the same).
+    server = VoxServer(voxserve_bin, ["--wyoming-enabled", "true", "--wyoming-port", "0",
+                                      "--cache-enabled", "true"]).start()
     server.grpc_target  # waits for the gRPC listener too
     server.wyoming_port  # noqa: B018 (and for Wyoming's)
     yield server

@@ -9,6 +9,7 @@
 #include "transport/elevenlabs/elevenlabs_api.h"
 #include "transport/http/error_response.h"
 #include "transport/http/query_string.h"
+#include "transport/http/text_normalization_field.h"
 
 namespace voxserve::transport::elevenlabs {
 namespace {
@@ -152,9 +153,15 @@ absl::Status InputStream::Setup() {
   if (auto it = query->find("model_id"); it != query->end()) {
     if (!it->second.starts_with(kElevenLabsModelPrefix)) request_.model = it->second;
   }
+  if (auto it = query->find(http::kTextNormalizationField); it != query->end()) {
+    const nlohmann::json mode(it->second);
+    auto normalize = http::ParseTextNormalization(&mode);
+    if (!normalize.ok()) return normalize.status();
+    request_.normalize_text = *normalize;
+  }
   // Accepted and ignored: inactivity_timeout (websocket.idle_timeout_ms applies), sync_alignment
   // (audio and alignment always come together), auto_mode, enable_logging, enable_ssml_parsing,
-  // language_code, apply_text_normalization, optimize_streaming_latency.
+  // language_code, optimize_streaming_latency.
   set_up_ = true;
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "service/alignment_estimate.h"
 #include "transport/elevenlabs/error_body.h"
+#include "transport/http/cache_headers.h"
 
 namespace voxserve::transport::elevenlabs {
 namespace {
@@ -100,7 +101,18 @@ void TtsExchange::StartStreamOnce() {
                                      ? std::string("application/json")
                                      : ContentTypeOf(request_.output));
   head.SetHeader("X-Sample-Rate", std::to_string(request_.output.sample_rate));
+  http::SetCacheHeader(head, cache_result_.value_or(service::CacheResult::kOff));
   exchange_->StartStream(std::move(head));
+}
+
+void TtsExchange::OnCacheResult(service::CacheResult result) {
+  std::lock_guard lock(mutex_);
+  // hit: every sentence came from the cache; bypass: none was looked up; else miss.
+  if (!cache_result_ || *cache_result_ == result) {
+    cache_result_ = result;
+  } else if (*cache_result_ != service::CacheResult::kOff) {
+    cache_result_ = service::CacheResult::kMiss;
+  }
 }
 
 void TtsExchange::OnAudio(std::string bytes, int /*sample_rate*/) {
@@ -180,15 +192,24 @@ void TtsExchange::OnEnd(const service::SessionEnd& end) {
       response.status = 200;
       response.SetHeader("Content-Type", ContentTypeOf(request_.output));
       response.SetHeader("X-Sample-Rate", std::to_string(request_.output.sample_rate));
+      {
+        std::lock_guard lock(mutex_);
+        http::SetCacheHeader(response, cache_result_.value_or(service::CacheResult::kOff));
+      }
       response.body = std::move(audio_);
       return exchange_->Respond(std::move(response));
     }
     case TtsRoute::kWithTimestamps: {
       json aligned = AlignmentJson(characters_, starts_, ends_);
-      return exchange_->Respond(
+      http::HttpResponse response =
           http::JsonResponse(200, Dump({{"audio_base64", absl::Base64Escape(audio_)},
                                         {"alignment", aligned},
-                                        {"normalized_alignment", aligned}})));
+                                        {"normalized_alignment", aligned}}));
+      {
+        std::lock_guard lock(mutex_);
+        http::SetCacheHeader(response, cache_result_.value_or(service::CacheResult::kOff));
+      }
+      return exchange_->Respond(std::move(response));
     }
     case TtsRoute::kStream:
     case TtsRoute::kStreamWithTimestamps:

@@ -11,6 +11,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "nlohmann/json.hpp"
@@ -49,6 +50,7 @@ class TtsExchange final : public std::enable_shared_from_this<TtsExchange>,
   // service::SpeechSession::Listener
   void OnAudio(std::string bytes, int sample_rate) override;
   size_t QueuedAudioBytes() const override;
+  void OnCacheResult(service::CacheResult result) override;
   void OnSentenceDone(const service::SentenceReport& report) override;
   void OnEnd(const service::SessionEnd& end) override;
 
@@ -63,6 +65,9 @@ class TtsExchange final : public std::enable_shared_from_this<TtsExchange>,
   std::mutex mutex_;            // OnAudio (service thread) against the strand's readers
   std::string sentence_audio_;  // guarded by mutex_: the current sentence's bytes (buffered routes)
   bool started_ = false;        // guarded by mutex_: the chunked response has begun
+  // guarded by mutex_: the sentences' cache results so far, combined (X-Cache): a stream's
+  // header carries its first sentence's.
+  std::optional<service::CacheResult> cache_result_;
 
   // Strand only.
   std::string audio_;         // the whole request's bytes (kConvert, kWithTimestamps)

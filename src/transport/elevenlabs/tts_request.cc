@@ -2,8 +2,10 @@
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
+#include "transport/http/cache_headers.h"
 #include "transport/http/query_string.h"
 #include "transport/http/seed_field.h"
+#include "transport/http/text_normalization_field.h"
 
 namespace voxserve::transport::elevenlabs {
 namespace {
@@ -67,6 +69,12 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
     if (!parsed_seed.ok()) return parsed_seed.status();
     synthesis.seed = *parsed_seed;
   }
+  auto normalize = body.find(http::kTextNormalizationField);
+  auto normalize_text =
+      http::ParseTextNormalization(normalize == body.end() ? nullptr : &*normalize);
+  if (!normalize_text.ok()) return normalize_text.status();
+  synthesis.normalize_text = *normalize_text;
+  synthesis.cache_policy = http::CachePolicyOf(request);
   if (auto settings = body.find("voice_settings"); settings != body.end() && !settings->is_null()) {
     if (!settings->is_object()) return WrongType("voice_settings", "an object");
     if (auto speed = settings->find("speed"); speed != settings->end() && !speed->is_null()) {

@@ -3,7 +3,10 @@
 #include <grpc/grpc_security_constants.h>
 #include <grpcpp/security/auth_context.h>
 
+#include <algorithm>
+
 #include "core/request_id.h"
+#include "service/response_cache.h"
 
 namespace voxserve::transport::grpc {
 namespace {
@@ -30,6 +33,12 @@ absl::StatusOr<CallStart> StartCall(::grpc::CallbackServerContext& context, std:
   CallStart start;
   start.request_id = RequestIdFrom(context);
   context.AddInitialMetadata("x-request-id", start.request_id);
+  // Several values are one list, as HTTP's: the strictest directive wins.
+  auto [first, last] = context.client_metadata().equal_range("cache-control");
+  for (auto it = first; it != last; ++it) {
+    start.cache_policy = std::max(start.cache_policy, service::ParseCacheControl(std::string_view(
+                                                          it->second.data(), it->second.size())));
+  }
   if (!gate) return start;
 
   const std::string subject = ClientSubject(context);
@@ -51,7 +60,13 @@ absl::StatusOr<CallStart> StartCall(::grpc::CallbackServerContext& context, std:
 
 void CallStart::Prepare(service::SynthesisRequest& request) const {
   request.context.request_id = request_id;
+  request.cache_policy = cache_policy;
   if (grant.prepare_request) grant.prepare_request(request);
+}
+
+void AddCacheTrailer(::grpc::CallbackServerContext& context, service::CacheResult result) {
+  std::string_view name = service::CacheResultName(result);
+  if (!name.empty()) context.AddTrailingMetadata("x-cache", std::string(name));
 }
 
 }  // namespace voxserve::transport::grpc

@@ -39,6 +39,8 @@ class StreamSynthesis final : public WriteReactor {
     chunk->set_sample_rate(sample_rate);
     Send(message, size);
   }
+  // Before the first chunk; Complete reports it.
+  void SetCacheResult(service::CacheResult result) { cache_result_ = result; }
   // With timestamps: after the segment's last chunk (Push keeps the order).
   void SendTimestamps(const service::SegmentTimings& timings, v1::TimestampsMode mode) {
     Response message;
@@ -49,6 +51,7 @@ class StreamSynthesis final : public WriteReactor {
   void Complete(absl::Status status, const service::SynthesisSummary& summary) {
     if (!failed_.ok()) status = failed_;
     if (status.ok()) {
+      AddCacheTrailer(*context_, cache_result_);
       Response message;
       v1::SynthesisDone* done = message.mutable_done();
       done->set_model(summary.model);
@@ -97,6 +100,7 @@ class StreamSynthesis final : public WriteReactor {
   CallStart call_;
   std::shared_ptr<service::PendingJob> job_;  // the job, or its prompt still being cloned
   absl::Status failed_;  // a message that could not be serialized; the sink's thread only
+  service::CacheResult cache_result_ = service::CacheResult::kOff;  // the sink's thread only
 };
 
 // Owned by the job until OnComplete; calls arrive serialized on a service thread.
@@ -106,6 +110,7 @@ class StreamSink final : public service::SynthesisSink {
       : reactor_(reactor), format_(format), timestamps_(timestamps) {}
 
   void OnStart(int output_sample_rate) override { sample_rate_ = output_sample_rate; }
+  void OnCacheResult(service::CacheResult result) override { reactor_->SetCacheResult(result); }
   void OnAudio(std::string bytes) override {
     reactor_->SendAudio(std::move(bytes), format_, sample_rate_);
   }

@@ -23,7 +23,8 @@ class UnarySynthesis final : public SynthesizeCall {
   // From the sink, on a service thread, exactly once. Answer is the last touch of `this`.
   void Complete(const absl::Status& status, const service::SynthesisSummary& summary,
                 audio::AudioFormat format, int sample_rate, std::string audio,
-                ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps);
+                ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps,
+                service::CacheResult cache_result);
 
  private:
   void OnCancel() override {
@@ -43,6 +44,7 @@ class UnarySink final : public service::SynthesisSink {
       : reactor_(reactor), format_(format), timestamps_(timestamps) {}
 
   void OnStart(int output_sample_rate) override { sample_rate_ = output_sample_rate; }
+  void OnCacheResult(service::CacheResult result) override { cache_result_ = result; }
   void OnAudio(std::string bytes) override { audio_ += bytes; }
   void OnTimings(const service::SegmentTimings& timings) override {
     if (timestamps_ != v1::TIMESTAMPS_MODE_NONE) {
@@ -52,7 +54,7 @@ class UnarySink final : public service::SynthesisSink {
   void OnComplete(const absl::Status& status, const service::SynthesisSummary& summary) override {
     int rate = sample_rate_ > 0 ? sample_rate_ : summary.output_sample_rate;
     reactor_->Complete(status, summary, format_, rate, std::move(audio_),
-                       std::move(timestamps_out_));
+                       std::move(timestamps_out_), cache_result_);
   }
   size_t BufferedBytes() const override { return 0; }  // asked of streaming requests only
 
@@ -61,6 +63,7 @@ class UnarySink final : public service::SynthesisSink {
   const audio::AudioFormat format_;
   const v1::TimestampsMode timestamps_;
   int sample_rate_ = 0;
+  service::CacheResult cache_result_ = service::CacheResult::kOff;
   std::string audio_;
   ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps_out_;
 };
@@ -92,8 +95,10 @@ void UnarySynthesis::Run(const ::grpc::ByteBuffer* request_bytes) {
 void UnarySynthesis::Complete(
     const absl::Status& status, const service::SynthesisSummary& summary, audio::AudioFormat format,
     int sample_rate, std::string audio,
-    ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps) {
+    ::google::protobuf::RepeatedPtrField<v1::SegmentTimestamps> timestamps,
+    service::CacheResult cache_result) {
   if (status.ok()) {
+    AddCacheTrailer(context(), cache_result);
     v1::SynthesizeResponse* out = response();
     *out->mutable_timestamps() = std::move(timestamps);
     out->set_audio(std::move(audio));

@@ -2,6 +2,7 @@
 
 #include "absl/strings/escaping.h"
 #include "nlohmann/json.hpp"
+#include "transport/http/cache_headers.h"
 #include "transport/http/error_response.h"
 
 namespace voxserve::transport::http {
@@ -49,6 +50,7 @@ HttpResponse HttpSynthesisSink::Head() const {
   }
   // Raw pcm has no header to say its rate; every format gets it for symmetry.
   if (output_sample_rate_ > 0) head.SetHeader("X-Sample-Rate", std::to_string(output_sample_rate_));
+  SetCacheHeader(head, cache_result_);
   return head;
 }
 

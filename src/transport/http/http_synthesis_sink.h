@@ -26,6 +26,7 @@ class HttpSynthesisSink final : public service::SynthesisSink {
                     TimestampsMode timestamps = TimestampsMode::kNone);
 
   void OnStart(int output_sample_rate) override { output_sample_rate_ = output_sample_rate; }
+  void OnCacheResult(service::CacheResult result) override { cache_result_ = result; }
   void OnAudio(std::string bytes) override;
   void OnTimings(const service::SegmentTimings& timings) override;
   void OnComplete(const absl::Status& status, const service::SynthesisSummary& summary) override;
@@ -39,6 +40,7 @@ class HttpSynthesisSink final : public service::SynthesisSink {
   const StreamMode mode_;
   const audio::AudioFormat format_;
   int output_sample_rate_ = 0;
+  service::CacheResult cache_result_ = service::CacheResult::kOff;
   bool started_ = false;
   std::string body_;  // StreamMode::kNone: the file, sent on completion
   auth::Admission admission_;

@@ -1,5 +1,6 @@
 #include "transport/http/speech_handlers.h"
 
+#include "transport/http/cache_headers.h"
 #include "transport/http/error_response.h"
 #include "transport/http/http_synthesis_sink.h"
 #include "transport/http/speech_request_parser.h"
@@ -18,6 +19,7 @@ void HandleSpeech(service::TtsService& service, const auth::Authenticator* authe
   service::SynthesisRequest& request = parsed->synthesis;
   request.context.request_id = exchange->request_id();
   request.allowed_models = exchange->auth().allowed_models;
+  request.cache_policy = CachePolicyOf(exchange->request());
 
   auth::Admission admission;
   if (authenticator != nullptr) {

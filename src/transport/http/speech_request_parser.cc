@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "text/utf8.h"
 #include "transport/http/seed_field.h"
+#include "transport/http/text_normalization_field.h"
 
 namespace voxserve::transport::http {
 namespace {
@@ -189,12 +190,20 @@ absl::Status ReadSeed(const json& body, service::SynthesisRequest* request) {
   return absl::OkStatus();
 }
 
+absl::Status ReadTextNormalization(const json& body, service::SynthesisRequest* request) {
+  auto found = body.find(kTextNormalizationField);
+  auto normalize = ParseTextNormalization(found == body.end() ? nullptr : &*found);
+  if (!normalize.ok()) return normalize.status();
+  request->normalize_text = *normalize;
+  return absl::OkStatus();
+}
+
 // The fields both routes share for cloned voices and sampling: instructions (OpenAI's),
-// voice_mode (docs/cosyvoice-generation.md, "Modes") and seed.
+// voice_mode (docs/cosyvoice-generation.md, "Modes"), seed and apply_text_normalization.
 absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* request) {
-  for (absl::Status status :
-       {ReadString(body, "instructions", &request->instructions),
-        ReadString(body, "voice_mode", &request->voice_mode), ReadSeed(body, request)}) {
+  for (absl::Status status : {ReadString(body, "instructions", &request->instructions),
+                              ReadString(body, "voice_mode", &request->voice_mode),
+                              ReadSeed(body, request), ReadTextNormalization(body, request)}) {
     if (!status.ok()) return status;
   }
   return absl::OkStatus();  // their limits are the service's (service::CheckRequestOptions)

@@ -21,11 +21,12 @@ struct ParsedSpeechRequest {
 
 // POST /v1/audio/speech: {model, input, voice (string or {"id"}), response_format="mp3",
 // speed=1.0, instructions, stream_format ("audio" | "sse"), timeout_ms, sample_rate,
-// timestamps, voice_mode and seed (voxserve extensions)}.
+// timestamps, voice_mode, seed and apply_text_normalization (voxserve extensions)}.
 absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& request);
 
 // POST /v1/synthesize and /tts: {text, voice, speed, model, response_format="wav", stream,
-// timeout_ms, sample_rate, timestamps, instructions, voice_mode, seed}; stream + timestamps
+// timeout_ms, sample_rate, timestamps, instructions, voice_mode, seed,
+// apply_text_normalization}; stream + timestamps
 // streams SSE.
 absl::StatusOr<ParsedSpeechRequest> ParseSynthesizeRequest(const HttpRequest& request);
 

@@ -57,6 +57,8 @@ absl::Status SpeechStream::Configure(std::string_view message) {
   options.request.voice_mode = std::move(config->voice_mode);
   options.request.seed = config->seed;
   options.request.timeout = config->timeout;
+  options.request.cache_policy = config->cache_policy;
+  options.request.normalize_text = config->normalize_text;
   timestamps_ = config->timestamps;
   options.request.allowed_models = caller_.auth.allowed_models;
   options.request.context.request_id = caller_.request_id;

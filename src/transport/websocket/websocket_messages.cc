@@ -4,8 +4,10 @@
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
+#include "service/response_cache.h"
 #include "transport/http/error_response.h"
 #include "transport/http/seed_field.h"
+#include "transport/http/text_normalization_field.h"
 
 namespace voxserve::transport::websocket {
 namespace {
@@ -105,6 +107,23 @@ absl::Status ReadTimeout(const json& message, std::optional<std::chrono::millise
   return absl::OkStatus();
 }
 
+// HTTP's Cache-Control, as a config field (browsers cannot set headers on a WebSocket).
+absl::Status ReadCacheControl(const json& message, service::CachePolicy* out) {
+  std::string value;
+  if (absl::Status status = ReadString(message, "cache_control", &value); !status.ok()) {
+    return status;
+  }
+  *out = service::ParseCacheControl(value);
+  return absl::OkStatus();
+}
+
+absl::Status ReadTextNormalization(const json& message, std::optional<bool>* out) {
+  auto normalize = http::ParseTextNormalization(Field(message, http::kTextNormalizationField));
+  if (!normalize.ok()) return normalize.status();
+  *out = *normalize;
+  return absl::OkStatus();
+}
+
 bool HasTextFields(const json& message) {
   return message.contains("text") || message.contains("flush") || message.contains("close");
 }
@@ -112,8 +131,9 @@ bool HasTextFields(const json& message) {
 // Any field of the config message: a second config is recognised by any of them, not only
 // "voice" (a config of {"speed": 2} alone is as much a repeat as one with a voice).
 bool HasConfigFields(const json& message) {
-  for (const char* name : {"model", "voice", "response_format", "speed", "instructions",
-                           "voice_mode", "seed", "timeout_ms", "timestamps"}) {
+  for (const char* name :
+       {"model", "voice", "response_format", "speed", "instructions", "voice_mode", "seed",
+        "timeout_ms", "timestamps", "cache_control", http::kTextNormalizationField}) {
     if (message.contains(name)) return true;
   }
   return false;
@@ -158,7 +178,8 @@ absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
         ReadFormat(*message, &config.format), ReadSpeed(*message, &config.speed),
         ReadString(*message, "instructions", &config.instructions),
         ReadString(*message, "voice_mode", &config.voice_mode), ReadSeed(*message, &config.seed),
-        ReadTimeout(*message, &config.timeout)}) {
+        ReadTimeout(*message, &config.timeout), ReadCacheControl(*message, &config.cache_policy),
+        ReadTextNormalization(*message, &config.normalize_text)}) {
     if (!status.ok()) return status;
   }
   absl::StatusOr<http::TimestampsMode> timestamps =

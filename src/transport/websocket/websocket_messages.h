@@ -19,7 +19,8 @@ namespace voxserve::transport::websocket {
 
 // The first message: {"model", "voice" (a name or {"id"}), "response_format" (default "pcm"),
 // "speed", "instructions", "voice_mode", "seed", "timeout_ms", "timestamps" ("word" | "char",
-// docs/timings.md)}; every
+// docs/timings.md), "cache_control" (docs/response-cache.md), "apply_text_normalization"
+// (docs/text-normalization.md)}; every
 // field is optional. Types are checked here,
 // ranges by the service (service::CheckRequestOptions), as for every transport.
 struct StreamConfig {
@@ -32,6 +33,9 @@ struct StreamConfig {
   std::optional<uint64_t> seed;
   std::optional<std::chrono::milliseconds> timeout;  // per sentence, from when it is complete
   http::TimestampsMode timestamps = http::TimestampsMode::kNone;  // on each segment_done
+  // "cache_control": HTTP's Cache-Control values (no-cache, no-store), for every sentence.
+  service::CachePolicy cache_policy = service::CachePolicy::kUse;
+  std::optional<bool> normalize_text;  // "apply_text_normalization": auto, on, off
 };
 
 // Every later message: {"text": "..."}, {"flush": true}, {"close": true}, or several at once

@@ -364,6 +364,42 @@ TEST_F(ServerConfigTest, ThePostgresVoiceBackendIsConfiguredUnderVoicesPostgres)
   EXPECT_EQ(flag->config.service.voices.postgres_dsn_env, "DATABASE_URL");
 }
 
+TEST_F(ServerConfigTest, TheResponseCacheIsOffAndNormalizationOnByDefault) {
+  auto defaults = Load({});
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_FALSE(defaults->config.service.cache.enabled);
+  EXPECT_TRUE(defaults->config.service.normalize_text);
+
+  WriteConfig(
+      "cache:\n  enabled: true\n  max_bytes: 2097152\n  max_entries: 50\n"
+      "  max_entry_bytes: 65536\ntext:\n  normalize: false\n");
+  auto file = Load({"--config", path_.string()});
+  ASSERT_TRUE(file.ok()) << file.status();
+  const service::ResponseCacheConfig& cache = file->config.service.cache;
+  EXPECT_TRUE(cache.enabled);
+  EXPECT_EQ(cache.max_bytes, 2097152u);
+  EXPECT_EQ(cache.max_entries, 50u);
+  EXPECT_EQ(cache.max_entry_bytes, 65536u);
+  EXPECT_FALSE(file->config.service.normalize_text);
+
+  auto flags = Load({"--cache-enabled", "true", "--cache-max-entries", "7"},
+                    {{"VOXSERVE_TEXT_NORMALIZE", "false"}});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_TRUE(flags->config.service.cache.enabled);
+  EXPECT_EQ(flags->config.service.cache.max_entries, 7u);
+  EXPECT_FALSE(flags->config.service.normalize_text);
+
+  auto small = Load({"--cache-max-bytes", "1000"});
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("--cache-max-bytes"), std::string::npos)
+      << small.status();
+  WriteConfig("cache:\n  max_bytes: 1000\n");
+  auto small_in_file = Load({"--config", path_.string()});
+  ASSERT_FALSE(small_in_file.ok());
+  EXPECT_NE(small_in_file.status().message().find("cache.max_bytes"), std::string::npos)
+      << small_in_file.status();
+}
+
 TEST_F(ServerConfigTest, WyomingIsOffByDefaultAndItsKeysComeFromEverySource) {
   auto defaults = Load({});
   ASSERT_TRUE(defaults.ok());

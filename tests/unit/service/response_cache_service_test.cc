@@ -190,6 +190,25 @@ TEST_F(ResponseCacheServiceTest, NoCacheSynthesizesAfreshAndStoresTheResult) {
   EXPECT_EQ(Hits(), 1);
 }
 
+TEST_F(ResponseCacheServiceTest, TheSinkIsToldWhatTheCacheDidBeforeItsFirstAudio) {
+  ServiceOptions options;
+  options.engine_name = "cosyvoice";
+  StartCached(options);
+  SynthesisRequest seeded = Request("Alpha one.");
+  seeded.seed = 7;
+  auto miss = Run(seeded);
+  auto hit = Run(seeded);
+  SynthesisRequest refresh = seeded;
+  refresh.cache_policy = CachePolicy::kRefresh;
+  auto refreshed = Run(refresh);
+  auto sampling = Run(Request("Alpha one."));  // no seed: not a function of the request
+  using ::testing::ElementsAre;
+  EXPECT_THAT(miss->cache_results(), ElementsAre(CacheResult::kMiss));
+  EXPECT_THAT(hit->cache_results(), ElementsAre(CacheResult::kHit));
+  EXPECT_THAT(refreshed->cache_results(), ElementsAre(CacheResult::kBypass));
+  EXPECT_THAT(sampling->cache_results(), ElementsAre(CacheResult::kBypass));
+}
+
 TEST_F(ResponseCacheServiceTest, IsOffUnlessConfigured) {
   Start();
   Run(Request("Alpha one."));
@@ -197,6 +216,8 @@ TEST_F(ResponseCacheServiceTest, IsOffUnlessConfigured) {
   EXPECT_EQ(engine_->texts().size(), 2u);
   EXPECT_EQ(service_->response_cache().Entries(), 0u);
   EXPECT_EQ(Hits() + Misses(), 0);
+  EXPECT_THAT(Run(Request("Alpha one."))->cache_results(),
+              ::testing::ElementsAre(CacheResult::kOff));
 }
 
 TEST_F(ResponseCacheServiceTest, ASamplingEngineIsCachedOnlyWithASeed) {

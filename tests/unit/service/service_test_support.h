@@ -24,6 +24,10 @@ class RecordingSink : public SynthesisSink {
     std::lock_guard lock(mutex_);
     start_rate_ = output_sample_rate;
   }
+  void OnCacheResult(CacheResult result) override {
+    std::lock_guard lock(mutex_);
+    cache_results_.push_back(result);
+  }
   void OnAudio(std::string bytes) override {
     std::lock_guard lock(mutex_);
     chunks_.push_back(std::move(bytes));
@@ -55,6 +59,10 @@ class RecordingSink : public SynthesisSink {
   SynthesisSummary summary() const { std::lock_guard lock(mutex_); return summary_; }
   int completions() const { std::lock_guard lock(mutex_); return completions_; }
   int start_rate() const { std::lock_guard lock(mutex_); return start_rate_; }
+  std::vector<CacheResult> cache_results() const {
+    std::lock_guard lock(mutex_);
+    return cache_results_;
+  }
   std::vector<std::string> chunks() const { std::lock_guard lock(mutex_); return chunks_; }
   std::vector<SegmentTimings> timings() const {
     std::lock_guard lock(mutex_);
@@ -84,6 +92,7 @@ class RecordingSink : public SynthesisSink {
   SynthesisSummary summary_;
   int completions_ = 0;
   int start_rate_ = 0;
+  std::vector<CacheResult> cache_results_;  // one per OnCacheResult
 };
 
 // The run-length sequence of distinct sample values in a non-streamed 16-bit WAV (after its
@@ -117,7 +126,7 @@ struct ServiceOptions {
   int max_stream_audio_seconds = 3600;
   ResponseCacheConfig cache;         // ServiceConfig::cache
   std::string engine_name = "fake";  // the model's engine (the factory ignores it)
-  bool normalize_text = true;        // on here; ServiceConfig defaults to off
+  bool normalize_text = true;        // ServiceConfig's default
 };
 
 class ServiceTest : public ::testing::Test {

@@ -85,5 +85,28 @@ TEST_F(NormalizationServiceTest, TheResponseCacheKeysTheNormalizedText) {
   EXPECT_EQ(spelled->bytes(), written->bytes());
 }
 
+TEST_F(NormalizationServiceTest, ARequestMayTurnItOff) {
+  ServiceOptions options;
+  options.engine_name = "piper";
+  Start(options);
+  SynthesisRequest off = Request("It weighs 3.5 kg.");
+  off.normalize_text = false;
+  Run(off);
+  EXPECT_THAT(engine_->texts(), ::testing::ElementsAre("It weighs 3.5 kg."));
+}
+
+TEST_F(NormalizationServiceTest, ARequestMayTurnItOnForAnyEngine) {
+  ServiceOptions options;
+  options.engine_name = "espeak";  // in the voice's language (the fake's: en-us)
+  options.normalize_text = false;
+  Start(options);
+  SynthesisRequest on = Request("It weighs 3.5 kg.");
+  on.normalize_text = true;
+  Run(on);
+  Run(Request("It weighs 3.5 kg."));
+  EXPECT_THAT(engine_->texts(),
+              ::testing::ElementsAre("It weighs three point five kilograms.", "It weighs 3.5 kg."));
+}
+
 }  // namespace
 }  // namespace voxserve::service

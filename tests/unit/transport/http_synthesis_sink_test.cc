@@ -117,6 +117,30 @@ TEST_F(HttpSynthesisSinkTest, NonStreamingResponseCarriesTheRateFromOnStart) {
   EXPECT_EQ(HeaderOf(exchange_->responses[0], "X-Sample-Rate"), "24000");
 }
 
+TEST_F(HttpSynthesisSinkTest, TheCacheResultBecomesXCacheOnFilesAndStreams) {
+  HttpSynthesisSink file(exchange_, StreamMode::kNone, audio::AudioFormat::kWav);
+  file.OnCacheResult(service::CacheResult::kHit);
+  file.OnStart(22050);
+  file.OnAudio("RIFF");
+  file.OnComplete(absl::OkStatus(), summary_);
+  ASSERT_EQ(exchange_->responses.size(), 1u);
+  EXPECT_EQ(HeaderOf(exchange_->responses[0], "X-Cache"), "hit");
+
+  HttpSynthesisSink stream(exchange_, StreamMode::kAudio, audio::AudioFormat::kPcm);
+  stream.OnCacheResult(service::CacheResult::kMiss);
+  stream.OnStart(22050);
+  stream.OnAudio("pcm");
+  ASSERT_EQ(exchange_->heads.size(), 1u);
+  EXPECT_EQ(HeaderOf(exchange_->heads[0], "X-Cache"), "miss");
+
+  HttpSynthesisSink off(exchange_, StreamMode::kSse, audio::AudioFormat::kPcm);
+  off.OnCacheResult(service::CacheResult::kOff);
+  off.OnStart(22050);
+  off.OnAudio("pcm");
+  ASSERT_EQ(exchange_->heads.size(), 2u);
+  EXPECT_EQ(HeaderOf(exchange_->heads[1], "X-Cache"), std::nullopt);
+}
+
 TEST_F(HttpSynthesisSinkTest, NonStreamingErrorRespondsWithTheMappedStatus) {
   HttpSynthesisSink sink(exchange_, StreamMode::kNone, audio::AudioFormat::kWav);
   sink.OnComplete(core::NotFound("no voice 'x'", "voice", "voice_not_found"), summary_);
