@@ -7,6 +7,7 @@
 #include "service/tts_service.h"
 #include "text/input_limits.h"
 #include "text/speakable_text.h"
+#include "text/ssml/ssml_document.h"
 #include "text/text_accumulator.h"
 
 namespace voxserve::service {
@@ -99,14 +100,20 @@ SpeechSession::~SpeechSession() {
   if (job_ != nullptr) job_->Cancel();
 }
 
-bool SpeechSession::HasUnspokenText() const { return Busy() || accumulator_->pending_bytes() > 0; }
+bool SpeechSession::HasUnspokenText() const {
+  return Busy() || accumulator_->pending_bytes() > 0 || !ssml_document_.empty();
+}
 
 absl::Status SpeechSession::AddText(std::string_view piece) {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
   if (absl::Status status = CheckInputLimit(piece); !status.ok()) {
     return service_.RejectUnparsed(status);
   }
-  if (absl::Status status = Queue(accumulator_->Append(piece)); !status.ok()) return status;
+  if (IsSsml(piece)) {
+    ssml_document_ += piece;
+  } else if (absl::Status status = Queue(accumulator_->Append(piece)); !status.ok()) {
+    return status;
+  }
   input_chars_ += CountCharacterStarts(piece);
   Advance();
   return absl::OkStatus();
@@ -124,8 +131,29 @@ absl::Status SpeechSession::CheckInputLimit(std::string_view piece) const {
                                "text");
 }
 
+bool SpeechSession::IsSsml(std::string_view piece) {
+  if (!ssml_) {
+    const std::string& format = options_.request.input_format;
+    if (!format.empty()) {
+      ssml_ = format == "ssml";
+    } else if (!text::HasSpeakableCharacters(piece)) {
+      return false;  // whitespace decides nothing; the accumulator holds it harmlessly
+    } else {
+      ssml_ = text::ssml::LooksLikeSsml(piece);
+    }
+  }
+  return *ssml_;
+}
+
+void SpeechSession::QueueDocument() {
+  if (ssml_document_.empty()) return;
+  waiting_.push_back({std::move(ssml_document_), core::Clock::now()});
+  ssml_document_.clear();
+}
+
 absl::Status SpeechSession::Flush() {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
+  QueueDocument();
   if (absl::Status status = Queue(accumulator_->Flush()); !status.ok()) return status;
   Advance();
   return absl::OkStatus();
@@ -133,6 +161,7 @@ absl::Status SpeechSession::Flush() {
 
 absl::Status SpeechSession::End() {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
+  QueueDocument();
   if (absl::Status status = Queue(accumulator_->Flush()); !status.ok()) return status;
   state_ = State::kInputEnded;
   Advance();
@@ -186,6 +215,8 @@ absl::StatusOr<SynthesisRequest> SpeechSession::SentenceRequest(const Sentence& 
   SynthesisRequest request = options_.request;
   request.text = sentence.text;
   request.text_field = "text";
+  // A plain stream's sentence that happens to start with "<speak" is still text.
+  request.input_format = ssml_.value_or(false) ? "ssml" : "text";
   request.streaming = true;
   request.continues_stream = sentences_started_ > 0;
   request.stream_sentence = true;
@@ -214,7 +245,8 @@ void SpeechSession::Advance() {
     if (ending_) return Finish(*std::move(ending_));
     if (state_ == State::kDraining) {
       SessionEnd end{core::Draining("server is shutting down")};
-      end.dropped_text = !waiting_.empty() || accumulator_->pending_bytes() > 0;
+      end.dropped_text =
+          !waiting_.empty() || accumulator_->pending_bytes() > 0 || !ssml_document_.empty();
       return Finish(std::move(end));
     }
     if (waiting_.empty()) {

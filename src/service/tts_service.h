@@ -146,6 +146,9 @@ class TtsService {
   // The text the engine gets: control characters as spaces, then normalized (numbers, dates,
   // units ... as words) for engines that need it, in the voice's language.
   std::string SpeechText(const std::string& text, const ResolvedVoice& voice) const;
+  // The segments of an SSML request (ssml_plan.h) into plan.segments and plan.styles.
+  absl::Status PlanSsml(const SynthesisRequest& request, const ResolvedVoice& voice,
+                        const text::SentenceSplitter& splitter, JobPlan& plan) const;
   // Sets plan.replay (a stored answer to replay) or plan.cache (record and store this one) when
   // the cache is on, the request allows it and its audio is a function of what it asks.
   void UseResponseCache(const SynthesisRequest& request, int output_sample_rate, JobPlan& plan);

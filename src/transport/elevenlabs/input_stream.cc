@@ -152,9 +152,13 @@ absl::Status InputStream::Setup() {
   if (auto it = query->find("model_id"); it != query->end()) {
     if (!it->second.starts_with(kElevenLabsModelPrefix)) request_.model = it->second;
   }
+  // SSML (docs/ssml.md): the text is held until a flush (or the end) and spoken as one document.
+  if (auto it = query->find("enable_ssml_parsing"); it != query->end() && it->second == "true") {
+    request_.input_format = "ssml";
+  }
   // Accepted and ignored: inactivity_timeout (websocket.idle_timeout_ms applies), sync_alignment
-  // (audio and alignment always come together), auto_mode, enable_logging, enable_ssml_parsing,
-  // language_code, apply_text_normalization, optimize_streaming_latency.
+  // (audio and alignment always come together), auto_mode, enable_logging, language_code,
+  // apply_text_normalization, optimize_streaming_latency.
   set_up_ = true;
   return absl::OkStatus();
 }

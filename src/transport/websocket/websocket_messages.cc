@@ -113,7 +113,7 @@ bool HasTextFields(const json& message) {
 // "voice" (a config of {"speed": 2} alone is as much a repeat as one with a voice).
 bool HasConfigFields(const json& message) {
   for (const char* name : {"model", "voice", "response_format", "speed", "instructions",
-                           "voice_mode", "seed", "timeout_ms", "timestamps"}) {
+                           "voice_mode", "seed", "timeout_ms", "timestamps", "input_format"}) {
     if (message.contains(name)) return true;
   }
   return false;
@@ -158,6 +158,7 @@ absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
         ReadFormat(*message, &config.format), ReadSpeed(*message, &config.speed),
         ReadString(*message, "instructions", &config.instructions),
         ReadString(*message, "voice_mode", &config.voice_mode), ReadSeed(*message, &config.seed),
+        ReadString(*message, "input_format", &config.input_format),
         ReadTimeout(*message, &config.timeout)}) {
     if (!status.ok()) return status;
   }
