@@ -147,7 +147,7 @@ bool SpeechSession::IsSsml(std::string_view piece) {
 
 void SpeechSession::QueueDocument() {
   if (ssml_document_.empty()) return;
-  waiting_.push_back({std::move(ssml_document_), core::Clock::now()});
+  waiting_.push_back({std::move(ssml_document_), core::Clock::now(), true});
   ssml_document_.clear();
 }
 
@@ -311,6 +311,16 @@ void SpeechSession::OnSentenceComplete(SentenceResult result) {
         word.start_s += start;
         word.end_s += start;
       }
+    }
+    if (current_.ssml) {
+      // Reported as spoken (the segments' text, markup gone), so that alignments built from the
+      // report (ElevenLabs' characters) cover what was heard.
+      std::string spoken;
+      for (const SegmentTimings& segment : result.timings) {
+        if (!spoken.empty()) spoken += ' ';
+        spoken += segment.text;
+      }
+      current_.text = std::move(spoken);
     }
     totals_.AddSentence(result.summary);
     if (!first_audio_at_) first_audio_at_ = result.first_audio_at;

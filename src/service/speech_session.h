@@ -161,6 +161,7 @@ class SpeechSession {
   struct Sentence {
     std::string text;
     core::Clock::time_point completed_at;  // its timeout and timings count from here
+    bool ssml = false;                     // an SSML document (reported as the text it spoke)
   };
   struct SentenceResult;
   class SentenceSink;

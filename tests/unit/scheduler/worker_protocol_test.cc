@@ -421,6 +421,8 @@ WireSegment ClonedVoiceSegment() {
   segment.seed = 0xFFFFFFFFFFFFFFFFull;
   segment.voice_mode = engine::VoiceMode::kInstruct;
   segment.voice_profile = std::move(profile);
+  segment.phonemes = "həlˈoʊ";
+  segment.pitch = 1.4;
   return segment;
 }
 
@@ -444,6 +446,8 @@ TEST(WorkerProtocolTest, AClonedVoicesSegmentRoundTripsWithEveryField) {
     engine::SegmentInput input = got.Input();
     EXPECT_EQ(input.text, "Speak.");
     EXPECT_EQ(input.instructions, "Whisper it.");
+    EXPECT_EQ(input.phonemes, "həlˈoʊ");  // SSML <phoneme>, <prosody pitch>
+    EXPECT_EQ(input.pitch, 1.4);
     EXPECT_EQ(input.seed, sent.seed);
     EXPECT_EQ(input.voice_mode, engine::VoiceMode::kInstruct);
     ASSERT_NE(input.voice_profile, nullptr);
