@@ -182,9 +182,9 @@ def elevenlabs(server, text, **body):
 
 
 def test_elevenlabs_enable_ssml_parsing(server):
-    fragment = 'Hello <break time="1s"/> there.'
+    fragment = 'Hello. <break time="1s"/> There.'
     parsed = elevenlabs(server, fragment, enable_ssml_parsing=True)
-    plain = elevenlabs(server, "Hello there.")
+    plain = elevenlabs(server, "Hello. There.")  # the same two sentences, without the pause
     assert parsed.status_code == 200 and plain.status_code == 200, parsed.text
     seconds = (len(parsed.content) - len(plain.content)) / 2 / 22050
     assert seconds == pytest.approx(1.0, abs=0.02)
@@ -208,7 +208,8 @@ def test_grpc_input_format(server):
         ssml = synthesize('Hi <break time="1s"/> there.', input_format="ssml")
         detected = synthesize('<speak>Hi <break time="1s"/> there.</speak>')
         assert ssml.audio == detected.audio
-        plain = synthesize("Hi there.")
+        plain = synthesize("Hi. There.")  # the same two sentences, without the pause
+        ssml = synthesize('Hi. <break time="1s"/> There.', input_format="ssml")
         assert ssml.usage.audio_seconds - plain.usage.audio_seconds == pytest.approx(1.0, abs=0.01)
         with pytest.raises(Exception) as failure:
             synthesize("<speak>Hi", input_format="ssml")
@@ -235,9 +236,9 @@ def test_websocket_stream_in_ssml_speaks_the_document_at_flush(server):
                     return audio, event
 
     config = {"voice": "en-us", "response_format": "pcm", "input_format": "ssml"}
-    audio, end = asyncio.run(stream(config, ["Hi <break ", 'time="1s"/> the', "re."]))
+    audio, end = asyncio.run(stream(config, ["Hi. <break ", 'time="1s"/> The', "re."]))
     assert end["type"] == "done", end
-    plain, _ = asyncio.run(stream({"voice": "en-us", "response_format": "pcm"}, ["Hi there."]))
+    plain, _ = asyncio.run(stream({"voice": "en-us", "response_format": "pcm"}, ["Hi. There."]))
     assert (len(audio) - len(plain)) / 2 / 24000 == pytest.approx(1.0, abs=0.02)
     _, failed = asyncio.run(stream(config, ["<speak>Hi"]))
     assert failed["type"] == "error" and "invalid_ssml" in json.dumps(failed), failed
