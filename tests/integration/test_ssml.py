@@ -242,3 +242,18 @@ def test_websocket_stream_in_ssml_speaks_the_document_at_flush(server):
     assert (len(audio) - len(plain)) / 2 / 24000 == pytest.approx(1.0, abs=0.02)
     _, failed = asyncio.run(stream(config, ["<speak>Hi"]))
     assert failed["type"] == "error" and "invalid_ssml" in json.dumps(failed), failed
+
+
+def test_worker_processes_speak_ssml_as_the_server_does(server, make_server, tmp_path):
+    # Pitch and rate cross the worker protocol with each segment (isolation: process).
+    config = tmp_path / "process.yaml"
+    config.write_text("models:\n  - id: espeak\n    engine: espeak\n"
+                      "    scheduling:\n      isolation: process\n      instances: 1\n")
+    workers = make_server("--config", str(config))
+    document = ('<speak>Low <prosody pitch="x-low" rate="150%">and fast</prosody> '
+                '<break time="300ms"/> then <prosody pitch="x-high">high</prosody>.</speak>')
+    in_process = speech(server, document)
+    in_workers = speech(workers, document)
+    assert in_process.status_code == 200 and in_workers.status_code == 200, in_workers.text
+    assert in_workers.content == in_process.content
+    assert in_workers.content != speech(server, "Low and fast then high.").content
