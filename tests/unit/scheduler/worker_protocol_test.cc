@@ -485,8 +485,7 @@ TEST(WorkerProtocolTest, ACorruptProfileIsRejectedByName) {
   const std::string payload = EncodeBegin(3, sent);
   // Offsets: u64 id, f64 speed, then the strings "voice_0123", "Speak.", "Whisper it.", the
   // phonemes, and f64 pitch.
-  const size_t flags =
-      8 + 8 + (4 + 10) + (4 + 6) + (4 + 11) + (4 + sent.phonemes.size()) + 8;
+  const size_t flags = 8 + 8 + (4 + 10) + (4 + 6) + (4 + 11) + (4 + sent.phonemes.size()) + 8;
   std::string bad = payload;
   Poke<uint32_t>(bad, flags, 8);
   EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("unknown flags 8"));
