@@ -42,6 +42,10 @@ struct ModelInfo {
   int max_batch_size = 1;
   // True when every segment of a batch must use the same voice.
   bool batch_requires_same_voice = true;
+  // SSML support beyond text and speed (docs/ssml.md): the engine speaks SegmentInput::phonemes
+  // (IPA), and follows SegmentInput::pitch. Engines without them are never sent either.
+  bool speaks_ipa = false;
+  bool controls_pitch = false;
   // Cloned voices this engine speaks with (SegmentInput::voice_profile): profiles of this family
   // (VoiceProfile::family), at this rate and listed under this language. Empty family: none.
   struct ClonedVoices {
@@ -78,6 +82,12 @@ struct SegmentInput {
   // Style instructions (OpenAI's "instructions"); read in VoiceMode::kInstruct, ignored by
   // engines that cannot follow them (espeak, Piper, Kokoro: docs say so).
   std::string_view instructions;
+  // IPA to speak instead of `text` (SSML <phoneme>, a lexicon's IPA entry), for engines whose
+  // info().speaks_ipa; `text` is then the graphemes, for word timings. Empty: speak `text`.
+  std::string_view phonemes;
+  // Base pitch factor (SSML <prosody pitch>), for engines whose info().controls_pitch; 1 = the
+  // voice's own.
+  double pitch = 1.0;
 };
 
 // A loaded model. Threading: Synthesize and Warmup may be called concurrently from the

@@ -400,7 +400,7 @@ void Scheduler::RunBatch(int index, std::vector<Queued> batch) {
   for (const Queued& queued : batch) {
     inputs.push_back({queued.task.text, queued.task.voice_id, queued.task.speed,
                       queued.task.voice_profile, queued.task.seed, queued.task.voice_mode,
-                      queued.task.instructions});
+                      queued.task.instructions, queued.task.phonemes, queued.task.pitch});
   }
   core::Clock::time_point started = core::Clock::now();
   BatchOutcome outcome = instances_[index]->Run(inputs);

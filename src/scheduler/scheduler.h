@@ -61,6 +61,8 @@ struct SegmentTask {
   std::optional<uint64_t> seed;                               // SegmentInput::seed
   std::optional<engine::VoiceMode> voice_mode;                // SegmentInput::voice_mode
   std::string instructions;                                   // SegmentInput::instructions
+  std::string phonemes;                                       // SegmentInput::phonemes
+  double pitch = 1.0;                                         // SegmentInput::pitch
   bool first_of_request = true;
   core::Clock::time_point deadline = core::Clock::time_point::max();
   std::shared_ptr<const core::CancellationToken> cancellation;

@@ -103,7 +103,7 @@ void Scheduler::StepLoop(int index) {
       const SegmentTask& task = queued.task;
       absl::Status begun =
           instance.Begin(id, {task.text, task.voice_id, task.speed, task.voice_profile, task.seed,
-                              task.voice_mode, task.instructions});
+                              task.voice_mode, task.instructions, task.phonemes, task.pitch});
       if (begun.ok()) {
         if (metrics_.queue_wait_seconds) {
           metrics_.queue_wait_seconds->Observe(

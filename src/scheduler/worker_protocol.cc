@@ -117,6 +117,8 @@ WireSegment WireSegment::From(const engine::SegmentInput& input) {
   segment.seed = input.seed;
   segment.voice_mode = input.voice_mode;
   segment.voice_profile = input.voice_profile;
+  segment.phonemes = std::string(input.phonemes);
+  segment.pitch = input.pitch;
   return segment;
 }
 
@@ -129,6 +131,8 @@ engine::SegmentInput WireSegment::Input() const {
   input.seed = seed;
   input.voice_mode = voice_mode;
   input.voice_profile = voice_profile;
+  input.phonemes = phonemes;
+  input.pitch = pitch;
   return input;
 }
 
@@ -142,17 +146,19 @@ constexpr uint32_t kLastVoiceMode = static_cast<uint32_t>(engine::VoiceMode::kIn
 
 // Not service/voice_file's codec: that is a stored format (JSON metadata, a checksum, little-endian
 // on any host); here both ends are one binary on one host, so the tensors go as raw native bytes.
-// A segment's fields: f64 speed, voice id, text, instructions, u32 flags (1 seed, 2 voice mode,
-// 4 profile), u64 seed, u32 voice mode, then the profile when flagged: family, f64
-// prompt_seconds, u32 tensors {name, u32 dtype (0 f32, 1 i32), u32 rank, u64 dims, elements},
+// A segment's fields: f64 speed, voice id, text, instructions, phonemes, f64 pitch, u32 flags (1
+// seed, 2 voice mode, 4 profile), u64 seed, u32 voice mode, then the profile when flagged: family,
+// f64 prompt_seconds, u32 tensors {name, u32 dtype (0 f32, 1 i32), u32 rank, u64 dims, elements},
 // u32 attributes {key, value}.
 void WriteSegment(Writer& writer, const WireSegment& segment) {
   writer.F64(segment.speed);
   writer.String(segment.voice_id);
   writer.String(segment.text);
   writer.String(segment.instructions);
-  const uint32_t flags = (segment.seed ? 1u : 0u) | (segment.voice_mode ? 2u : 0u) |
-                         (segment.voice_profile ? 4u : 0u);
+  writer.String(segment.phonemes);
+  writer.F64(segment.pitch);
+  const uint32_t flags =
+      (segment.seed ? 1u : 0u) | (segment.voice_mode ? 2u : 0u) | (segment.voice_profile ? 4u : 0u);
   writer.U32(flags);
   writer.U64(segment.seed.value_or(0));
   writer.U32(segment.voice_mode ? static_cast<uint32_t>(*segment.voice_mode) : 0);
@@ -216,7 +222,8 @@ std::optional<std::string> ReadSegment(Reader& reader, WireSegment* segment) {
   uint64_t seed = 0;
   if (!reader.F64(&segment->speed) || !reader.String(&segment->voice_id) ||
       !reader.String(&segment->text) || !reader.String(&segment->instructions) ||
-      !reader.U32(&flags) || !reader.U64(&seed) || !reader.U32(&mode)) {
+      !reader.String(&segment->phonemes) || !reader.F64(&segment->pitch) || !reader.U32(&flags) ||
+      !reader.U64(&seed) || !reader.U32(&mode)) {
     return "is truncated";
   }
   if (flags > 7) return "has unknown flags " + std::to_string(flags);

@@ -27,7 +27,7 @@ namespace voxserve::scheduler::worker_protocol {
 inline constexpr uint32_t kMagic = 0x4B575856;  // "VXWK" in little-endian memory order
 // 2: PCM results and step chunks carry their word timings (audio::PcmAudio::words).
 // 3: segments carry instructions, seed, voice mode and a cloned voice's profile (CosyVoice).
-inline constexpr uint16_t kVersion = 3;
+inline constexpr uint16_t kVersion = 4;
 inline constexpr size_t kHeaderBytes = 16;
 // The largest frame either side accepts: a batch's PCM. 400 characters (the default longest
 // segment) speak for under a minute, 5.8 MB of float samples at 24 kHz; 256 MiB leaves room for
@@ -74,6 +74,8 @@ struct WireSegment {
   std::optional<uint64_t> seed;
   std::optional<engine::VoiceMode> voice_mode;
   std::shared_ptr<const engine::VoiceProfile> voice_profile;
+  std::string phonemes;
+  double pitch = 1.0;
 
   static WireSegment From(const engine::SegmentInput& input);
   // A view of this segment; valid while it lives.

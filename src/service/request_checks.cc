@@ -5,6 +5,7 @@
 
 #include "audio/audio_format.h"
 #include "core/error.h"
+#include "service/ssml_plan.h"
 #include "text/utf8.h"
 
 namespace voxserve::service {
@@ -25,6 +26,7 @@ absl::Status CheckRequestOptions(const SynthesisRequest& request, const ServiceC
         "instructions");
   }
   if (auto mode = ParseVoiceMode(request.voice_mode); !mode.ok()) return mode.status();
+  if (auto ssml = IsSsmlRequest(request); !ssml.ok()) return ssml.status();
   if (request.sample_rate != 0) {
     // The rate checks do not depend on the voice's own rate (24 kHz here is any rate), so a
     // stream is refused before its first sentence rather than at it.

@@ -7,6 +7,7 @@
 #include "service/tts_service.h"
 #include "text/input_limits.h"
 #include "text/speakable_text.h"
+#include "text/ssml/ssml_document.h"
 #include "text/text_accumulator.h"
 
 namespace voxserve::service {
@@ -100,14 +101,20 @@ SpeechSession::~SpeechSession() {
   if (job_ != nullptr) job_->Cancel();
 }
 
-bool SpeechSession::HasUnspokenText() const { return Busy() || accumulator_->pending_bytes() > 0; }
+bool SpeechSession::HasUnspokenText() const {
+  return Busy() || accumulator_->pending_bytes() > 0 || !ssml_document_.empty();
+}
 
 absl::Status SpeechSession::AddText(std::string_view piece) {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
   if (absl::Status status = CheckInputLimit(piece); !status.ok()) {
     return service_.RejectUnparsed(status);
   }
-  if (absl::Status status = Queue(accumulator_->Append(piece)); !status.ok()) return status;
+  if (IsSsml(piece)) {
+    ssml_document_ += piece;
+  } else if (absl::Status status = Queue(accumulator_->Append(piece)); !status.ok()) {
+    return status;
+  }
   input_chars_ += CountCharacterStarts(piece);
   Advance();
   return absl::OkStatus();
@@ -125,8 +132,29 @@ absl::Status SpeechSession::CheckInputLimit(std::string_view piece) const {
                                "text");
 }
 
+bool SpeechSession::IsSsml(std::string_view piece) {
+  if (!ssml_) {
+    const std::string& format = options_.request.input_format;
+    if (!format.empty()) {
+      ssml_ = format == "ssml";
+    } else if (!text::HasSpeakableCharacters(piece)) {
+      return false;  // whitespace decides nothing; the accumulator holds it harmlessly
+    } else {
+      ssml_ = text::ssml::LooksLikeSsml(piece);
+    }
+  }
+  return *ssml_;
+}
+
+void SpeechSession::QueueDocument() {
+  if (ssml_document_.empty()) return;
+  waiting_.push_back({std::move(ssml_document_), core::Clock::now(), true});
+  ssml_document_.clear();
+}
+
 absl::Status SpeechSession::Flush() {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
+  QueueDocument();
   if (absl::Status status = Queue(accumulator_->Flush()); !status.ok()) return status;
   Advance();
   return absl::OkStatus();
@@ -134,6 +162,7 @@ absl::Status SpeechSession::Flush() {
 
 absl::Status SpeechSession::End() {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
+  QueueDocument();
   if (absl::Status status = Queue(accumulator_->Flush()); !status.ok()) return status;
   state_ = State::kInputEnded;
   Advance();
@@ -187,6 +216,8 @@ absl::StatusOr<SynthesisRequest> SpeechSession::SentenceRequest(const Sentence& 
   SynthesisRequest request = options_.request;
   request.text = sentence.text;
   request.text_field = "text";
+  // A plain stream's sentence that happens to start with "<speak" is still text.
+  request.input_format = ssml_.value_or(false) ? "ssml" : "text";
   request.streaming = true;
   request.continues_stream = sentences_started_ > 0;
   request.stream_sentence = true;
@@ -215,7 +246,8 @@ void SpeechSession::Advance() {
     if (ending_) return Finish(*std::move(ending_));
     if (state_ == State::kDraining) {
       SessionEnd end{core::Draining("server is shutting down")};
-      end.dropped_text = !waiting_.empty() || accumulator_->pending_bytes() > 0;
+      end.dropped_text =
+          !waiting_.empty() || accumulator_->pending_bytes() > 0 || !ssml_document_.empty();
       return Finish(std::move(end));
     }
     if (waiting_.empty()) {
@@ -280,6 +312,16 @@ void SpeechSession::OnSentenceComplete(SentenceResult result) {
         word.start_s += start;
         word.end_s += start;
       }
+    }
+    if (current_.ssml) {
+      // Reported as spoken (the segments' text, markup gone), so that alignments built from the
+      // report (ElevenLabs' characters) cover what was heard.
+      std::string spoken;
+      for (const SegmentTimings& segment : result.timings) {
+        if (!spoken.empty()) spoken += ' ';
+        spoken += segment.text;
+      }
+      current_.text = std::move(spoken);
     }
     totals_.AddSentence(result.summary);
     if (!first_audio_at_) first_audio_at_ = result.first_audio_at;

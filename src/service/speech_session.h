@@ -10,6 +10,11 @@
 // text but not one speakable sentence, it ends with the error REST gives the same text:
 // InvalidArgument `empty_input`. A stream that never had text (config, then end) ends with an
 // ordinary, empty summary.
+//
+// SSML (docs/ssml.md): a document cannot be cut into sentences before it is whole, so a session
+// whose request says input_format "ssml", or whose first text starts with "<speak" when it says
+// none, holds its text until Flush or End and speaks what it holds as one document (one
+// request; its segments are the document's sentences).
 #pragma once
 
 #include <chrono>
@@ -159,6 +164,7 @@ class SpeechSession {
   struct Sentence {
     std::string text;
     core::Clock::time_point completed_at;  // its timeout and timings count from here
+    bool ssml = false;                     // an SSML document (reported as the text it spoke)
   };
   struct SentenceResult;
   class SentenceSink;
@@ -173,6 +179,10 @@ class SpeechSession {
                 Listener& listener, SessionPost post, std::weak_ptr<void> keep_alive);
 
   absl::Status CheckInputLimit(std::string_view piece) const;
+  // Decides ssml_ if `piece` can; true when the stream is SSML.
+  bool IsSsml(std::string_view piece);
+  // An SSML stream's held document, queued as one sentence.
+  void QueueDocument();
   absl::Status Queue(absl::StatusOr<std::vector<std::string>> sentences);
   // Starts the next sentence when none runs, or ends the session when nothing is left to do.
   void Advance();
@@ -195,6 +205,10 @@ class SpeechSession {
   mutable std::mutex job_mutex_;
   Sentence current_;
   size_t input_chars_ = 0;  // code points taken by AddText so far
+  // Whether the stream is SSML: decided by input_format, else by its first text that is not
+  // whitespace. An SSML stream's text waits in ssml_document_ until Flush or End.
+  std::optional<bool> ssml_;
+  std::string ssml_document_;
   int sentences_started_ = 0;
   int sentences_skipped_ = 0;         // nothing speakable in them
   std::optional<SessionEnd> ending_;  // decided, waits for the running sentence to complete

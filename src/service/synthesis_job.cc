@@ -62,7 +62,26 @@ absl::Status SynthesisJob::Start() {
   return absl::OkStatus();
 }
 
+const SegmentStyle& SynthesisJob::StyleOf(size_t index) const {
+  static const SegmentStyle kPlain;
+  return index < plan_.styles.size() ? plan_.styles[index] : kPlain;
+}
+
 absl::Status SynthesisJob::SubmitSegment(size_t index) {
+  const SegmentStyle& style = StyleOf(index);
+  if (style.silence_seconds > 0) {
+    // An SSML <break>: silence at the voice's rate, through the same path as an engine's audio.
+    audio::PcmAudio silence;
+    silence.sample_rate = plan_.voice.sample_rate;
+    silence.samples.assign(
+        static_cast<size_t>(std::lround(style.silence_seconds * plan_.voice.sample_rate)), 0.0f);
+    scheduler::SegmentTiming timing;
+    timing.enqueued = timing.started = core::Clock::now();
+    boost::asio::post(
+        strand_, [self = shared_from_this(), index, silence = std::move(silence),
+                  timing]() mutable { self->OnSegmentDone(index, std::move(silence), timing); });
+    return absl::OkStatus();
+  }
   scheduler::SegmentTask task;
   task.text = plan_.segments[index];
   task.voice_id = plan_.voice.voice_id;
@@ -71,7 +90,22 @@ absl::Status SynthesisJob::SubmitSegment(size_t index) {
   task.seed = plan_.seed;
   task.voice_mode = plan_.voice_mode;
   task.instructions = plan_.instructions;
-  task.first_of_request = index == 0 && !plan_.continues_stream;
+  if (index < plan_.styles.size()) {
+    task.speed = style.speed;
+    task.pitch = style.pitch;
+    task.phonemes = style.phonemes;
+    if (!style.voice_id.empty()) {  // an SSML <voice>: a built-in voice of the same model
+      task.voice_id = style.voice_id;
+      task.voice_profile = nullptr;
+      task.voice_mode.reset();
+    }
+  }
+  // The request's first engine segment (SSML may open with a pause) meets admission control.
+  bool first = !plan_.continues_stream;
+  for (size_t before = 0; first && before < index; ++before) {
+    first = StyleOf(before).silence_seconds > 0;
+  }
+  task.first_of_request = first;
   task.deadline = plan_.context.deadline;
   task.cancellation = plan_.context.cancellation;
   task.on_chunk = [self = shared_from_this(), index](audio::PcmAudio chunk) {
@@ -171,13 +205,15 @@ void SynthesisJob::OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> a
 absl::Status SynthesisJob::EncodeReadyAudio() {
   for (auto it = pending_.find(next_to_deliver_); it != pending_.end();
        it = pending_.find(next_to_deliver_)) {
-    for (const audio::PcmAudio& pcm : it->second.chunks) {
+    const double gain_db = StyleOf(it->first).gain_db;
+    for (audio::PcmAudio& pcm : it->second.chunks) {
       if (pcm.sample_rate != plan_.voice.sample_rate) {
         return core::Internal("engine returned audio at " + std::to_string(pcm.sample_rate) +
                               " Hz for a voice declared at " +
                               std::to_string(plan_.voice.sample_rate) + " Hz");
       }
       summary_.audio_seconds += pcm.DurationSeconds();
+      ApplyGain(pcm.samples, gain_db);  // SSML <prosody volume>, the same on every engine
       it->second.words.insert(it->second.words.end(), pcm.words.begin(), pcm.words.end());
       if (it->second.timings == audio::TimingsKind::kNone) it->second.timings = pcm.timings;
       std::string bytes;
@@ -201,6 +237,11 @@ absl::Status SynthesisJob::EncodeReadyAudio() {
 }
 
 void SynthesisJob::ReportTimings(size_t index, PendingSegment& segment) {
+  if (StyleOf(index).silence_seconds > 0) {
+    // A pause has no words; the segments after it start later by its length.
+    segment_start_seconds_ = summary_.audio_seconds;
+    return;
+  }
   SegmentTimings timings;
   timings.segment = index;
   timings.text = plan_.segments[index];

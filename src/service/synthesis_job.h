@@ -20,6 +20,7 @@
 #include "scheduler/scheduler.h"
 #include "service/response_cache.h"
 #include "service/service_metrics.h"
+#include "service/ssml_plan.h"
 #include "service/synthesis_request.h"
 #include "service/voice_catalog.h"
 
@@ -36,6 +37,9 @@ struct JobPlan {
   std::optional<engine::VoiceMode> voice_mode;
   std::string instructions;
   std::vector<std::string> segments;  // non-empty
+  // SSML's (ssml_plan.h): one per segment, or empty when every segment is spoken as the request
+  // says. A segment with silence_seconds is made here, not by the engine, and has no text.
+  std::vector<SegmentStyle> styles;
   double speed = 1.0;
   bool streaming = false;
   bool continues_stream = false;  // SynthesisRequest::continues_stream
@@ -86,6 +90,7 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   void OnSegmentDone(size_t index, absl::StatusOr<audio::PcmAudio> audio,
                      const scheduler::SegmentTiming& timing);
   absl::Status SubmitSegment(size_t index);
+  const SegmentStyle& StyleOf(size_t index) const;
   // Counts audio the engine made (any segment's, in the order it comes); OutputTooLong past the
   // bound.
   absl::Status CountProduced(const audio::PcmAudio& audio);

@@ -33,6 +33,9 @@ struct SynthesisRequest {
   std::string voice;  // voice id, alias or OpenAI voice name; empty = the model's default voice
   std::string text;
   std::string text_field = "input";  // the request field holding the text, named in errors
+  // "ssml", "text", or empty: SSML when the text starts with "<speak" (docs/ssml.md). Checked by
+  // the service (IsSsmlRequest).
+  std::string input_format;
   double speed = 1.0;  // 0.25 .. 4.0
   // OpenAI's style instructions: a cloned CosyVoice voice follows them (voice mode "instruct");
   // engines without style control (espeak, Piper, Kokoro) accept and ignore them, as OpenAI's

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "service/request_checks.h"
 #include "service/response_cache_key.h"
+#include "service/ssml_plan.h"
 #include "spdlog/spdlog.h"
 #include "text/normalize/text_normalizer.h"
 #include "text/speakable_text.h"
@@ -518,12 +519,20 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   auto splitter = SplitterFor(voice->language);
   if (!splitter.ok()) return Reject(model_id, splitter.status());
   JobPlan plan;
-  const std::string speech = SpeechText(request.text, *voice, request.normalize_text);
-  for (std::string& segment :
-       (*splitter)->Split(speech, static_cast<size_t>(config_.max_segment_chars))) {
-    // A sentence of only punctuation or invisible characters ("...", a lone zero-width space)
-    // would cost an engine call for silence.
-    if (text::HasSpeakableCharacters(segment)) plan.segments.push_back(std::move(segment));
+  auto ssml = IsSsmlRequest(request);
+  if (!ssml.ok()) return Reject(model_id, ssml.status());
+  if (*ssml) {
+    if (absl::Status status = PlanSsml(request, *voice, **splitter, plan); !status.ok()) {
+      return Reject(model_id, status);
+    }
+  } else {
+    const std::string speech = SpeechText(request.text, *voice, request.normalize_text);
+    for (std::string& segment :
+         (*splitter)->Split(speech, static_cast<size_t>(config_.max_segment_chars))) {
+      // A sentence of only punctuation or invisible characters ("...", a lone zero-width
+      // space) would cost an engine call for silence.
+      if (text::HasSpeakableCharacters(segment)) plan.segments.push_back(std::move(segment));
+    }
   }
   if (plan.segments.empty()) {
     return Reject(model_id, core::InvalidArgument(field + " has nothing to speak", field,
@@ -586,6 +595,49 @@ std::string TtsService::SpeechText(const std::string& text, const ResolvedVoice&
   return text::normalize::NormalizeText(speech, language);
 }
 
+absl::Status TtsService::PlanSsml(const SynthesisRequest& request, const ResolvedVoice& voice,
+                                  const text::SentenceSplitter& splitter, JobPlan& plan) const {
+  text::ssml::ParseOptions options;
+  options.field = request.text_field;
+  options.language = voice.language.substr(0, voice.language.find('-'));
+  auto items = text::ssml::ParseSsml(request.text, options);
+  if (!items.ok()) return items.status();
+  const engine::ModelInfo& info = voice.model->engine().info();
+  SsmlPlanContext context;
+  context.splitter = &splitter;
+  context.max_segment_chars = static_cast<size_t>(config_.max_segment_chars);
+  context.request_speed = request.speed;
+  context.field = request.text_field;
+  context.engine = info.engine;
+  context.speaks_ipa = info.speaks_ipa;
+  context.controls_pitch = info.controls_pitch;
+  context.resolve_voice = [&](const std::string& name) -> absl::StatusOr<std::string> {
+    auto other = catalog_->Resolve(voice.model->id(), name);
+    if (!other.ok() || other->model != voice.model) {
+      return core::InvalidArgument("SSML <voice name=" + core::Quoted(name) + ">: model '" +
+                                       voice.model->id() +
+                                       "' has no such voice (GET /v1/voices lists the voices)",
+                                   request.text_field, "voice_not_found");
+    }
+    if (other->sample_rate != voice.sample_rate) {
+      return core::InvalidArgument("SSML <voice name=" + core::Quoted(name) + ">: its " +
+                                       std::to_string(other->sample_rate) +
+                                       " Hz differ from the request voice's " +
+                                       std::to_string(voice.sample_rate) + " Hz",
+                                   request.text_field, "ssml_unsupported");
+    }
+    return other->voice_id;
+  };
+  context.speech_text = [&](const std::string& text) {
+    return SpeechText(text, voice, request.normalize_text);
+  };
+  auto planned = PlanSsmlSegments(*items, context);
+  if (!planned.ok()) return planned.status();
+  plan.segments = std::move(planned->texts);
+  plan.styles = std::move(planned->styles);
+  return absl::OkStatus();
+}
+
 void TtsService::UseResponseCache(const SynthesisRequest& request, int output_sample_rate,
                                   JobPlan& plan) {
   if (!cache_->enabled()) return;
@@ -609,7 +661,7 @@ void TtsService::UseResponseCache(const SynthesisRequest& request, int output_sa
   if (plan.voice_mode) key.voice_mode = std::to_string(static_cast<int>(*plan.voice_mode));
   key.instructions = plan.instructions;
   key.segments = plan.segments;
-  key.markup_version = request.markup_version;
+  key.markup_version = request.markup_version + StylesFingerprint(plan.styles);
   key.speed = plan.speed;
   key.format = request.format;
   key.sample_rate = output_sample_rate;

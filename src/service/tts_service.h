@@ -149,6 +149,9 @@ class TtsService {
   // (SynthesisRequest::normalize_text), when set, decides instead of the config and the engine.
   std::string SpeechText(const std::string& text, const ResolvedVoice& voice,
                          std::optional<bool> request_normalize) const;
+  // The segments of an SSML request (ssml_plan.h) into plan.segments and plan.styles.
+  absl::Status PlanSsml(const SynthesisRequest& request, const ResolvedVoice& voice,
+                        const text::SentenceSplitter& splitter, JobPlan& plan) const;
   // Sets plan.replay (a stored answer to replay) or plan.cache (record and store this one) when
   // the cache is on, the request allows it and its audio is a function of what it asks.
   void UseResponseCache(const SynthesisRequest& request, int output_sample_rate, JobPlan& plan);

@@ -339,3 +339,20 @@ def test_drain_lets_the_running_sentence_finish_then_closes_with_1001(voxserve_b
         assert server.process.wait(TIMEOUT) == 0
     finally:
         server.kill()
+
+
+def test_stream_input_enable_ssml_parsing_speaks_the_document_at_the_end(server):
+    """SSML (docs/ssml.md): held until the end, spoken as one document, aligned as spoken."""
+    async def talk(query, pieces):
+        async with connect(server, query=query) as ws:
+            await ws.send(json.dumps(INIT))
+            for piece in pieces:
+                await ws.send(json.dumps({"text": piece, "try_trigger_generation": True}))
+            await ws.send(json.dumps({"text": ""}))
+            return await until_final(ws)
+
+    query = "model_id=eleven_flash_v2_5&output_format=pcm_16000"
+    ssml = run(talk(query + "&enable_ssml_parsing=true", ["Hello. <break ", 'time="1s"/> There.']))
+    plain = run(talk(query, ["Hello. There."]))
+    assert check_alignment(ssml, 1 / 32000) == "Hello. There."  # the markup is not aligned
+    assert (len(audio_of(ssml)) - len(audio_of(plain))) / 32000 == pytest.approx(1.0, abs=0.02)

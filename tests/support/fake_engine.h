@@ -54,6 +54,9 @@ struct FakeEngineOptions {
   // Non-empty: the engine speaks cloned voices of this profile family (ModelInfo::cloned_voices),
   // as silence like its other voices.
   std::string cloned_voice_family;
+  // ModelInfo's SSML capabilities (engine.h): speaks SegmentInput::phonemes, follows pitch.
+  bool speaks_ipa = false;
+  bool controls_pitch = false;
 };
 
 // One Synthesize call as the engine saw it.
@@ -61,6 +64,8 @@ struct EngineCall {
   std::vector<std::string> texts;
   std::vector<std::string> voice_ids;
   std::vector<double> speeds;
+  std::vector<std::string> phonemes;
+  std::vector<double> pitches;
   core::Clock::time_point started;  // when the call entered the engine, before the gate
 };
 
@@ -76,6 +81,8 @@ class FakeEngine : public engine::Engine {
     info_.max_batch_size = options_.max_batch_size;
     info_.batch_requires_same_voice = options_.batch_requires_same_voice;
     info_.cloned_voices = {options_.cloned_voice_family, options_.sample_rate, "en-us"};
+    info_.speaks_ipa = options_.speaks_ipa;
+    info_.controls_pitch = options_.controls_pitch;
   }
 
   const engine::ModelInfo& info() const override { return info_; }
@@ -99,6 +106,8 @@ class FakeEngine : public engine::Engine {
       call.texts.emplace_back(input.text);
       call.voice_ids.emplace_back(input.voice_id);
       call.speeds.push_back(input.speed);
+      call.phonemes.emplace_back(input.phonemes);
+      call.pitches.push_back(input.pitch);
     }
     {
       std::unique_lock lock(mutex_);

@@ -41,6 +41,13 @@ std::string VoiceIdFor(const espeak_VOICE& voice, const std::set<std::string>& t
   return id;
 }
 
+// espeakPITCH is 0-100 with 50 the voice's own base pitch; the factor scales around it. A
+// factor of 1 leaves the parameter alone (-1), so a plain request's audio is unchanged.
+int EspeakPitch(double factor) {
+  if (factor == 1.0) return -1;
+  return static_cast<int>(std::clamp(std::lround(50.0 * factor), 0L, 100L));
+}
+
 }  // namespace
 
 EspeakEngine::EspeakEngine(ModelInfo info, std::vector<std::string> variants,
@@ -68,6 +75,7 @@ absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakC
     info.engine = "espeak";
     info.max_batch_size = 1;  // one synthesis at a time (EspeakSynthProcess): batching buys nothing
     info.batch_requires_same_voice = true;
+    info.controls_pitch = true;  // espeakPITCH; phonemes: docs/ssml.md says why not
     std::set<std::string> taken;
     for (const espeak_VOICE** voice = espeak_ListVoices(nullptr); *voice != nullptr; ++voice) {
       std::string id = VoiceIdFor(**voice, taken);
@@ -136,6 +144,11 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
     return core::NotFound("espeak has no voice '" + std::string(input.voice_id) + "'", "voice",
                           "voice_not_found");
   }
+  if (!input.phonemes.empty()) {
+    // Its [[...]] input takes espeak's own ASCII phoneme names, not IPA (docs/ssml.md).
+    return core::InvalidArgument("espeak-ng does not speak IPA phonemes (SSML <phoneme>)",
+                                 "phonemes", "ssml_unsupported");
+  }
   double rate = kNaturalRateWpm * input.speed;
   // Below espeak's floor, synthesize at the floor and slow the rest down without changing pitch.
   double remaining_speed = rate < kMinRateWpm ? rate / kMinRateWpm : 1.0;
@@ -148,7 +161,8 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
   absl::StatusOr<EspeakSynthProcess::Output> output;
   {
     std::lock_guard lock(synth_mutex_);
-    output = synth_->Synthesize(file, static_cast<int>(std::lround(rate)), input.text);
+    output = synth_->Synthesize(file, static_cast<int>(std::lround(rate)), EspeakPitch(input.pitch),
+                                input.text);
   }
   if (!output.ok()) return output.status();
   audio::PcmAudio pcm;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -134,8 +135,8 @@ int Collect(short* samples, int count, espeak_EVENT* events) {
 std::string SynthesizeInChild(const std::string& request) {
   Cursor in(request);
   std::string_view voice, text;
-  uint32_t rate = 0;
-  if (!in.String(&voice) || !in.U32(&rate) || !in.String(&text) || !in.done()) {
+  uint32_t rate = 0, pitch = 0;
+  if (!in.String(&voice) || !in.U32(&rate) || !in.U32(&pitch) || !in.String(&text) || !in.done()) {
     return ErrorReply("malformed synthesis request");
   }
   const std::string voice_name(voice), text_z(text);  // NUL-terminated for the library
@@ -143,6 +144,8 @@ std::string SynthesizeInChild(const std::string& request) {
     return ErrorReply("espeak-ng could not select voice '" + voice_name + "'");
   }
   espeak_SetParameter(espeakRATE, static_cast<int>(rate), 0);
+  // kVoicePitch: left at the voice's own, so plain requests keep their bytes.
+  if (pitch <= 100) espeak_SetParameter(espeakPITCH, static_cast<int>(pitch), 0);
   Collected out;
   espeak_ERROR error = espeak_Synth(text_z.c_str(), text_z.size() + 1, 0, POS_CHARACTER, 0,
                                     espeakCHARS_UTF8, nullptr, &out);
@@ -342,12 +345,13 @@ absl::Status EspeakSynthProcess::Restart() {
 }
 
 absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Synthesize(std::string_view voice,
-                                                                          int rate_wpm,
+                                                                          int rate_wpm, int pitch,
                                                                           std::string_view text) {
   std::string request;
   PutU32(request, static_cast<uint32_t>(voice.size()));
   request += voice;
   PutU32(request, static_cast<uint32_t>(rate_wpm));
+  PutU32(request, pitch < 0 ? 0xFFFFFFFFu : static_cast<uint32_t>(std::min(pitch, 100)));
   PutU32(request, static_cast<uint32_t>(text.size()));
   request += text;
   if (request.size() > kMaxRequestBytes) {

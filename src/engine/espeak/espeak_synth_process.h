@@ -44,10 +44,12 @@ class EspeakSynthProcess {
     std::vector<EspeakWordEvent> words;
   };
   // One espeak_Synth of `text` (UTF-8) with the voice espeak_SetVoiceByName knows as `voice`
-  // (its file identifier, with any "+variant") at `rate_wpm`, in a fresh child. A template found
+  // (its file identifier, with any "+variant") at `rate_wpm` and `pitch` (espeakPITCH, 0-100;
+  // negative = the voice's own), in a fresh child. A template found
   // gone is started again and asked once more. Internal when the voice cannot be selected,
   // synthesis fails, the child dies, or the template cannot be (re)started.
-  absl::StatusOr<Output> Synthesize(std::string_view voice, int rate_wpm, std::string_view text);
+  absl::StatusOr<Output> Synthesize(std::string_view voice, int rate_wpm, int pitch,
+                                    std::string_view text);
 
   pid_t pid() const { return pid_; }  // the template's (0 while none runs); for tests
 

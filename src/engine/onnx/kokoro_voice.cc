@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "engine/onnx/code_points.h"
 #include "engine/onnx/phoneme_timings.h"
 
 namespace voxserve::engine::onnx {
@@ -114,6 +115,7 @@ absl::StatusOr<std::unique_ptr<KokoroVoice>> KokoroVoice::Create(const KokoroEng
   info.engine = "kokoro";
   info.max_batch_size = 1;  // exports fix the batch to 1: style and speed are per utterance
   info.batch_requires_same_voice = true;
+  info.speaks_ipa = true;  // its vocabulary is IPA symbols (SSML <phoneme>)
   std::set<std::string> espeak_voices;
   for (const std::string& name : voice->voices_.Names()) {
     std::string espeak =
@@ -173,7 +175,11 @@ absl::StatusOr<audio::PcmAudio> KokoroVoice::SynthesizeOne(const SegmentInput& i
         "model " + info_.id + " has no voice '" + std::string(input.voice_id) + "'", "voice",
         "voice_not_found");
   }
-  auto chunks = TextToTokens(input.text, input.voice_id);
+  // IPA given (SSML <phoneme>): its symbols are the vocabulary's; those it lacks are dropped, as
+  // for espeak's.
+  auto chunks = input.phonemes.empty() ? TextToTokens(input.text, input.voice_id)
+                                       : absl::StatusOr<std::vector<std::vector<int64_t>>>(
+                                             KokoroTokenChunks(DecodeUtf8(input.phonemes), vocab_));
   if (!chunks.ok()) return chunks.status();
   audio::PcmAudio pcm{{}, kKokoroSampleRate};
   std::vector<TimedPhoneme> spoken;  // for word timings

@@ -148,6 +148,8 @@ absl::StatusOr<std::unique_ptr<PiperVoice>> PiperVoice::Create(const PiperEngine
   // Piper batches only when the graph can cut each item to its own length (see PiperModel).
   info.max_batch_size = voice->model_->can_batch() ? config.max_batch_size : 1;
   info.batch_requires_same_voice = true;  // `sid` is one value per Run
+  // espeak-type voices map IPA symbols to ids (SSML <phoneme>); "text" voices map letters.
+  info.speaks_ipa = vc.phoneme_type == "espeak";
   std::string description = "Piper " + (vc.dataset.empty() ? config.model_id : vc.dataset) +
                             (vc.quality.empty() ? "" : " (" + vc.quality + ")");
   if (vc.num_speakers > 1) {
@@ -258,7 +260,12 @@ std::vector<absl::StatusOr<audio::PcmAudio>> PiperVoice::SynthesizeGroup(
   };
   std::vector<Sentence> sentences;
   for (size_t i = 0; i < group.size(); ++i) {
-    auto phonemes = TextToPhonemes(group[i]->text);
+    // IPA given (SSML <phoneme>): one sentence of its own code points, as Piper's "text"
+    // phoneme type reads its input.
+    auto phonemes = group[i]->phonemes.empty()
+                        ? TextToPhonemes(group[i]->text)
+                        : absl::StatusOr<std::vector<std::u32string>>(std::vector<std::u32string>{
+                              PiperTextPhonemes(group[i]->phonemes, voice_.phoneme_map)});
     results.push_back(audio::PcmAudio{{}, voice_.sample_rate});
     if (!phonemes.ok()) {
       results.back() = phonemes.status();

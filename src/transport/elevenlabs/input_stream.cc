@@ -159,9 +159,13 @@ absl::Status InputStream::Setup() {
     if (!normalize.ok()) return normalize.status();
     request_.normalize_text = *normalize;
   }
+  // SSML (docs/ssml.md): the text is held until a flush (or the end) and spoken as one document.
+  if (auto it = query->find("enable_ssml_parsing"); it != query->end() && it->second == "true") {
+    request_.input_format = "ssml";
+  }
   // Accepted and ignored: inactivity_timeout (websocket.idle_timeout_ms applies), sync_alignment
-  // (audio and alignment always come together), auto_mode, enable_logging, enable_ssml_parsing,
-  // language_code, optimize_streaming_latency.
+  // (audio and alignment always come together), auto_mode, enable_logging, language_code,
+  // optimize_streaming_latency.
   set_up_ = true;
   return absl::OkStatus();
 }

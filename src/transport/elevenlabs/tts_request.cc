@@ -39,6 +39,12 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
   synthesis.format = output->format;
   synthesis.sample_rate = output->sample_rate;
 
+  // ElevenLabs' switch for SSML in `text` (docs/ssml.md), in the query as on its WebSockets or
+  // in the body: true parses it; false or absent leaves the service's rule (SSML only when the
+  // text starts with "<speak").
+  if (auto it = query->find("enable_ssml_parsing"); it != query->end() && it->second == "true") {
+    synthesis.input_format = "ssml";
+  }
   json body;
   try {
     body = json::parse(request.body);
@@ -75,6 +81,10 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
   if (!normalize_text.ok()) return normalize_text.status();
   synthesis.normalize_text = *normalize_text;
   synthesis.cache_policy = http::CachePolicyOf(request);
+  if (auto ssml = body.find("enable_ssml_parsing"); ssml != body.end() && !ssml->is_null()) {
+    if (!ssml->is_boolean()) return WrongType("enable_ssml_parsing", "a boolean");
+    if (ssml->get<bool>()) synthesis.input_format = "ssml";
+  }
   if (auto settings = body.find("voice_settings"); settings != body.end() && !settings->is_null()) {
     if (!settings->is_object()) return WrongType("voice_settings", "an object");
     if (auto speed = settings->find("speed"); speed != settings->end() && !speed->is_null()) {

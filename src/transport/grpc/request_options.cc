@@ -44,7 +44,8 @@ absl::StatusOr<service::SynthesisRequest> ToSynthesisRequest(
   request.voice = options.voice();
   request.speed = options.speed() == 0 ? 1.0 : options.speed();
   request.instructions = options.instructions();
-  request.voice_mode = options.voice_mode();  // the service checks the name
+  request.voice_mode = options.voice_mode();      // the service checks the name
+  request.input_format = options.input_format();  // and this one (docs/ssml.md)
   if (options.has_seed()) request.seed = options.seed();
   request.prompt_audio = options.ref_audio();
   request.prompt_text = options.ref_text();

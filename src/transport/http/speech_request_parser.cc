@@ -199,11 +199,14 @@ absl::Status ReadTextNormalization(const json& body, service::SynthesisRequest* 
 }
 
 // The fields both routes share for cloned voices and sampling: instructions (OpenAI's),
-// voice_mode (docs/cosyvoice-generation.md, "Modes"), seed and apply_text_normalization.
+// voice_mode (docs/cosyvoice-generation.md, "Modes"), seed, apply_text_normalization; and
+// input_format ("ssml" or "text", docs/ssml.md), checked by the service.
 absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* request) {
-  for (absl::Status status : {ReadString(body, "instructions", &request->instructions),
-                              ReadString(body, "voice_mode", &request->voice_mode),
-                              ReadSeed(body, request), ReadTextNormalization(body, request)}) {
+  for (absl::Status status :
+       {ReadString(body, "instructions", &request->instructions),
+        ReadString(body, "voice_mode", &request->voice_mode), ReadSeed(body, request),
+        ReadTextNormalization(body, request),
+        ReadString(body, "input_format", &request->input_format)}) {
     if (!status.ok()) return status;
   }
   return absl::OkStatus();  // their limits are the service's (service::CheckRequestOptions)

@@ -133,7 +133,8 @@ bool HasTextFields(const json& message) {
 bool HasConfigFields(const json& message) {
   for (const char* name :
        {"model", "voice", "response_format", "speed", "instructions", "voice_mode", "seed",
-        "timeout_ms", "timestamps", "cache_control", http::kTextNormalizationField}) {
+        "timeout_ms", "timestamps", "cache_control", http::kTextNormalizationField,
+        "input_format"}) {
     if (message.contains(name)) return true;
   }
   return false;
@@ -178,6 +179,7 @@ absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
         ReadFormat(*message, &config.format), ReadSpeed(*message, &config.speed),
         ReadString(*message, "instructions", &config.instructions),
         ReadString(*message, "voice_mode", &config.voice_mode), ReadSeed(*message, &config.seed),
+        ReadString(*message, "input_format", &config.input_format),
         ReadTimeout(*message, &config.timeout), ReadCacheControl(*message, &config.cache_policy),
         ReadTextNormalization(*message, &config.normalize_text)}) {
     if (!status.ok()) return status;

@@ -29,7 +29,8 @@ struct StreamConfig {
   audio::AudioFormat format = audio::AudioFormat::kPcm;
   double speed = 1.0;
   std::string instructions;
-  std::string voice_mode;  // a cloned voice's mode (service::ParseVoiceMode checks the name)
+  std::string voice_mode;    // a cloned voice's mode (service::ParseVoiceMode checks the name)
+  std::string input_format;  // "ssml", "text" or empty (docs/ssml.md; the service checks it)
   std::optional<uint64_t> seed;
   std::optional<std::chrono::milliseconds> timeout;  // per sentence, from when it is complete
   http::TimestampsMode timestamps = http::TimestampsMode::kNone;  // on each segment_done

@@ -193,5 +193,36 @@ TEST(EngineFactory, ErrorsLeaveNamingTheModelToTheCaller) {
   }
 }
 
+// Zero crossings per second: a higher base pitch crosses zero more often.
+double CrossingsPerSecond(const audio::PcmAudio& pcm) {
+  size_t crossings = 0;
+  for (size_t i = 1; i < pcm.samples.size(); ++i) {
+    if ((pcm.samples[i - 1] < 0) != (pcm.samples[i] < 0)) ++crossings;
+  }
+  return static_cast<double>(crossings) / pcm.DurationSeconds();
+}
+
+TEST_F(EspeakEngineTest, PitchRaisesTheVoiceAndOneLeavesItAlone) {
+  EXPECT_TRUE(engine_->info().controls_pitch);
+  EXPECT_FALSE(engine_->info().speaks_ipa);
+  audio::PcmAudio plain = SynthesizeOk("A long vowel, aaah.", "en-us");
+  SegmentInput same{"A long vowel, aaah.", "en-us", 1.0};
+  same.pitch = 1.0;
+  EXPECT_EQ(engine_->Synthesize({&same, 1})[0]->samples, plain.samples);
+  SegmentInput high = same;
+  high.pitch = 1.8;
+  auto raised = engine_->Synthesize({&high, 1});
+  ASSERT_TRUE(raised[0].ok()) << raised[0].status();
+  EXPECT_GT(CrossingsPerSecond(*raised[0]), CrossingsPerSecond(plain) * 1.1);
+}
+
+TEST_F(EspeakEngineTest, IpaPhonemesAreRefusedNamingSsml) {
+  SegmentInput input{"tomato", "en-us", 1.0};
+  input.phonemes = "t\u0259\u02c8m\u0251\u02d0to\u028a";
+  auto results = engine_->Synthesize({&input, 1});
+  ASSERT_FALSE(results[0].ok());
+  EXPECT_EQ(core::DetailOf(results[0].status()).code, "ssml_unsupported");
+}
+
 }  // namespace
 }  // namespace voxserve::engine

@@ -18,12 +18,12 @@ constexpr const char* kVoice = "gmw/en-US";  // espeak_SetVoiceByName's name of 
 TEST(EspeakSynthProcess, GivesTheSameSamplesAndWordsForTheSameRequestEveryTime) {
   auto process = EspeakSynthProcess::Start("");
   ASSERT_TRUE(process.ok()) << process.status();
-  auto first = (*process)->Synthesize(kVoice, 175, "One two.");
+  auto first = (*process)->Synthesize(kVoice, 175, -1, "One two.");
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_FALSE(first->samples.empty());
   ASSERT_EQ(first->words.size(), 2u);
-  ASSERT_TRUE((*process)->Synthesize(kVoice, 300, "The quick brown fox jumps.").ok());
-  auto again = (*process)->Synthesize(kVoice, 175, "One two.");
+  ASSERT_TRUE((*process)->Synthesize(kVoice, 300, -1, "The quick brown fox jumps.").ok());
+  auto again = (*process)->Synthesize(kVoice, 175, -1, "One two.");
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->samples, first->samples);
   EXPECT_EQ(again->words[1].audio_ms, first->words[1].audio_ms);
@@ -32,12 +32,12 @@ TEST(EspeakSynthProcess, GivesTheSameSamplesAndWordsForTheSameRequestEveryTime) 
 TEST(EspeakSynthProcess, ATemplateThatDiedIsReplacedAndSpeaksTheSame) {
   auto process = EspeakSynthProcess::Start("");
   ASSERT_TRUE(process.ok()) << process.status();
-  auto before = (*process)->Synthesize(kVoice, 175, "Still here.");
+  auto before = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
   ASSERT_TRUE(before.ok()) << before.status();
   const pid_t old_pid = (*process)->pid();
   ASSERT_GT(old_pid, 0);
   ASSERT_EQ(::kill(old_pid, SIGKILL), 0);
-  auto after = (*process)->Synthesize(kVoice, 175, "Still here.");
+  auto after = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_NE((*process)->pid(), old_pid);
   EXPECT_EQ(after->samples, before->samples);
@@ -46,10 +46,10 @@ TEST(EspeakSynthProcess, ATemplateThatDiedIsReplacedAndSpeaksTheSame) {
 TEST(EspeakSynthProcess, AVoiceTheLibraryDoesNotHaveIsAnErrorAndTheNextRequestWorks) {
   auto process = EspeakSynthProcess::Start("");
   ASSERT_TRUE(process.ok()) << process.status();
-  auto missing = (*process)->Synthesize("no/such-voice", 175, "Hello.");
+  auto missing = (*process)->Synthesize("no/such-voice", 175, -1, "Hello.");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kInternal);
   EXPECT_NE(missing.status().message().find("no/such-voice"), std::string::npos);
-  EXPECT_TRUE((*process)->Synthesize(kVoice, 175, "Hello.").ok());
+  EXPECT_TRUE((*process)->Synthesize(kVoice, 175, -1, "Hello.").ok());
 }
 
 TEST(EspeakSynthProcess, ADataFolderWithoutEspeakDataFailsToStartWithTheLibrarysReason) {

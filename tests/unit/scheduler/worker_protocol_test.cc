@@ -421,6 +421,8 @@ WireSegment ClonedVoiceSegment() {
   segment.seed = 0xFFFFFFFFFFFFFFFFull;
   segment.voice_mode = engine::VoiceMode::kInstruct;
   segment.voice_profile = std::move(profile);
+  segment.phonemes = "həlˈoʊ";
+  segment.pitch = 1.4;
   return segment;
 }
 
@@ -444,6 +446,8 @@ TEST(WorkerProtocolTest, AClonedVoicesSegmentRoundTripsWithEveryField) {
     engine::SegmentInput input = got.Input();
     EXPECT_EQ(input.text, "Speak.");
     EXPECT_EQ(input.instructions, "Whisper it.");
+    EXPECT_EQ(input.phonemes, "həlˈoʊ");  // SSML <phoneme>, <prosody pitch>
+    EXPECT_EQ(input.pitch, 1.4);
     EXPECT_EQ(input.seed, sent.seed);
     EXPECT_EQ(input.voice_mode, engine::VoiceMode::kInstruct);
     ASSERT_NE(input.voice_profile, nullptr);
@@ -477,9 +481,11 @@ TEST(WorkerProtocolTest, EveryTruncationOfAClonedVoicesBeginIsAnError) {
 }
 
 TEST(WorkerProtocolTest, ACorruptProfileIsRejectedByName) {
-  const std::string payload = EncodeBegin(3, ClonedVoiceSegment());
-  // Offsets: u64 id, f64 speed, then the strings "voice_0123", "Speak.", "Whisper it.".
-  const size_t flags = 8 + 8 + (4 + 10) + (4 + 6) + (4 + 11);
+  const WireSegment sent = ClonedVoiceSegment();
+  const std::string payload = EncodeBegin(3, sent);
+  // Offsets: u64 id, f64 speed, then the strings "voice_0123", "Speak.", "Whisper it.", the
+  // phonemes, and f64 pitch.
+  const size_t flags = 8 + 8 + (4 + 10) + (4 + 6) + (4 + 11) + (4 + sent.phonemes.size()) + 8;
   std::string bad = payload;
   Poke<uint32_t>(bad, flags, 8);
   EXPECT_THAT(DecodeBegin(bad).status().message(), HasSubstr("unknown flags 8"));

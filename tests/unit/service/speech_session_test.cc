@@ -284,5 +284,49 @@ INSTANTIATE_TEST_SUITE_P(
                   absl::StatusCode::kDeadlineExceeded, "timeout"}),
     [](const auto& info) { return std::string(info.param.name); });
 
+TEST_F(SpeechSessionTest, AnSsmlStreamIsHeldUntilTheEndAndSpokenAsOneDocument) {
+  Start();
+  SessionOptions options = Options();
+  options.request.input_format = "ssml";
+  auto session = Open(std::move(options));
+  ASSERT_TRUE(session->AddText("One. <break ").ok());
+  ASSERT_TRUE(session->AddText("time=\"1s\"/> Two.").ok());
+  EXPECT_TRUE(engine_->texts().empty());  // a document cannot be cut before it is whole
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  ASSERT_TRUE(owner_.ends.front().status.ok()) << owner_.ends.front().status;
+  EXPECT_EQ(engine_->texts(), (std::vector<std::string>{"One.", "Two."}));
+  ASSERT_EQ(owner_.reports.size(), 1u);
+  EXPECT_EQ(owner_.reports[0].text, "One. Two.");  // as spoken, markup gone
+  EXPECT_DOUBLE_EQ(owner_.reports[0].summary.audio_seconds, (4 + 16000 + 4) / 16000.0);
+}
+
+TEST_F(SpeechSessionTest, ATextStreamStartingWithSpeakIsSsmlUnlessItSaysText) {
+  Start();
+  auto detected = Open();
+  ASSERT_TRUE(detected->AddText("  ").ok());
+  ASSERT_TRUE(detected->AddText("<speak>Hi <sub alias=\"there\">x</sub>.</speak>").ok());
+  ASSERT_TRUE(detected->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  SessionOptions options = Options();
+  options.request.input_format = "text";
+  auto plain = Open(std::move(options));
+  ASSERT_TRUE(plain->AddText("<speak>Hi.</speak>").ok());
+  ASSERT_TRUE(plain->End().ok());
+  ASSERT_TRUE(owner_.RunUntil([&] { return owner_.ends.size() == 2; }));
+  EXPECT_EQ(engine_->texts(), (std::vector<std::string>{"Hi there.", "<speak>Hi.</speak>"}));
+}
+
+TEST_F(SpeechSessionTest, MalformedSsmlEndsTheStreamWithInvalidSsml) {
+  Start();
+  SessionOptions options = Options();
+  options.request.input_format = "ssml";
+  auto session = Open(std::move(options));
+  ASSERT_TRUE(session->AddText("<speak>Hi").ok());
+  ASSERT_TRUE(session->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  EXPECT_EQ(core::DetailOf(owner_.ends.front().status).code, "invalid_ssml");
+}
+
 }  // namespace
 }  // namespace voxserve::service
