@@ -166,6 +166,7 @@ TEST_F(SsmlServiceTest, PitchReachesOnlyEnginesThatControlIt) {
     ASSERT_EQ(engine_->calls().size(), 1u);
     EXPECT_DOUBLE_EQ(engine_->calls()[0].pitches[0], controls ? 1.4 : 1.0);
     service_.reset();
+    engine_ = nullptr;  // the service owned it; TearDown must not open its gate
   }
 }
 

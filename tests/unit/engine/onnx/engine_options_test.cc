@@ -57,7 +57,7 @@ SetOption SetterOf(std::string_view engine) {
 
 std::set<std::string> Split(const std::string& list) {
   std::set<std::string> keys;
-  std::regex word("[a-z_]+");
+  std::regex word("[a-z_][a-z0-9_]*");  // option names may end in digits (cuda_tf32)
   for (std::sregex_iterator it(list.begin(), list.end(), word), end; it != end; ++it) {
     keys.insert(it->str());
   }
