@@ -226,6 +226,10 @@ TEST_F(LlmDecoderTest, SameSeedSameTokensOtherSeedOtherTokens) {
 // seventh is cancelled midway; each one's tokens must be those it gets alone.
 TEST_F(LlmDecoderTest, ContinuousBatchingGivesEachRequestItsTokensAlone) {
   for (bool greedy : {true, false}) {
+    // Sampling is bit-exact alone and batched on the CPU only: on CUDA the GEMM kernels round
+    // differently by batch size, and a draw near a boundary of the (random weights': nearly flat)
+    // distribution then picks another token (H200, 2026-12-04; bench/RESULTS.md). Greedy holds.
+    if (!greedy && testing::TestExecutionProvider() != "cpu") continue;
     std::vector<LlmRequest> requests;
     for (int k = 0; k < 6; ++k) requests.push_back(Synthetic(k, 1 + k % 3, greedy));
     std::vector<Outcome> alone;
@@ -261,6 +265,9 @@ TEST_F(LlmDecoderTest, ContinuousBatchingGivesEachRequestItsTokensAlone) {
 // every request that ends gets exactly the tokens it gets alone, and the cancelled ones end
 // without an end event.
 TEST_F(LlmDecoderTest, OneRequestAmongFifteenJoiningAndLeavingGetsItsTokensAlone) {
+  if (testing::TestExecutionProvider() != "cpu") {
+    GTEST_SKIP() << "sampled tokens are batch-invariant on the CPU only (see the test above)";
+  }
   constexpr int kRequests = 16, kProbe = 7;
   std::vector<LlmRequest> requests;
   for (int k = 0; k < kRequests; ++k) requests.push_back(Synthetic(k, 1 + k % 3, false));
