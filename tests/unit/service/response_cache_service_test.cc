@@ -47,15 +47,6 @@ class ResponseCacheServiceTest : public ServiceTest {
     ASSERT_TRUE(load_status_.ok()) << load_status_;
   }
 
-  // Runs a request to its end; the sink says what it heard.
-  std::shared_ptr<RecordingSink> Run(SynthesisRequest request) {
-    auto sink = std::make_shared<RecordingSink>();
-    auto job = Accept(std::move(request), sink);
-    EXPECT_TRUE(sink->WaitComplete());
-    EXPECT_TRUE(service_->WaitIdle(std::chrono::seconds(5)));
-    return sink;
-  }
-
   double Metric(const std::string& series) const {
     const std::string text = registry_.RenderText();
     const std::string prefix = "\n" + series + " ";

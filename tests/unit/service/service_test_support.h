@@ -190,6 +190,22 @@ class ServiceTest : public ::testing::Test {
     return job.ok() ? *job : nullptr;
   }
 
+  // Runs an accepted request to its end; the sink says what it heard (a failure included).
+  std::shared_ptr<RecordingSink> Run(SynthesisRequest request) {
+    auto sink = std::make_shared<RecordingSink>();
+    auto job = Accept(std::move(request), sink);
+    EXPECT_TRUE(sink->WaitComplete());
+    EXPECT_TRUE(service_->WaitIdle(std::chrono::seconds(5)));
+    return sink;
+  }
+
+  // The same for a request that must succeed.
+  std::shared_ptr<RecordingSink> RunOk(SynthesisRequest request) {
+    auto sink = Run(std::move(request));
+    EXPECT_TRUE(sink->status().ok()) << sink->status();
+    return sink;
+  }
+
   core::MetricsRegistry registry_;
   std::unique_ptr<TtsService> service_;
   test_support::FakeEngine* engine_ = nullptr;  // owned by the service's model host

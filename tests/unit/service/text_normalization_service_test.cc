@@ -8,23 +8,13 @@
 namespace voxserve::service {
 namespace {
 
-class NormalizationServiceTest : public ServiceTest {
- protected:
-  std::shared_ptr<RecordingSink> Run(SynthesisRequest request) {
-    auto sink = std::make_shared<RecordingSink>();
-    auto job = Accept(std::move(request), sink);
-    EXPECT_TRUE(sink->WaitComplete());
-    EXPECT_TRUE(sink->status().ok()) << sink->status();
-    EXPECT_TRUE(service_->WaitIdle(std::chrono::seconds(5)));
-    return sink;
-  }
-};
+using NormalizationServiceTest = ServiceTest;
 
 TEST_F(NormalizationServiceTest, APiperModelGetsTheTextWrittenOut) {
   ServiceOptions options;
   options.engine_name = "piper";  // the fake engine's voices speak en-us
   Start(options);
-  Run(Request("Dr. Lee paid $12.50 on 2026-12-02. It weighs 3.5 kg."));
+  RunOk(Request("Dr. Lee paid $12.50 on 2026-12-02. It weighs 3.5 kg."));
   EXPECT_THAT(engine_->texts(),
               ::testing::ElementsAre(
                   "Doctor Lee paid twelve dollars and fifty cents on December second, twenty "
@@ -37,7 +27,7 @@ TEST_F(NormalizationServiceTest, TimingsIndexTheTextAsSpoken) {
   options.engine_name = "kokoro";
   options.engine.report_words = true;
   Start(options);
-  auto sink = Run(Request("Wait 5 min."));
+  auto sink = RunOk(Request("Wait 5 min."));
   ASSERT_EQ(sink->timings().size(), 1u);
   EXPECT_EQ(sink->timings()[0].text, "Wait five minutes.");
 }
@@ -46,8 +36,8 @@ TEST_F(NormalizationServiceTest, CosyVoiceChoosesTheRulesByTheText) {
   ServiceOptions options;
   options.engine_name = "cosyvoice";
   Start(options);
-  Run(Request("我有2本书。"));
-  Run(Request("I have 2 books."));
+  RunOk(Request("我有2本书。"));
+  RunOk(Request("I have 2 books."));
   EXPECT_THAT(engine_->texts(), ::testing::ElementsAre("我有两本书。", "I have two books."));
 }
 
@@ -55,13 +45,13 @@ TEST_F(NormalizationServiceTest, EspeakGetsTheTextAsSent) {
   ServiceOptions options;
   options.engine_name = "espeak";  // reads numbers itself
   Start(options);
-  Run(Request("It weighs 3.5 kg."));
+  RunOk(Request("It weighs 3.5 kg."));
   EXPECT_THAT(engine_->texts(), ::testing::ElementsAre("It weighs 3.5 kg."));
 }
 
 TEST_F(NormalizationServiceTest, AnEngineOutsideTheListGetsTheTextAsSent) {
   Start();  // "fake"
-  Run(Request("It weighs 3.5 kg."));
+  RunOk(Request("It weighs 3.5 kg."));
   EXPECT_THAT(engine_->texts(), ::testing::ElementsAre("It weighs 3.5 kg."));
 }
 
@@ -70,7 +60,7 @@ TEST_F(NormalizationServiceTest, TheConfigCanTurnItOff) {
   options.engine_name = "piper";
   options.normalize_text = false;
   Start(options);
-  Run(Request("It weighs 3.5 kg."));
+  RunOk(Request("It weighs 3.5 kg."));
   EXPECT_THAT(engine_->texts(), ::testing::ElementsAre("It weighs 3.5 kg."));
 }
 
@@ -79,8 +69,8 @@ TEST_F(NormalizationServiceTest, TheResponseCacheKeysTheNormalizedText) {
   options.engine_name = "piper";
   options.cache.enabled = true;
   Start(options);
-  auto written = Run(Request("It weighs 3 kg."));
-  auto spelled = Run(Request("It weighs three kilograms."));
+  auto written = RunOk(Request("It weighs 3 kg."));
+  auto spelled = RunOk(Request("It weighs three kilograms."));
   EXPECT_EQ(engine_->texts().size(), 1u);  // the same words: the second is a cache hit
   EXPECT_EQ(spelled->bytes(), written->bytes());
 }
@@ -91,7 +81,7 @@ TEST_F(NormalizationServiceTest, ARequestMayTurnItOff) {
   Start(options);
   SynthesisRequest off = Request("It weighs 3.5 kg.");
   off.normalize_text = false;
-  Run(off);
+  RunOk(off);
   EXPECT_THAT(engine_->texts(), ::testing::ElementsAre("It weighs 3.5 kg."));
 }
 
@@ -102,8 +92,8 @@ TEST_F(NormalizationServiceTest, ARequestMayTurnItOnForAnyEngine) {
   Start(options);
   SynthesisRequest on = Request("It weighs 3.5 kg.");
   on.normalize_text = true;
-  Run(on);
-  Run(Request("It weighs 3.5 kg."));
+  RunOk(on);
+  RunOk(Request("It weighs 3.5 kg."));
   EXPECT_THAT(engine_->texts(),
               ::testing::ElementsAre("It weighs three point five kilograms.", "It weighs 3.5 kg."));
 }
