@@ -1,13 +1,15 @@
-// Pronunciation dictionaries (issue 26 part 2, the text half): W3C PLS 1.0 files and a simple
-// JSON of grapheme → alias or IPA, parsed into one form, and applied to the items a request
-// speaks (ssml::SpeechItem: SSML's, or one item of plain text) before they become segments.
-// Not yet reachable from a request: the store, the API and the locators come next.
+// Pronunciation dictionaries (docs/pronunciation-dictionaries.md): W3C PLS 1.0 files, a simple
+// JSON of grapheme → alias or IPA, and ElevenLabs' rule objects, parsed into one form, and
+// applied to the items a request speaks (ssml::SpeechItem: SSML's, or one item of plain text)
+// before they become segments (and before text normalization, which they override).
 //
-// Matching rules: a grapheme matches case-sensitively (as PLS and ElevenLabs do), only whole
-// words (the characters around it are not letters or digits), except where it begins or ends
-// with a CJK character (those scripts put no spaces between words); at each place the longest
-// grapheme wins, and of equal ones the first dictionary's. Text from SSML <say-as> and <sub>
-// and <phoneme> is left alone: the markup said how to read it.
+// Matching rules: by default a grapheme matches case-sensitively (as PLS and ElevenLabs do) and
+// only whole words (the characters around it are not letters, digits or '_'), except where it
+// begins or ends with a CJK character (those scripts put no spaces between words); a lexeme may
+// turn either off (ElevenLabs' case_sensitive / word_boundaries: case-insensitive is Unicode
+// simple case folding). At each place the longest grapheme wins, and of equal ones the first
+// dictionary's. Text from SSML <say-as>, <sub> and <phoneme> is left alone: the markup said how
+// to read it.
 #pragma once
 
 #include <span>
@@ -25,11 +27,17 @@ struct Lexeme {
   std::string alias;                   // spoken instead of the grapheme, or
   std::string ipa;                     // its IPA, for engines that speak it (else the alias, if
                                        // any, else the grapheme as written)
+  bool case_sensitive = true;
+  bool word_boundaries = true;         // false: matches inside words too
+
+  bool operator==(const Lexeme&) const = default;
 };
 
 struct Lexicon {
   std::string language;  // PLS xml:lang / JSON "language"; informational
   std::vector<Lexeme> lexemes;
+
+  bool operator==(const Lexicon&) const = default;
 };
 
 struct LexiconLimits {
@@ -47,6 +55,21 @@ absl::StatusOr<Lexicon> ParsePls(std::string_view xml, const LexiconLimits& limi
 absl::StatusOr<Lexicon> ParseJsonLexicon(std::string_view json, const LexiconLimits& limits = {});
 // JSON when the first non-space byte is '{', else PLS.
 absl::StatusOr<Lexicon> ParseLexicon(std::string_view bytes, const LexiconLimits& limits = {});
+
+// ElevenLabs' rules (api-reference/pronunciation-dictionary/add-rules): a JSON array of
+// {"type": "alias", "string_to_replace", "alias"} or {"type": "phoneme", "string_to_replace",
+// "phoneme", "alphabet": "ipa"}, each with optional "case_sensitive" and "word_boundaries"
+// (default true); voxserve also reads "alias" beside a phoneme (spoken by engines without IPA).
+// One lexeme per rule. InvalidArgument, code "invalid_dictionary", naming `field`[index]; the
+// "cmu-arpabet" alphabet is refused (only IPA is spoken).
+absl::StatusOr<std::vector<Lexeme>> ParseRules(std::string_view rules_json,
+                                               const LexiconLimits& limits = {},
+                                               std::string_view field = "rules");
+// The rules of `lexicon` in that form (one per grapheme), as a JSON array.
+std::string RulesJson(const Lexicon& lexicon);
+// `lexicon` as a W3C PLS 1.0 document (alphabet ipa); ParsePls reads it back to the same
+// lexemes except the two matching flags, which PLS cannot say.
+std::string WritePls(const Lexicon& lexicon);
 
 // `items` with every match replaced (see the rules above): an alias becomes text, an IPA entry
 // a phoneme item of its own when `speaks_ipa`. Lexicons in order of precedence; none may be
