@@ -195,9 +195,37 @@ struct Candidate {
   std::string_view grapheme;
   const Lexeme* lexeme;
   size_t order;    // precedence: lower first among equal lengths
-  bool cjk_start;  // no word boundary needed before it
+  bool cjk_start;  // no word boundary needed before it (or the lexeme asks for none)
   bool cjk_end;    // ... or after it
 };
+
+// Whether `a` wins over `b` where both match: the longer, then the earlier.
+bool Better(const Candidate& a, const Candidate& b) {
+  if (a.grapheme.size() != b.grapheme.size()) return a.grapheme.size() > b.grapheme.size();
+  return a.order < b.order;
+}
+
+UChar32 Folded(UChar32 c) { return u_foldCase(c, U_FOLD_CASE_DEFAULT); }
+
+// The length in bytes of the text at `pos` that spells `grapheme` (Unicode simple case folding
+// when not case-sensitive), or 0.
+size_t MatchLength(std::string_view text, size_t pos, std::string_view grapheme,
+                   bool case_sensitive) {
+  if (case_sensitive) {
+    return text.substr(pos, grapheme.size()) == grapheme ? grapheme.size() : 0;
+  }
+  size_t at = pos;
+  for (size_t g = 0; g < grapheme.size();) {
+    if (at >= text.size()) return 0;
+    size_t g_length = 0, t_length = 0;
+    const UChar32 want = CodePointAt(grapheme, g, &g_length);
+    const UChar32 have = CodePointAt(text, at, &t_length);
+    if (want != have && Folded(want) != Folded(have)) return 0;
+    g += g_length;
+    at += t_length;
+  }
+  return at - pos;
+}
 
 class Index {
  public:
@@ -210,39 +238,50 @@ class Index {
           size_t first_length = 0;
           const UChar32 first = CodePointAt(grapheme, 0, &first_length);
           const UChar32 last = CodePointBefore(grapheme, grapheme.size());
-          by_first_[first].push_back({grapheme, &lexeme, order++, IsCjk(first), IsCjk(last)});
+          const bool anywhere = !lexeme.word_boundaries;
+          // Case-insensitive graphemes are found by their first code point's folding.
+          by_first_[lexeme.case_sensitive ? first : Folded(first)].push_back(
+              {grapheme, &lexeme, order++, anywhere || IsCjk(first), anywhere || IsCjk(last)});
         }
       }
     }
     for (auto& [first, candidates] : by_first_) {
       std::stable_sort(candidates.begin(), candidates.end(),
-                       [](const Candidate& a, const Candidate& b) {
-                         if (a.grapheme.size() != b.grapheme.size()) {
-                           return a.grapheme.size() > b.grapheme.size();
-                         }
-                         return a.order < b.order;
-                       });
+                       [](const Candidate& a, const Candidate& b) { return Better(a, b); });
     }
   }
 
   bool empty() const { return by_first_.empty(); }
 
-  // The match starting at `pos` of `text`, or null.
-  const Candidate* Match(std::string_view text, size_t pos, UChar32 here,
-                         bool at_word_start) const {
-    auto it = by_first_.find(here);
-    if (it == by_first_.end()) return nullptr;
-    for (const Candidate& candidate : it->second) {
-      if (!at_word_start && !candidate.cjk_start) continue;
-      if (text.substr(pos, candidate.grapheme.size()) != candidate.grapheme) continue;
-      const size_t end = pos + candidate.grapheme.size();
-      if (end < text.size() && !candidate.cjk_end) {
-        size_t length = 0;
-        if (IsWordCharacter(CodePointAt(text, end, &length))) continue;
+  struct Match {
+    const Candidate* candidate = nullptr;  // null: none
+    size_t length = 0;                     // of the text matched, in bytes
+  };
+
+  // The match starting at `pos` of `text`: the longest grapheme, of equal ones the first.
+  Match Find(std::string_view text, size_t pos, UChar32 here, bool at_word_start) const {
+    Match best;
+    for (UChar32 key : {here, Folded(here)}) {
+      auto it = by_first_.find(key);
+      if (it == by_first_.end()) continue;
+      for (const Candidate& candidate : it->second) {
+        // Candidates are longest first: none after a match can beat it under this key.
+        if (best.candidate != nullptr && Better(*best.candidate, candidate)) break;
+        if (key != here && candidate.lexeme->case_sensitive) continue;
+        if (!at_word_start && !candidate.cjk_start) continue;
+        const size_t length =
+            MatchLength(text, pos, candidate.grapheme, candidate.lexeme->case_sensitive);
+        if (length == 0) continue;
+        if (pos + length < text.size() && !candidate.cjk_end) {
+          size_t next_length = 0;
+          if (IsWordCharacter(CodePointAt(text, pos + length, &next_length))) continue;
+        }
+        best = {&candidate, length};
+        break;
       }
-      return &candidate;
+      if (Folded(here) == here) break;
     }
-    return nullptr;
+    return best;
   }
 
  private:
@@ -267,26 +306,27 @@ void RewriteItem(const ssml::SpeechItem& item, const Index& index, bool speaks_i
     size_t length = 0;
     const UChar32 here = CodePointAt(text, pos, &length);
     const bool at_word_start = !IsWordCharacter(previous);
-    const Candidate* match = index.Match(text, pos, here, at_word_start);
-    if (match == nullptr) {
+    const Index::Match match = index.Find(text, pos, here, at_word_start);
+    if (match.candidate == nullptr) {
       piece.text.append(text.substr(pos, length));
       previous = here;
       pos += length;
       continue;
     }
-    const Lexeme& lexeme = *match->lexeme;
+    const Lexeme& lexeme = *match.candidate->lexeme;
+    const std::string_view matched = text.substr(pos, match.length);
     if (!lexeme.ipa.empty() && speaks_ipa) {
       flush();
       ssml::SpeechItem phoneme = item;
-      phoneme.text = std::string(match->grapheme);
+      phoneme.text = std::string(matched);
       phoneme.phonemes = lexeme.ipa;
       phoneme.starts_sentence = first_piece && item.starts_sentence;
       first_piece = false;
       out.push_back(std::move(phoneme));
     } else {
-      piece.text += lexeme.alias.empty() ? std::string(match->grapheme) : lexeme.alias;
+      piece.text += lexeme.alias.empty() ? matched : std::string_view(lexeme.alias);
     }
-    pos += match->grapheme.size();
+    pos += match.length;
     previous = CodePointBefore(text, pos);
   }
   flush();
@@ -332,9 +372,15 @@ absl::StatusOr<Lexicon> ParseJsonLexicon(std::string_view json_text, const Lexic
       lexeme.alias = Trimmed(entry.get<std::string>());
     } else if (entry.is_object()) {
       for (const auto& [field, value] : entry.items()) {
+        if ((field == "case_sensitive" || field == "word_boundaries") && value.is_boolean()) {
+          (field == "case_sensitive" ? lexeme.case_sensitive : lexeme.word_boundaries) =
+              value.get<bool>();
+          continue;
+        }
         if ((field != "alias" && field != "ipa") || !value.is_string()) {
           return Invalid("the entry of " + core::Quoted(key) +
-                         " may hold \"alias\" and \"ipa\" strings only");
+                         " may hold \"alias\" and \"ipa\" strings and \"case_sensitive\" "
+                         "and \"word_boundaries\" booleans only");
         }
         (field == "alias" ? lexeme.alias : lexeme.ipa) = Trimmed(value.get<std::string>());
       }
@@ -362,6 +408,143 @@ absl::StatusOr<Lexicon> ParseLexicon(std::string_view bytes, const LexiconLimits
     return ParseJsonLexicon(bytes, limits);
   }
   return ParsePls(bytes, limits);
+}
+
+absl::StatusOr<std::vector<Lexeme>> ParseRules(std::string_view rules_json,
+                                               const LexiconLimits& limits,
+                                               std::string_view field) {
+  const std::string name(field);
+  nlohmann::json rules = nlohmann::json::parse(rules_json, nullptr, /*allow_exceptions=*/false);
+  if (rules.is_discarded() || !rules.is_array()) {
+    return core::InvalidArgument(name + " must be an array of rules", name, "invalid_dictionary");
+  }
+  if (rules.size() > limits.max_lexemes) {
+    return core::InvalidArgument(
+        name + " holds more than " + std::to_string(limits.max_lexemes) + " rules", name,
+        "invalid_dictionary");
+  }
+  std::vector<Lexeme> lexemes;
+  lexemes.reserve(rules.size());
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string at = name + "[" + std::to_string(i) + "]";
+    auto invalid = [&](const std::string& message) {
+      return core::InvalidArgument(at + ": " + message, at, "invalid_dictionary");
+    };
+    const nlohmann::json& rule = rules[i];
+    if (!rule.is_object()) return invalid("a rule must be an object");
+    auto text = [&](const char* key, bool required) -> absl::StatusOr<std::string> {
+      auto it = rule.find(key);
+      if (it == rule.end() || it->is_null()) {
+        if (required) return invalid(std::string("\"") + key + "\" is required");
+        return std::string();
+      }
+      if (!it->is_string()) return invalid(std::string("\"") + key + "\" must be a string");
+      std::string value = Trimmed(it->get<std::string>());
+      if (value.empty() || value.size() > limits.max_grapheme_chars) {
+        return invalid(std::string("\"") + key + "\" must hold 1 to " +
+                       std::to_string(limits.max_grapheme_chars) + " bytes");
+      }
+      return value;
+    };
+    auto flag = [&](const char* key, bool& out) -> absl::Status {
+      auto it = rule.find(key);
+      if (it == rule.end() || it->is_null()) return absl::OkStatus();
+      if (!it->is_boolean()) return invalid(std::string("\"") + key + "\" must be a boolean");
+      out = it->get<bool>();
+      return absl::OkStatus();
+    };
+    auto type = text("type", true);
+    if (!type.ok()) return type.status();
+    if (*type != "alias" && *type != "phoneme") {
+      return invalid("\"type\" must be \"alias\" or \"phoneme\", not " + core::Quoted(*type));
+    }
+    Lexeme lexeme;
+    auto grapheme = text("string_to_replace", true);
+    if (!grapheme.ok()) return grapheme.status();
+    lexeme.graphemes.push_back(*std::move(grapheme));
+    auto alias = text("alias", *type == "alias");
+    if (!alias.ok()) return alias.status();
+    lexeme.alias = *std::move(alias);
+    if (*type == "phoneme") {
+      auto ipa = text("phoneme", true);
+      if (!ipa.ok()) return ipa.status();
+      lexeme.ipa = *std::move(ipa);
+      auto alphabet = text("alphabet", false);
+      if (!alphabet.ok()) return alphabet.status();
+      if (!alphabet->empty() && *alphabet != "ipa") {
+        return invalid("alphabet " + core::Quoted(*alphabet) +
+                       " is not supported: voxserve speaks IPA phonemes (\"alphabet\": \"ipa\")");
+      }
+    }
+    if (absl::Status status = flag("case_sensitive", lexeme.case_sensitive); !status.ok()) {
+      return status;
+    }
+    if (absl::Status status = flag("word_boundaries", lexeme.word_boundaries); !status.ok()) {
+      return status;
+    }
+    lexemes.push_back(std::move(lexeme));
+  }
+  return lexemes;
+}
+
+std::string RulesJson(const Lexicon& lexicon) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const Lexeme& lexeme : lexicon.lexemes) {
+    for (const std::string& grapheme : lexeme.graphemes) {
+      nlohmann::json rule = {{"string_to_replace", grapheme},
+                             {"case_sensitive", lexeme.case_sensitive},
+                             {"word_boundaries", lexeme.word_boundaries}};
+      if (lexeme.ipa.empty()) {
+        rule["type"] = "alias";
+        rule["alias"] = lexeme.alias;
+      } else {
+        rule["type"] = "phoneme";
+        rule["phoneme"] = lexeme.ipa;
+        rule["alphabet"] = "ipa";
+        if (!lexeme.alias.empty()) rule["alias"] = lexeme.alias;
+      }
+      rules.push_back(std::move(rule));
+    }
+  }
+  return rules.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+std::string XmlEscaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string WritePls(const Lexicon& lexicon) {
+  std::string xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<lexicon version=\"1.0\" xmlns=\"http://www.w3.org/2005/01/pronunciation-lexicon\"\n"
+      "         alphabet=\"ipa\" xml:lang=\"" +
+      XmlEscaped(lexicon.language.empty() ? "en-US" : lexicon.language) + "\">\n";
+  for (const Lexeme& lexeme : lexicon.lexemes) {
+    xml += "  <lexeme>\n";
+    for (const std::string& grapheme : lexeme.graphemes) {
+      xml += "    <grapheme>" + XmlEscaped(grapheme) + "</grapheme>\n";
+    }
+    if (!lexeme.ipa.empty()) xml += "    <phoneme>" + XmlEscaped(lexeme.ipa) + "</phoneme>\n";
+    if (!lexeme.alias.empty()) xml += "    <alias>" + XmlEscaped(lexeme.alias) + "</alias>\n";
+    xml += "  </lexeme>\n";
+  }
+  xml += "</lexicon>\n";
+  return xml;
 }
 
 std::vector<ssml::SpeechItem> Apply(const std::vector<ssml::SpeechItem>& items,

@@ -165,5 +165,96 @@ TEST(Apply, KeepsTheItemsStyleAndSentenceStart) {
   }
 }
 
+TEST(Apply, CaseInsensitiveLexemesFoldCaseAndKeepTheTextAsWritten) {
+  Lexicon lexicon;
+  lexicon.lexemes.push_back({{"nasa"}, "the space agency", "", /*case_sensitive=*/false});
+  lexicon.lexemes.push_back({{"straße"}, "", "ˈʃtʁaːsə", /*case_sensitive=*/false});
+  lexicon.lexemes.push_back({{"SQL"}, "sequel"});  // case-sensitive, the default
+  EXPECT_EQ(Applied(lexicon, "NASA, Nasa and nasa."),
+            "the space agency, the space agency and the space agency.");
+  EXPECT_EQ(Applied(lexicon, "sql is not SQL"), "sql is not sequel");
+  // The phoneme item keeps the text as written (word timings point at it).
+  const Lexicon* lexicons[] = {&lexicon};
+  auto items = Apply(Text("STRASSE or STRAßE"), lexicons, /*speaks_ipa=*/true);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].text, "STRASSE or ");  // simple folding: ß is not "ss"
+  EXPECT_EQ(items[1].text, "STRAßE");
+  EXPECT_EQ(items[1].phonemes, "ˈʃtʁaːsə");
+}
+
+TEST(Apply, WithoutWordBoundariesMatchesInsideWords) {
+  Lexicon lexicon;
+  lexicon.lexemes.push_back({{"Kubernetes"}, "koo-ber-net-ease", "", true,
+                             /*word_boundaries=*/false});
+  lexicon.lexemes.push_back({{"tts"}, "text to speech"});
+  EXPECT_EQ(Applied(lexicon, "MyKubernetesCluster and ttsd"),
+            "Mykoo-ber-net-easeCluster and ttsd");
+}
+
+TEST(ParseJsonLexicon, ReadsTheMatchingFlags) {
+  Lexicon lexicon = Parsed(
+      R"({"entries": {"nasa": {"alias": "the space agency", "case_sensitive": false},
+                       "Kube": {"alias": "coob", "word_boundaries": false}}})");
+  ASSERT_EQ(lexicon.lexemes.size(), 2u);  // in the order of the keys' bytes: "Kube", "nasa"
+  EXPECT_EQ(lexicon.lexemes[0], (Lexeme{{"Kube"}, "coob", "", true, false}));
+  EXPECT_EQ(lexicon.lexemes[1], (Lexeme{{"nasa"}, "the space agency", "", false, true}));
+  EXPECT_FALSE(ParseJsonLexicon(R"({"a": {"alias": "b", "case_sensitive": "no"}})").ok());
+}
+
+TEST(ParseRules, ReadsElevenLabsAliasAndPhonemeRules) {
+  auto rules = ParseRules(R"([
+    {"type": "alias", "string_to_replace": "UN", "alias": "United Nations"},
+    {"type": "phoneme", "string_to_replace": "tomato", "phoneme": "təˈmɑːtoʊ",
+     "alphabet": "ipa", "case_sensitive": false, "word_boundaries": false}])");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  ASSERT_EQ(rules->size(), 2u);
+  EXPECT_EQ((*rules)[0], (Lexeme{{"UN"}, "United Nations", "", true, true}));
+  EXPECT_EQ((*rules)[1], (Lexeme{{"tomato"}, "", "təˈmɑːtoʊ", false, false}));
+}
+
+TEST(ParseRules, NamesTheRuleAndFieldInItsErrors) {
+  auto expect_error = [](std::string_view json, std::string_view message) {
+    auto rules = ParseRules(json);
+    ASSERT_FALSE(rules.ok()) << json;
+    EXPECT_THAT(rules.status().message(), HasSubstr(message)) << json;
+    EXPECT_EQ(core::DetailOf(rules.status()).code, "invalid_dictionary");
+  };
+  expect_error(R"({"type": "alias"})", "must be an array");
+  expect_error(R"([{"type": "alias", "string_to_replace": "a"}])", "rules[0]: \"alias\"");
+  expect_error(R"([{"type": "x", "string_to_replace": "a", "alias": "b"}])", "\"type\"");
+  expect_error(R"([{"type": "alias", "alias": "b"}])", "string_to_replace");
+  expect_error(R"([{"type": "alias", "string_to_replace": "a", "alias": "b"}, 3])",
+               "rules[1]: a rule must be an object");
+  expect_error(R"([{"type": "phoneme", "string_to_replace": "a", "phoneme": "AH0",
+                    "alphabet": "cmu-arpabet"}])", "cmu-arpabet");
+  expect_error(R"([{"type": "alias", "string_to_replace": "a", "alias": "b",
+                    "case_sensitive": 1}])", "must be a boolean");
+  LexiconLimits limits;
+  limits.max_lexemes = 1;
+  EXPECT_FALSE(ParseRules(R"([{"type": "alias", "string_to_replace": "a", "alias": "b"},
+                              {"type": "alias", "string_to_replace": "c", "alias": "d"}])",
+                          limits).ok());
+}
+
+TEST(RulesJson, RoundTripsThroughParseRules) {
+  Lexicon lexicon;
+  lexicon.lexemes.push_back({{"UN"}, "United Nations"});
+  lexicon.lexemes.push_back({{"tomato"}, "tomahto", "təˈmɑːtoʊ", false, false});
+  auto rules = ParseRules(RulesJson(lexicon));
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  EXPECT_EQ(*rules, lexicon.lexemes);
+}
+
+TEST(WritePls, IsReadBackByParsePlsAndEscapesMarkup) {
+  Lexicon lexicon;
+  lexicon.language = "en-GB";
+  lexicon.lexemes.push_back({{"AT&T", "A<T"}, "A T and T"});
+  lexicon.lexemes.push_back({{"tomato"}, "", "təˈmɑːtoʊ"});
+  auto read = ParsePls(WritePls(lexicon));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, lexicon);
+  EXPECT_EQ(Parsed(WritePls(Parsed(kPls))), Parsed(kPls));
+}
+
 }  // namespace
 }  // namespace voxserve::text::lexicon
