@@ -323,6 +323,32 @@ OptionTable BuildOptionTable(ServerConfig& c) {
           "espeak-ng reads numbers itself and gets the text as sent. A request may override it "
           "with `apply_text_normalization` (`auto`, `on`, `off`). See "
           "[text normalization](text-normalization.md).");
+  service::DictionaryStoreConfig& d = s.dictionaries;
+  add("dictionaries.dir", "dictionaries-dir",
+      "directory of pronunciation dictionaries (/v1/pronunciation-dictionaries); unset = that "
+      "API and request locators are off",
+      "", StringSetter(&d.dir))
+      .Example("/var/lib/voxserve/dictionaries")
+      .Details(
+          "One file per dictionary with its versions, written atomically. A model's own lexicon "
+          "files (`models[].lexicons`) need no directory. See "
+          "[pronunciation dictionaries](pronunciation-dictionaries.md).");
+  add("dictionaries.max_count", "dictionaries-max-count",
+      "pronunciation dictionaries kept, archived ones included (507 above)",
+      std::to_string(d.max_count), IntSetter(&d.max_count, 1, 1'000'000));
+  add("dictionaries.max_bytes", "dictionaries-max-bytes",
+      "bytes of dictionary files together (507 above)", std::to_string(d.max_bytes),
+      IntSetter(&d.max_bytes, 1 << 16, 1LL << 40));
+  add("dictionaries.max_upload_bytes", "dictionaries-max-upload-bytes",
+      "largest PLS/JSON file or rules body accepted (413 above)",
+      std::to_string(d.max_upload_bytes), IntSetter(&d.max_upload_bytes, 1024, 1LL << 30));
+  add("dictionaries.max_versions", "dictionaries-max-versions",
+      "versions kept per dictionary; a locator naming an older one gets 404",
+      std::to_string(d.max_versions), IntSetter(&d.max_versions, 1, 1000))
+      .Details("Every rules change (add-rules, remove-rules, set-rules) makes a version.");
+  add("dictionaries.max_rules", "dictionaries-max-rules",
+      "rules (lexemes) one dictionary version may hold", std::to_string(d.limits.max_lexemes),
+      IntSetter(&d.limits.max_lexemes, 1, 1'000'000));
   service::VoiceStoreConfig& v = s.voices;
   add("voices.backend", "voices-backend",
       "where cloned voices live: dir (voices.dir, one machine) or postgres (shared by replicas)",
@@ -543,6 +569,16 @@ core::YamlSchema ModelSchema() {
                        .type = "mapping",
                        .example = "{data_path: /usr/lib/x86_64-linux-gnu/espeak-ng-data}"}))
       .Field("scheduling", SchedulingSchema())
+      .Field("lexicons",
+             YamlSchema::ListOf(YamlSchema::Scalar())
+                 .Doc({.description =
+                           "Pronunciation lexicons (W3C PLS or voxserve's JSON) every request of "
+                           "this model speaks with, after the dictionaries the request names. "
+                           "Read at startup; a bad file stops it. See "
+                           "[pronunciation dictionaries](pronunciation-dictionaries.md).",
+                       .type = "list of file paths",
+                       .default_value = "[]",
+                       .example = "[/etc/voxserve/brand-names.pls]"}))
       .Field("warmup",
              YamlSchema::ListOf(YamlSchema::Scalar())
                  .Doc({.description = "Texts synthesized before the model counts as ready "

@@ -20,6 +20,7 @@
 #include "transport/elevenlabs/elevenlabs_api.h"
 #include "transport/elevenlabs/input_stream.h"
 #include "transport/grpc/grpc_server.h"
+#include "transport/http/dictionary_handlers.h"
 #include "transport/http/fault_injection.h"
 #include "transport/http/http_server.h"
 #include "transport/http/info_handlers.h"
@@ -91,6 +92,7 @@ int RunServer(const ServerConfig& config) {
   transport::http::AddSpeechRoutes(router, **service, (*security)->authenticator());
   transport::http::AddInfoRoutes(router, **service, metrics, identity);
   transport::http::AddVoiceRoutes(router, **service);
+  transport::http::AddDictionaryRoutes(router, **service, "", nullptr);
   // Outlives the HTTP server declared below, which ends the requests its thread serves.
   transport::elevenlabs::ElevenLabsApi elevenlabs(**service, (*security)->authenticator());
   elevenlabs.AddRoutes(router);

@@ -132,6 +132,9 @@ absl::StatusOr<service::ModelConfig> ReadModel(const YAML::Node& node, size_t in
     }
     if (absl::Status status = ReadWorkerKeys(scheduling, at, s); !status.ok()) return status;
   }
+  if (const YAML::Node& lexicons = node["lexicons"]; lexicons && lexicons.IsSequence()) {
+    for (const auto& path : lexicons) model.lexicons.push_back(ScalarOr(path, ""));
+  }
   if (const YAML::Node& warmup = node["warmup"]; warmup && warmup.IsSequence()) {
     model.warmup.clear();
     for (const auto& text : warmup) model.warmup.push_back(ScalarOr(text, ""));
@@ -230,7 +233,7 @@ std::string HelpFooter(const OptionTable& table) {
   text += "  --config                 VOXSERVE_CONFIG\n";
   // Per-model keys live in the file only (config/voxserve.example.yaml, docs/engines.md).
   text +=
-      "\nPer model (YAML models[]: id, engine, default_voice, options, scheduling, warmup):\n"
+      "\nPer model (YAML models[]: id, engine, default_voice, options, scheduling, lexicons, warmup):\n"
       "  engine: espeak | piper | kokoro | cosyvoice | tone (diagnostic streaming engine, no model)\n"
       "  scheduling: instances, isolation, devices, cpus";
   size_t column = 48;  // where the list stands after "  scheduling: ... cpus"

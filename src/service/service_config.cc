@@ -20,6 +20,7 @@ absl::Status ServiceConfig::Validate() const {
   }
   if (absl::Status status = voices.Validate(); !status.ok()) return status;
   if (absl::Status status = cache.Validate(); !status.ok()) return status;
+  if (absl::Status status = dictionaries.Validate(); !status.ok()) return status;
   for (const auto& [name, alias] : voice_aliases) {
     if (alias.voice.empty()) {
       return core::InvalidArgument("voice_aliases." + name + ": the target voice is empty");

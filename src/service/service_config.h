@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "engine/engine_factory.h"
 #include "scheduler/scheduler_config.h"
+#include "service/dictionary_store.h"
 #include "service/response_cache.h"
 #include "service/voice_store.h"
 #include "text/input_limits.h"
@@ -19,6 +20,9 @@ struct ModelConfig {
   engine::EngineSpec engine;
   scheduler::SchedulerConfig scheduling;
   std::vector<std::string> warmup = {"Hello."};  // synthesized before the model counts as ready
+  // PLS or JSON lexicon files every request of this model speaks with, after the dictionaries
+  // the request names (docs/pronunciation-dictionaries.md). Read at startup.
+  std::vector<std::string> lexicons;
 };
 
 // A name clients may use for a voice of some model.
@@ -59,6 +63,7 @@ struct ServiceConfig {
   int encode_threads = 0;                // 0 = number of cores
   VoiceStoreConfig voices;               // cloned voices (voices.*; docs/voice-cloning.md)
   ResponseCacheConfig cache;             // cache.*; docs/response-cache.md
+  DictionaryStoreConfig dictionaries;    // dictionaries.*; docs/pronunciation-dictionaries.md
   // Numbers, dates, times, currency, units and abbreviations written out as words for the
   // engines that read characters (Piper, Kokoro, CosyVoice); YAML text.normalize. A request may
   // override it (SynthesisRequest::normalize_text).

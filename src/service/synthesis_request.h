@@ -28,6 +28,15 @@ enum class CachePolicy { kUse, kRefresh, kBypass };
 // whose audio is not a function of what it asks: CosyVoice without a seed, an inline prompt).
 enum class CacheResult { kOff, kHit, kMiss, kBypass };
 
+// ElevenLabs' pronunciation_dictionary_locators item: a stored dictionary (service/
+// dictionary_store.h) and one of its versions; empty version_id = its latest version.
+struct DictionaryLocator {
+  std::string id;
+  std::string version_id;
+
+  bool operator==(const DictionaryLocator&) const = default;
+};
+
 struct SynthesisRequest {
   std::string model;  // as the client named it; empty or an OpenAI model name = the default model
   std::string voice;  // voice id, alias or OpenAI voice name; empty = the model's default voice
@@ -87,6 +96,9 @@ struct SynthesisRequest {
   // The versions of what shaped `text` besides the text itself (SSML processing, pronunciation
   // dictionaries: issue 26 parts 1-2), for the response cache's key; empty = none.
   std::string markup_version;
+  // Pronunciation dictionaries to speak with, in precedence order (at most
+  // kMaxDictionaryLocators); the model's own lexicons (models[].lexicons) come after them.
+  std::vector<DictionaryLocator> dictionaries;
   // Text normalization (docs/text-normalization.md) asked for by this request: unset = the
   // server's text.normalize for the engines that read characters (Piper, Kokoro, CosyVoice);
   // true = on for every engine (espeak-ng too); false = off. ElevenLabs' apply_text_normalization.

@@ -10,6 +10,7 @@
 #include "service/response_cache_key.h"
 #include "service/ssml_plan.h"
 #include "spdlog/spdlog.h"
+#include "text/lexicon/lexicon.h"
 #include "text/normalize/text_normalizer.h"
 #include "text/speakable_text.h"
 #include "text/utf8.h"
@@ -136,6 +137,21 @@ absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
   service->voices_->SetOnDeleted([cache = service->cache_.get()](const std::string& id) {
     cache->Invalidate(ClonedVoiceTag(id));
   });
+  std::map<std::string, std::vector<std::string>> lexicon_files;
+  for (const ModelConfig& model : service->config_.models) {
+    if (!model.lexicons.empty()) lexicon_files[model.engine.model_id] = model.lexicons;
+  }
+  auto dictionaries =
+      PronunciationDictionaries::Create(service->config_.dictionaries, lexicon_files);
+  if (!dictionaries.ok()) return dictionaries.status();
+  service->dictionaries_ = *std::move(dictionaries);
+  if (DictionaryStore* store = service->dictionaries_->store()) {
+    // A version's rules never change, so its entries stay right; but a deleted dictionary's are
+    // never asked for again, and "latest" now means another version: free them at once.
+    store->SetOnChanged([cache = service->cache_.get()](const std::string& id) {
+      cache->Invalidate(DictionaryTag(id));
+    });
+  }
   return service;
 }
 
@@ -484,6 +500,10 @@ absl::StatusOr<const text::SentenceSplitter*> TtsService::SplitterForVoice(
   if (absl::Status allowed = CheckModelAllowed(allowed_models, model_id, model); !allowed.ok()) {
     return Reject(model_id, allowed);
   }
+  // A stream naming an unknown dictionary is refused before its first sentence.
+  if (auto lexicons = dictionaries_->ForRequest(request.dictionaries, model_id); !lexicons.ok()) {
+    return Reject(model_id, lexicons.status());
+  }
   if (absl::Status mode = CheckVoiceModeTarget(cloned); !mode.ok()) return Reject(model_id, mode);
   auto splitter = SplitterFor(resolved->language);
   if (!splitter.ok()) return Reject(model_id, splitter.status());
@@ -521,8 +541,11 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   JobPlan plan;
   auto ssml = IsSsmlRequest(request);
   if (!ssml.ok()) return Reject(model_id, ssml.status());
-  if (*ssml) {
-    if (absl::Status status = PlanSsml(request, *voice, **splitter, plan); !status.ok()) {
+  auto lexicons = dictionaries_->ForRequest(request.dictionaries, model_id);
+  if (!lexicons.ok()) return Reject(model_id, lexicons.status());
+  if (*ssml || !lexicons->empty()) {
+    if (absl::Status status = PlanItems(request, *ssml, *voice, **splitter, *lexicons, plan);
+        !status.ok()) {
       return Reject(model_id, status);
     }
   } else {
@@ -563,7 +586,7 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
   // CreateEncoder above has checked the requested rate.
   int output_rate =
       *audio::ResolveOutputSampleRate(request.format, voice->sample_rate, request.sample_rate);
-  UseResponseCache(request, output_rate, plan);
+  UseResponseCache(request, *lexicons, output_rate, plan);
 
   {
     std::lock_guard lock(in_flight_mutex_);
@@ -595,14 +618,29 @@ std::string TtsService::SpeechText(const std::string& text, const ResolvedVoice&
   return text::normalize::NormalizeText(speech, language);
 }
 
-absl::Status TtsService::PlanSsml(const SynthesisRequest& request, const ResolvedVoice& voice,
-                                  const text::SentenceSplitter& splitter, JobPlan& plan) const {
-  text::ssml::ParseOptions options;
-  options.field = request.text_field;
-  options.language = voice.language.substr(0, voice.language.find('-'));
-  auto items = text::ssml::ParseSsml(request.text, options);
-  if (!items.ok()) return items.status();
+absl::Status TtsService::PlanItems(const SynthesisRequest& request, bool ssml,
+                                   const ResolvedVoice& voice,
+                                   const text::SentenceSplitter& splitter,
+                                   const RequestLexicons& lexicons, JobPlan& plan) const {
+  std::vector<text::ssml::SpeechItem> items(1);
+  if (ssml) {
+    text::ssml::ParseOptions options;
+    options.field = request.text_field;
+    options.language = voice.language.substr(0, voice.language.find('-'));
+    auto parsed = text::ssml::ParseSsml(request.text, options);
+    if (!parsed.ok()) return parsed.status();
+    items = *std::move(parsed);
+  } else {
+    items[0].text = request.text;
+  }
   const engine::ModelInfo& info = voice.model->engine().info();
+  if (!lexicons.empty()) {
+    std::vector<const text::lexicon::Lexicon*> in_order;
+    for (const auto& lexicon : lexicons.lexicons) in_order.push_back(lexicon.get());
+    // An IPA entry becomes a phoneme item where the engine speaks IPA; elsewhere its alias (or
+    // the word as written) is read.
+    items = text::lexicon::Apply(items, in_order, info.speaks_ipa);
+  }
   SsmlPlanContext context;
   context.splitter = &splitter;
   context.max_segment_chars = static_cast<size_t>(config_.max_segment_chars);
@@ -631,14 +669,15 @@ absl::Status TtsService::PlanSsml(const SynthesisRequest& request, const Resolve
   context.speech_text = [&](const std::string& text) {
     return SpeechText(text, voice, request.normalize_text);
   };
-  auto planned = PlanSsmlSegments(*items, context);
+  auto planned = PlanSsmlSegments(items, context);
   if (!planned.ok()) return planned.status();
   plan.segments = std::move(planned->texts);
   plan.styles = std::move(planned->styles);
   return absl::OkStatus();
 }
 
-void TtsService::UseResponseCache(const SynthesisRequest& request, int output_sample_rate,
+void TtsService::UseResponseCache(const SynthesisRequest& request,
+                                  const RequestLexicons& lexicons, int output_sample_rate,
                                   JobPlan& plan) {
   if (!cache_->enabled()) return;
   plan.cache_result = CacheResult::kBypass;
@@ -661,7 +700,10 @@ void TtsService::UseResponseCache(const SynthesisRequest& request, int output_sa
   if (plan.voice_mode) key.voice_mode = std::to_string(static_cast<int>(*plan.voice_mode));
   key.instructions = plan.instructions;
   key.segments = plan.segments;
-  key.markup_version = request.markup_version + StylesFingerprint(plan.styles);
+  key.markup_version =
+      request.markup_version + lexicons.fingerprint + StylesFingerprint(plan.styles);
+  plan.cache_tags.insert(plan.cache_tags.end(), lexicons.cache_tags.begin(),
+                         lexicons.cache_tags.end());
   key.speed = plan.speed;
   key.format = request.format;
   key.sample_rate = output_sample_rate;

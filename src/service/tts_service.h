@@ -17,6 +17,7 @@
 #include "scheduler/scheduler_metrics.h"
 #include "service/model_host.h"
 #include "service/pending_job.h"
+#include "service/pronunciation_dictionaries.h"
 #include "service/response_cache.h"
 #include "service/service_config.h"
 #include "service/service_metrics.h"
@@ -125,6 +126,9 @@ class TtsService {
   const VoiceRegistry* voice_registry() const { return voices_.get(); }  // null before Create ends
   // The response cache (docs/response-cache.md); lives as long as the service.
   ResponseCache& response_cache() { return *cache_; }
+  // Pronunciation dictionaries: the store the API manages and the models' lexicons
+  // (docs/pronunciation-dictionaries.md); lives as long as the service.
+  PronunciationDictionaries& dictionaries() { return *dictionaries_; }
 
  private:
   TtsService(ServiceConfig config, core::MetricsRegistry& registry,
@@ -149,12 +153,15 @@ class TtsService {
   // (SynthesisRequest::normalize_text), when set, decides instead of the config and the engine.
   std::string SpeechText(const std::string& text, const ResolvedVoice& voice,
                          std::optional<bool> request_normalize) const;
-  // The segments of an SSML request (ssml_plan.h) into plan.segments and plan.styles.
-  absl::Status PlanSsml(const SynthesisRequest& request, const ResolvedVoice& voice,
-                        const text::SentenceSplitter& splitter, JobPlan& plan) const;
+  // The segments of an SSML request, or of a plain one that pronunciation dictionaries rewrite
+  // (ssml_plan.h), into plan.segments and plan.styles.
+  absl::Status PlanItems(const SynthesisRequest& request, bool ssml, const ResolvedVoice& voice,
+                         const text::SentenceSplitter& splitter, const RequestLexicons& lexicons,
+                         JobPlan& plan) const;
   // Sets plan.replay (a stored answer to replay) or plan.cache (record and store this one) when
   // the cache is on, the request allows it and its audio is a function of what it asks.
-  void UseResponseCache(const SynthesisRequest& request, int output_sample_rate, JobPlan& plan);
+  void UseResponseCache(const SynthesisRequest& request, const RequestLexicons& lexicons,
+                        int output_sample_rate, JobPlan& plan);
 
   const ServiceConfig config_;
   ServiceMetrics metrics_;
@@ -163,6 +170,7 @@ class TtsService {
   std::vector<std::unique_ptr<ModelHost>> models_;
   std::unique_ptr<VoiceCatalog> catalog_;
   std::unique_ptr<VoiceRegistry> voices_;  // destroyed before the models (declared after them)
+  std::unique_ptr<PronunciationDictionaries> dictionaries_;
   boost::asio::thread_pool encode_pool_;  // resampling and encoding, off the I/O threads
 
   std::atomic<bool> draining_{false};

@@ -23,7 +23,8 @@ before(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'voxserve-el-'));
   const keys = join(dir, 'keys.yaml');
   writeFileSync(keys, JSON.stringify({ keys: [{ name: 'sdk', key: KEY }] }));
-  [open, keyed] = await Promise.all([startServer(process.env.VOXSERVE_BIN),
+  [open, keyed] = await Promise.all([startServer(process.env.VOXSERVE_BIN,
+                                                 ['--dictionaries-dir', join(dir, 'dictionaries')]),
                                      startServer(process.env.VOXSERVE_BIN, ['--api-keys-file', keys])]);
 });
 after(async () => {
@@ -194,4 +195,49 @@ test('multi-stream-input speaks the SDK schemas: contexts, FlushContext, CloseCo
     assert.equal(audio[0].alignment.chars.join(''), `Context ${contextId} speaks.`);
     assert.ok(Buffer.from(audio[0].audio, 'base64').length > 8000 / 2);  // mu-law: a byte a sample
   }
+});
+
+test('pronunciation dictionaries: createFromFile, get, list, rules, download, and locators on convert', async () => {
+  const el = client(open);
+  const pls = `<?xml version="1.0" encoding="UTF-8"?>
+<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">
+  <lexeme><grapheme>WWW</grapheme><alias>World Wide Web</alias></lexeme>
+</lexicon>`;
+  const created = await el.pronunciationDictionaries.createFromFile({
+    name: 'web', file: new Blob([pls], { type: 'application/pls+xml' }), description: 'sdk',
+  });
+  assert.match(created.id, /^pd_/);
+  assert.equal(created.versionRulesNum, 1);
+
+  const got = await el.pronunciationDictionaries.get(created.id);
+  assert.equal(got.latestVersionId, created.versionId);
+  assert.deepEqual(got.rules.map((r) => [r.type, r.stringToReplace, r.alias]),
+                   [['alias', 'WWW', 'World Wide Web']]);
+  const listed = await el.pronunciationDictionaries.list({ pageSize: 10 });
+  assert.ok(listed.pronunciationDictionaries.some((d) => d.id === created.id));
+  assert.equal(listed.hasMore, false);
+
+  const pcm = async (text, locators) => collect(await el.textToSpeech.convert(VOICE, {
+    text, outputFormat: 'pcm_16000', pronunciationDictionaryLocators: locators,
+  }));
+  const locator = [{ pronunciationDictionaryId: created.id, versionId: created.versionId }];
+  assert.deepEqual(await pcm('Visit WWW today.', locator), await pcm('Visit World Wide Web today.'));
+
+  const added = await el.pronunciationDictionaries.rules.add(created.id, {
+    rules: [{ type: 'phoneme', stringToReplace: 'tomato', phoneme: 'təˈmɑːtoʊ', alphabet: 'ipa' }],
+  });
+  assert.notEqual(added.versionId, created.versionId);
+  assert.equal(added.versionRulesNum, 2);
+  const removed = await el.pronunciationDictionaries.rules.remove(created.id, { ruleStrings: ['WWW'] });
+  assert.equal(removed.versionRulesNum, 1);
+  // The first version is still what its locator pins.
+  assert.deepEqual(await pcm('Visit WWW today.', locator), await pcm('Visit World Wide Web today.'));
+
+  const downloaded = await collect(await el.pronunciationDictionaries.download(created.id, added.versionId));
+  assert.match(downloaded.toString('utf8'), /<grapheme>tomato<\/grapheme>/);
+  const archived = await el.pronunciationDictionaries.update(created.id, { archived: true });
+  assert.ok(archived.archivedTimeUnix > 0);
+
+  await assert.rejects(el.pronunciationDictionaries.get('pd_00000000000000000000'),
+                       (error) => error instanceof ElevenLabsError && error.statusCode === 404);
 });

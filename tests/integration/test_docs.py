@@ -128,11 +128,14 @@ def test_relative_links_and_anchors_resolve(page):
 
 
 @pytest.fixture(scope="module")
-def docs_server(voxserve_bin):
+def docs_server(voxserve_bin, tmp_path_factory):
     # Every listener the examples use: REST, gRPC and Wyoming (for voxctl's wyoming:// example).
-    # The response cache on, for docs/response-cache.md's hit (the others' answers are the same).
+    # The response cache on, for docs/response-cache.md's hit (the others' answers are the same);
+    # a dictionaries directory for docs/pronunciation-dictionaries.md.
+    dictionaries = tmp_path_factory.mktemp("dictionaries")
     server = VoxServer(voxserve_bin, ["--wyoming-enabled", "true", "--wyoming-port", "0",
-                                      "--cache-enabled", "true"]).start()
+                                      "--cache-enabled", "true",
+                                      "--dictionaries-dir", str(dictionaries)]).start()
     server.grpc_target  # waits for the gRPC listener too
     server.wyoming_port  # noqa: B018 (and for Wyoming's)
     yield server

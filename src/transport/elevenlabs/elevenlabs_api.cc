@@ -8,6 +8,7 @@
 #include "transport/elevenlabs/error_body.h"
 #include "transport/elevenlabs/tts_exchange.h"
 #include "transport/elevenlabs/tts_request.h"
+#include "transport/http/dictionary_handlers.h"
 
 namespace voxserve::transport::elevenlabs {
 namespace {
@@ -85,6 +86,12 @@ ElevenLabsApi::ElevenLabsApi(service::TtsService& service, const auth::Authentic
 ElevenLabsApi::~ElevenLabsApi() { pool_.join(); }
 
 void ElevenLabsApi::AddRoutes(http::Router& router) {
+  // ElevenLabs' pronunciation-dictionary API is voxserve's own (one implementation, two
+  // prefixes), answering in ElevenLabs' error shape here.
+  http::AddDictionaryRoutes(router, service_, "/elevenlabs",
+                            [](const absl::Status& status, std::string_view request_id) {
+                              return ErrorResponse(status, request_id);
+                            });
   router.AddPrefix(
       std::string(kPathPrefix),
       [this](std::shared_ptr<http::HttpExchange> exchange) { Handle(exchange); },
@@ -118,7 +125,7 @@ void ElevenLabsApi::Handle(const std::shared_ptr<http::HttpExchange>& exchange) 
   if (rest.starts_with(kTtsPrefix)) path = ParseTtsPath(rest.substr(kTtsPrefix.size()));
   if (!path) {
     return refuse(core::NotFound("no ElevenLabs route for " + core::Quoted(request.path) +
-                                     " (voxserve offers text-to-speech, voices and models)",
+                                     " (voxserve offers text-to-speech, voices, models and pronunciation-dictionaries)",
                                  {}, "route_not_found"));
   }
   if (request.method != "POST") {

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "transport/http/cache_headers.h"
+#include "transport/http/dictionary_locators_field.h"
 #include "transport/http/query_string.h"
 #include "transport/http/seed_field.h"
 #include "transport/http/text_normalization_field.h"
@@ -81,6 +82,12 @@ absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,
   if (!normalize_text.ok()) return normalize_text.status();
   synthesis.normalize_text = *normalize_text;
   synthesis.cache_policy = http::CachePolicyOf(request);
+  if (auto locators = body.find(http::kDictionaryLocatorsField);
+      locators != body.end() && !locators->is_null()) {
+    auto parsed_locators = http::ParseDictionaryLocators(*locators);
+    if (!parsed_locators.ok()) return parsed_locators.status();
+    synthesis.dictionaries = *std::move(parsed_locators);
+  }
   if (auto ssml = body.find("enable_ssml_parsing"); ssml != body.end() && !ssml->is_null()) {
     if (!ssml->is_boolean()) return WrongType("enable_ssml_parsing", "a boolean");
     if (ssml->get<bool>()) synthesis.input_format = "ssml";

@@ -22,9 +22,10 @@ struct TtsRequest {
 
 // Body: `text` (required), `model_id` (an "eleven_*" id means voxserve's default model; any
 // other names a voxserve model), `voice_settings.speed`, `seed`, `apply_text_normalization`
-// (auto, on, off) and the Cache-Control header (honoured). Accepted and ignored: voice_settings'
-// stability, similarity_boost, style, use_speaker_boost; language_code, previous_text,
-// next_text, previous/next_request_ids, pronunciation_dictionary_locators and the query's
+// (auto, on, off), pronunciation_dictionary_locators (docs/pronunciation-dictionaries.md) and
+// the Cache-Control header (honoured). Accepted and ignored: voice_settings' stability,
+// similarity_boost, style, use_speaker_boost; language_code, previous_text, next_text,
+// previous/next_request_ids and the query's
 // optimize_streaming_latency and enable_logging.
 // Errors name the field (error_body.h turns shape errors into 422).
 absl::StatusOr<TtsRequest> ParseTtsRequest(const http::HttpRequest& request,

@@ -46,6 +46,9 @@ absl::StatusOr<service::SynthesisRequest> ToSynthesisRequest(
   request.instructions = options.instructions();
   request.voice_mode = options.voice_mode();      // the service checks the name
   request.input_format = options.input_format();  // and this one (docs/ssml.md)
+  for (const v1::DictionaryLocator& locator : options.pronunciation_dictionary_locators()) {
+    request.dictionaries.push_back({locator.pronunciation_dictionary_id(), locator.version_id()});
+  }
   if (options.has_seed()) request.seed = options.seed();
   request.prompt_audio = options.ref_audio();
   request.prompt_text = options.ref_text();

@@ -68,10 +68,16 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
     if (route.method == "GET") allowed += ", HEAD";
   }
   if (allowed.empty()) {
+    // The longest prefix wins: /elevenlabs/v1/pronunciation-dictionaries/ over /elevenlabs/v1/.
+    const PrefixRoute* best = nullptr;
     for (const PrefixRoute& route : prefix_routes_) {
-      if (path.starts_with(route.prefix)) {
-        return {&route.handler, route.prefix + "*", route.resource, {}, route.format_error};
+      if (path.starts_with(route.prefix) &&
+          (best == nullptr || route.prefix.size() > best->prefix.size())) {
+        best = &route;
       }
+    }
+    if (best != nullptr) {
+      return {&best->handler, best->prefix + "*", best->resource, {}, best->format_error};
     }
   }
   Match match;

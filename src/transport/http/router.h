@@ -29,7 +29,8 @@ class Router {
   void Add(std::string method, std::string path, Handler handler,
            auth::Resource resource = auth::Resource::kApi);
   // Every method on every path under `prefix` (which ends with '/'), for an API with path
-  // parameters that routes its own paths; exact routes win. Its metrics label is prefix + "*".
+  // parameters that routes its own paths; exact routes win, then the longest prefix. Its metrics
+  // label is prefix + "*".
   void AddPrefix(std::string prefix, Handler handler, auth::Resource resource,
                  ErrorFormatter format_error);
   // Replaces each route's handler so far with wrap(path, handler); for test-only decorators

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "text/utf8.h"
+#include "transport/http/dictionary_locators_field.h"
 #include "transport/http/seed_field.h"
 #include "transport/http/text_normalization_field.h"
 
@@ -198,15 +199,26 @@ absl::Status ReadTextNormalization(const json& body, service::SynthesisRequest* 
   return absl::OkStatus();
 }
 
+absl::Status ReadDictionaryLocators(const json& body, service::SynthesisRequest* request) {
+  auto found = body.find(kDictionaryLocatorsField);
+  if (found == body.end() || found->is_null()) return absl::OkStatus();
+  auto locators = ParseDictionaryLocators(*found);
+  if (!locators.ok()) return locators.status();
+  request->dictionaries = *std::move(locators);
+  return absl::OkStatus();
+}
+
 // The fields both routes share for cloned voices and sampling: instructions (OpenAI's),
 // voice_mode (docs/cosyvoice-generation.md, "Modes"), seed, apply_text_normalization; and
-// input_format ("ssml" or "text", docs/ssml.md), checked by the service.
+// input_format ("ssml" or "text", docs/ssml.md) and pronunciation_dictionary_locators
+// (docs/pronunciation-dictionaries.md), checked by the service.
 absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* request) {
   for (absl::Status status :
        {ReadString(body, "instructions", &request->instructions),
         ReadString(body, "voice_mode", &request->voice_mode), ReadSeed(body, request),
         ReadTextNormalization(body, request),
-        ReadString(body, "input_format", &request->input_format)}) {
+        ReadString(body, "input_format", &request->input_format),
+        ReadDictionaryLocators(body, request)}) {
     if (!status.ok()) return status;
   }
   return absl::OkStatus();  // their limits are the service's (service::CheckRequestOptions)

@@ -56,6 +56,7 @@ absl::Status SpeechStream::Configure(std::string_view message) {
   options.request.instructions = std::move(config->instructions);
   options.request.voice_mode = std::move(config->voice_mode);
   options.request.input_format = std::move(config->input_format);
+  options.request.dictionaries = std::move(config->dictionaries);
   options.request.seed = config->seed;
   options.request.timeout = config->timeout;
   options.request.cache_policy = config->cache_policy;

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "service/response_cache.h"
+#include "transport/http/dictionary_locators_field.h"
 #include "transport/http/error_response.h"
 #include "transport/http/seed_field.h"
 #include "transport/http/text_normalization_field.h"
@@ -134,7 +135,7 @@ bool HasConfigFields(const json& message) {
   for (const char* name :
        {"model", "voice", "response_format", "speed", "instructions", "voice_mode", "seed",
         "timeout_ms", "timestamps", "cache_control", http::kTextNormalizationField,
-        "input_format"}) {
+        "input_format", http::kDictionaryLocatorsField}) {
     if (message.contains(name)) return true;
   }
   return false;
@@ -183,6 +184,11 @@ absl::StatusOr<StreamConfig> ParseConfigMessage(std::string_view text) {
         ReadTimeout(*message, &config.timeout), ReadCacheControl(*message, &config.cache_policy),
         ReadTextNormalization(*message, &config.normalize_text)}) {
     if (!status.ok()) return status;
+  }
+  if (const json* locators = Field(*message, http::kDictionaryLocatorsField)) {
+    auto parsed = http::ParseDictionaryLocators(*locators);
+    if (!parsed.ok()) return parsed.status();
+    config.dictionaries = *std::move(parsed);
   }
   absl::StatusOr<http::TimestampsMode> timestamps =
       http::ParseTimestampsMode(Field(*message, "timestamps"));

@@ -37,6 +37,8 @@ struct StreamConfig {
   // "cache_control": HTTP's Cache-Control values (no-cache, no-store), for every sentence.
   service::CachePolicy cache_policy = service::CachePolicy::kUse;
   std::optional<bool> normalize_text;  // "apply_text_normalization": auto, on, off
+  // "pronunciation_dictionary_locators" (docs/pronunciation-dictionaries.md)
+  std::vector<service::DictionaryLocator> dictionaries;
 };
 
 // Every later message: {"text": "..."}, {"flush": true}, {"close": true}, or several at once
