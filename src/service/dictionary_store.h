@@ -38,8 +38,8 @@ struct DictionaryStoreConfig {
 };
 
 struct DictionaryVersion {
-  std::string version_id;  // "pdv_" + 20 lower-case hex digits
-  int64_t created_at = 0;  // Unix seconds
+  std::string version_id;                                 // "pdv_" + 20 lower-case hex digits
+  int64_t created_at = 0;                                 // Unix seconds
   std::shared_ptr<const text::lexicon::Lexicon> lexicon;  // never null
 };
 
@@ -47,9 +47,9 @@ struct DictionaryInfo {
   std::string id;  // "pd_" + 20 lower-case hex digits
   std::string name;
   std::string description;
-  int64_t created_at = 0;                 // Unix seconds
-  std::optional<int64_t> archived_at;     // set while archived
-  DictionaryVersion latest;               // the newest version
+  int64_t created_at = 0;              // Unix seconds
+  std::optional<int64_t> archived_at;  // set while archived
+  DictionaryVersion latest;            // the newest version
   size_t file_bytes = 0;
 };
 
@@ -64,16 +64,18 @@ class DictionaryStore {
   static absl::StatusOr<std::unique_ptr<DictionaryStore>> Create(DictionaryStoreConfig config);
 
   // A new dictionary whose first version is `lexicon`. InvalidArgument "invalid_dictionary_name"
-  // for a name of 0 or over 200 bytes (or not UTF-8, or with control characters);
-  // ResourceExhausted "dictionary_limit_reached" (HTTP 507) at max_count,
-  // "dictionary_storage_full" (507) past max_bytes; Internal when the write fails (nothing is
-  // left behind).
+  // for a name of 0 or over 200 bytes (or not UTF-8, or with control characters),
+  // "invalid_description" for a description over 1000 bytes (or not UTF-8),
+  // "invalid_dictionary" for a lexicon outside config.limits; ResourceExhausted
+  // "dictionary_limit_reached" (HTTP 507) at max_count, "dictionary_storage_full" (507) past
+  // max_bytes; Internal when the write fails (nothing is left behind).
   absl::StatusOr<DictionaryInfo> Add(std::string_view name, std::string_view description,
                                      text::lexicon::Lexicon lexicon);
   // A new version made by `edit` from the latest version's lexicon (add-rules, remove-rules,
   // set-rules), atomically with respect to other updates of the same dictionary. `edit`'s error
   // is returned as is; NotFound "dictionary_not_found" for an unknown id; the bounds as Add.
-  // The oldest versions beyond max_versions are dropped.
+  // The oldest versions beyond max_versions are dropped. `edit` runs under the store's lock (so
+  // that no update is lost): it must not call the store.
   absl::StatusOr<DictionaryInfo> Update(
       std::string_view id,
       const std::function<absl::StatusOr<text::lexicon::Lexicon>(const text::lexicon::Lexicon&)>&
@@ -104,6 +106,14 @@ class DictionaryStore {
  private:
   struct Entry;  // metadata + every kept version
   explicit DictionaryStore(DictionaryStoreConfig config);
+  absl::Status LoadAll();
+  std::string PathFor(std::string_view id) const;
+  // Encodes `entry` and writes its file in place of `replaced` (null: a new dictionary), within
+  // max_bytes; fills in file_bytes. mutex_ held.
+  absl::Status WriteLocked(Entry& entry, const Entry* replaced);
+  // Puts `entry` in the index in place of what it had under that id. mutex_ held.
+  void IndexLocked(std::shared_ptr<const Entry> entry);
+  std::string NewIdLocked(std::string_view prefix);
 
   const DictionaryStoreConfig config_;
   std::function<void(const std::string& id)> on_changed_;

@@ -1,6 +1,5 @@
 #include "service/voice_store.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "core/error.h"
+#include "service/durable_file.h"
 #include "spdlog/spdlog.h"
 #include "text/utf8.h"
 #include "text/visible_text.h"
@@ -33,55 +33,6 @@ constexpr std::string_view kTempMarker = ".tmp-";
 constexpr size_t kMaxNameChars = 64;  // OpenAI documents no limit; 64 fits any UI label
 
 std::string ErrnoText() { return std::strerror(errno); }
-
-// fsync on a directory makes a rename or unlink in it durable (POSIX leaves it to the caller).
-absl::Status SyncDirectory(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return core::Internal("cannot open voices directory " + dir + ": " + ErrnoText());
-  int rc = ::fsync(fd);
-  std::string why = rc != 0 ? ErrnoText() : "";
-  ::close(fd);
-  if (rc != 0) return core::Internal("cannot sync voices directory " + dir + ": " + why);
-  return absl::OkStatus();
-}
-
-absl::Status WriteAndSync(const std::string& path, std::string_view bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return core::Internal("cannot create " + path + ": " + ErrnoText());
-  size_t written = 0;
-  while (written < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      std::string why = ErrnoText();
-      ::close(fd);
-      return core::Internal("cannot write " + path + ": " + why);
-    }
-    written += static_cast<size_t>(n);
-  }
-  int rc = ::fsync(fd);
-  std::string why = rc != 0 ? ErrnoText() : "";
-  if (::close(fd) != 0 && rc == 0) {
-    rc = -1;
-    why = ErrnoText();
-  }
-  if (rc != 0) return core::Internal("cannot sync " + path + ": " + why);
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> ReadWhole(const std::string& path, size_t limit) {
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (ec) return core::Internal("cannot stat " + path + ": " + ec.message());
-  if (size > limit) return core::InvalidArgument("larger than voices.max_bytes");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::Internal("cannot open " + path);
-  std::string bytes(size, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (in.gcount() != static_cast<std::streamsize>(size))
-    return core::Internal("short read of " + path);
-  return bytes;
-}
 
 }  // namespace
 
@@ -245,7 +196,7 @@ absl::Status VoiceStore::LoadAll() {
       spdlog::warn("voices: skipping {}: not a voice file name", entry.path().string());
       continue;
     }
-    auto bytes = ReadWhole(entry.path().string(), config_.max_bytes);
+    auto bytes = ReadWhole(entry.path().string(), config_.max_bytes, "voices.max_bytes");
     auto decoded =
         bytes.ok() ? DecodeVoiceFile(*bytes) : absl::StatusOr<DecodedVoice>(bytes.status());
     if (!decoded.ok()) {
@@ -442,7 +393,7 @@ std::optional<StoredVoice> VoiceStore::FindByName(std::string_view model,
 absl::StatusOr<engine::VoiceProfile> VoiceStore::LoadProfile(std::string_view id) const {
   if (!Get(id))
     return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
-  auto bytes = ReadWhole(PathFor(id), config_.max_bytes);
+  auto bytes = ReadWhole(PathFor(id), config_.max_bytes, "voices.max_bytes");
   if (!bytes.ok())
     return core::Internal("voice " + std::string(id) + ": " +
                           std::string(bytes.status().message()));

@@ -1,0 +1,71 @@
+#include "service/durable_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace voxserve::service {
+namespace {
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+}  // namespace
+
+absl::Status SyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return core::Internal("cannot open directory " + dir + ": " + ErrnoText());
+  int rc = ::fsync(fd);
+  std::string why = rc != 0 ? ErrnoText() : "";
+  ::close(fd);
+  if (rc != 0) return core::Internal("cannot sync directory " + dir + ": " + why);
+  return absl::OkStatus();
+}
+
+absl::Status WriteAndSync(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return core::Internal("cannot create " + path + ": " + ErrnoText());
+  size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string why = ErrnoText();
+      ::close(fd);
+      return core::Internal("cannot write " + path + ": " + why);
+    }
+    written += static_cast<size_t>(n);
+  }
+  int rc = ::fsync(fd);
+  std::string why = rc != 0 ? ErrnoText() : "";
+  // close can report a deferred write error (NFS): it counts as a failed write.
+  if (::close(fd) != 0 && rc == 0) {
+    rc = -1;
+    why = ErrnoText();
+  }
+  if (rc != 0) return core::Internal("cannot sync " + path + ": " + why);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadWhole(const std::string& path, size_t limit,
+                                      std::string_view limit_name) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) return core::Internal("cannot stat " + path + ": " + ec.message());
+  if (size > limit) return core::InvalidArgument("larger than " + std::string(limit_name));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return core::Internal("cannot open " + path);
+  std::string bytes(size, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (in.gcount() != static_cast<std::streamsize>(size)) {
+    return core::Internal("short read of " + path);
+  }
+  return bytes;
+}
+
+}  // namespace voxserve::service
