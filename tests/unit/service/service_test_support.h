@@ -127,6 +127,8 @@ struct ServiceOptions {
   ResponseCacheConfig cache;         // ServiceConfig::cache
   std::string engine_name = "fake";  // the model's engine (the factory ignores it)
   bool normalize_text = true;        // ServiceConfig's default
+  DictionaryStoreConfig dictionaries;           // off unless dir is set
+  std::vector<std::string> lexicons;            // the model's lexicon files
 };
 
 class ServiceTest : public ::testing::Test {
@@ -137,6 +139,7 @@ class ServiceTest : public ::testing::Test {
     model.engine.model_id = "fake";
     model.engine.engine = options.engine_name;
     model.scheduling = options.scheduling;
+    model.lexicons = options.lexicons;
     config.models.push_back(model);
     config.pipeline_depth = options.pipeline_depth;
     config.stream_buffer_bytes = options.stream_buffer_bytes;
@@ -150,6 +153,7 @@ class ServiceTest : public ::testing::Test {
     config.max_stream_audio_seconds = options.max_stream_audio_seconds;
     config.cache = options.cache;
     config.normalize_text = options.normalize_text;
+    config.dictionaries = options.dictionaries;
     options.engine.fill_from_first_byte = true;
     bool fail = options.fail_to_load;
     auto engine_options = options.engine;
