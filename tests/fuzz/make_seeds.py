@@ -284,5 +284,8 @@ lexicons = {
  "bare.json": '{"SQL": "sequel", "a": "b"}',
  "bomb.xml": '<!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;">]><lexicon>&b;</lexicon>',
  "empty_grapheme.xml": '<lexicon><lexeme><grapheme> </grapheme><alias>x</alias></lexeme></lexicon>',
+ "rules.json": '[{"type": "alias", "string_to_replace": "WWW", "alias": "World Wide Web"}, '
+   '{"type": "phoneme", "string_to_replace": "tomato", "phoneme": "təˈmɑːtoʊ", "alphabet": "ipa", '
+   '"case_sensitive": false, "word_boundaries": false}]',
 }
 for name, text in lexicons.items(): put("lexicon_fuzzer", name, text)

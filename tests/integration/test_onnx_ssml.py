@@ -39,3 +39,22 @@ def test_pitch_is_ignored_by_piper(onnx_server):  # noqa: F811
     high = speak(onnx_server, "en_US-test-medium",
                  '<speak><prosody pitch="x-high">Hello world.</prosody></speak>')
     assert high == plain
+
+
+def test_a_dictionarys_ipa_rule_on_piper_gives_the_bytes_of_ssml_phoneme(  # noqa: F811
+        make_server, models_root, tmp_path):
+    # docs/pronunciation-dictionaries.md: a phoneme rule takes <phoneme>'s path on Piper.
+    server = make_server("--models", str(models_root / "models"),
+                         "--dictionaries-dir", str(tmp_path / "dictionaries"))
+    ipa = espeak_ipa("Hello world") + "."
+    added = requests.post(server.url + "/v1/pronunciation-dictionaries/add-from-rules", json={
+        "name": "hello", "rules": [{"type": "phoneme", "string_to_replace": "Greetings.",
+                                    "phoneme": ipa, "alphabet": "ipa",
+                                    "word_boundaries": False}]}, timeout=10)
+    assert added.status_code == 200, added.text
+    with_rule = speak(server, "en_US-test-medium", "Greetings.",
+                      pronunciation_dictionary_locators=[
+                          {"pronunciation_dictionary_id": added.json()["id"]}])
+    ssml = speak(server, "en_US-test-medium",
+                 f'<speak><phoneme alphabet="ipa" ph="{ipa}">Greetings.</phoneme></speak>')
+    assert with_rule == ssml == speak(server, "en_US-test-medium", "Hello world.")

@@ -65,6 +65,16 @@ TEST_F(RouterTest, PathsMatchExactlyNotByPrefix) {
   EXPECT_EQ(Pick("GET", "/health/"), std::nullopt);
 }
 
+TEST_F(RouterTest, TheLongestPrefixWinsWhateverTheOrderOfAdding) {
+  router_.AddPrefix("/api/v1/", Named("api"), auth::Resource::kApi, nullptr);
+  router_.AddPrefix("/api/v1/dictionaries/", Named("dictionaries"), auth::Resource::kApi, nullptr);
+  router_.AddPrefix("/api/", Named("api root"), auth::Resource::kApi, nullptr);
+  EXPECT_EQ(Pick("GET", "/api/v1/dictionaries/pd_1/v/download"), "dictionaries");
+  EXPECT_EQ(Pick("POST", "/api/v1/text-to-speech/x"), "api");
+  EXPECT_EQ(Pick("GET", "/api/v2"), "api root");
+  EXPECT_EQ(router_.Find("GET", "/api/v1/dictionaries/x").route, "/api/v1/dictionaries/*");
+}
+
 TEST_F(RouterTest, UnknownPathIs404WithUnmatchedRouteLabel) {
   Router::Match match = router_.Find("GET", "/nope");
   EXPECT_EQ(match.handler, nullptr);
