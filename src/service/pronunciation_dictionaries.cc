@@ -19,8 +19,8 @@ absl::StatusOr<text::lexicon::Lexicon> ReadLexiconFile(const std::string& model,
   bytes << in.rdbuf();
   auto lexicon = text::lexicon::ParseLexicon(bytes.str(), limits);
   if (!lexicon.ok()) {
-    return core::InvalidArgument(where + ": " + std::string(lexicon.status().message()),
-                                 "lexicons", "invalid_dictionary");
+    return core::InvalidArgument(where + ": " + std::string(lexicon.status().message()), "lexicons",
+                                 "invalid_dictionary");
   }
   return lexicon;
 }
@@ -63,8 +63,8 @@ absl::StatusOr<RequestLexicons> PronunciationDictionaries::ForRequest(
   constexpr const char* kField = "pronunciation_dictionary_locators";
   RequestLexicons out;
   if (locators.size() > kMaxDictionaryLocators) {
-    return core::InvalidArgument(std::string(kField) + " holds " +
-                                     std::to_string(locators.size()) + " locators; at most " +
+    return core::InvalidArgument(std::string(kField) + " holds " + std::to_string(locators.size()) +
+                                     " locators; at most " +
                                      std::to_string(kMaxDictionaryLocators) + " are allowed",
                                  kField, "too_many_dictionaries");
   }

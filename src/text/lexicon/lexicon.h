@@ -28,7 +28,7 @@ struct Lexeme {
   std::string ipa;                     // its IPA, for engines that speak it (else the alias, if
                                        // any, else the grapheme as written)
   bool case_sensitive = true;
-  bool word_boundaries = true;         // false: matches inside words too
+  bool word_boundaries = true;  // false: matches inside words too
 
   bool operator==(const Lexeme&) const = default;
 };

@@ -86,8 +86,7 @@ absl::StatusOr<json> JsonBody(const HttpRequest& request) {
   return body;
 }
 
-absl::StatusOr<std::string> StringField(const json& body, const std::string& field,
-                                        bool required) {
+absl::StatusOr<std::string> StringField(const json& body, const std::string& field, bool required) {
   auto it = body.find(field);
   if (it == body.end() || it->is_null()) {
     if (!required) return std::string();
@@ -159,8 +158,8 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
       if (!get) return RefuseMethod(exchange, "GET, HEAD");
       return Download(exchange, id, std::string(parts[1]));
     }
-    Refuse(exchange, core::NotFound("no route for " + core::Quoted(request.path), {},
-                                    "route_not_found"));
+    Refuse(exchange,
+           core::NotFound("no route for " + core::Quoted(request.path), {}, "route_not_found"));
   }
 
  private:
@@ -170,10 +169,10 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   }
 
   void RefuseMethod(const std::shared_ptr<HttpExchange>& exchange, std::string_view allow) const {
-    const absl::Status status = core::MethodNotAllowed(
-        core::Quoted(exchange->request().method) + " is not allowed on " +
-        core::Quoted(exchange->request().path) + "; use " +
-        std::string(allow.substr(0, allow.find(','))));
+    const absl::Status status =
+        core::MethodNotAllowed(core::Quoted(exchange->request().method) + " is not allowed on " +
+                               core::Quoted(exchange->request().path) + "; use " +
+                               std::string(allow.substr(0, allow.find(','))));
     HttpResponse response =
         format_error_ ? format_error_(status, exchange->request_id()) : ErrorResponse(status);
     response.SetHeader("Allow", std::string(allow));
@@ -189,12 +188,12 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // Runs `write` on the store's thread and answers with its result: writes wait for the disk.
   void Write(const std::shared_ptr<HttpExchange>& exchange,
              std::function<absl::StatusOr<json>()> write) const {
-    service_.dictionaries().RunWrite([self = shared_from_this(), exchange,
-                                      write = std::move(write)] {
-      auto body = write();
-      if (!body.ok()) return self->Refuse(exchange, body.status());
-      exchange->Respond(Json(200, *body));  // Respond is safe cross thread
-    });
+    service_.dictionaries().RunWrite(
+        [self = shared_from_this(), exchange, write = std::move(write)] {
+          auto body = write();
+          if (!body.ok()) return self->Refuse(exchange, body.status());
+          exchange->Respond(Json(200, *body));  // Respond is safe cross thread
+        });
   }
 
   // ElevenLabs' GET /v1/pronunciation-dictionaries: cursor, page_size, sort
@@ -214,11 +213,10 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
       if (text.empty()) return fallback;
       int value = 0;
       auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (error != std::errc() || end != text.data() + text.size() || value < low ||
-          value > high) {
-        return core::InvalidArgument(key + " must be an integer from " + std::to_string(low) +
-                                         " to " + std::to_string(high),
-                                     key, "invalid_value");
+      if (error != std::errc() || end != text.data() + text.size() || value < low || value > high) {
+        return core::InvalidArgument(
+            key + " must be an integer from " + std::to_string(low) + " to " + std::to_string(high),
+            key, "invalid_value");
       }
       return value;
     };
@@ -245,9 +243,9 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
     }
     std::vector<DictionaryInfo> all = store->List(archived == "true");  // newest first
     if (sort == "name") {
-      std::stable_sort(all.begin(), all.end(), [](const DictionaryInfo& a, const DictionaryInfo& b) {
-        return a.name > b.name;
-      });
+      std::stable_sort(
+          all.begin(), all.end(),
+          [](const DictionaryInfo& a, const DictionaryInfo& b) { return a.name > b.name; });
     }
     if (direction == "ASCENDING") std::reverse(all.begin(), all.end());
     json page = json::array();
@@ -275,8 +273,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
     for (const MultipartPart& part : *parts) {
       if (part.name != "name" && part.name != "file" && part.name != "description") continue;
       if (++seen[part.name] > 1) {
-        return Refuse(exchange, core::InvalidArgument("form field " + part.name +
-                                                          " is given twice",
+        return Refuse(exchange, core::InvalidArgument("form field " + part.name + " is given twice",
                                                       part.name, "duplicate_field"));
       }
       if (part.name == "name") {
@@ -295,23 +292,24 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
     Lexicon lexicon;
     if (file) {
       if (file->size() > store->config().max_upload_bytes) {
-        return Refuse(exchange,
-                      core::PayloadTooLarge("the dictionary file is larger than "
-                                            "dictionaries.max_upload_bytes (" +
-                                                std::to_string(store->config().max_upload_bytes) +
-                                                " bytes)",
-                                            "file"));
+        return Refuse(
+            exchange,
+            core::PayloadTooLarge("the dictionary file is larger than "
+                                  "dictionaries.max_upload_bytes (" +
+                                      std::to_string(store->config().max_upload_bytes) + " bytes)",
+                                  "file"));
       }
       auto parsed = text::lexicon::ParseLexicon(*file, store->config().limits);
       if (!parsed.ok()) return Refuse(exchange, parsed.status());
       lexicon = *std::move(parsed);
     }
-    Write(exchange, [store, name = std::move(name), description = std::move(description),
-                     lexicon = std::move(lexicon)]() mutable -> absl::StatusOr<json> {
-      auto added = store->Add(name, description, std::move(lexicon));
-      if (!added.ok()) return added.status();
-      return AddedJson(*added);
-    });
+    Write(exchange,
+          [store, name = std::move(name), description = std::move(description),
+           lexicon = std::move(lexicon)]() mutable -> absl::StatusOr<json> {
+            auto added = store->Add(name, description, std::move(lexicon));
+            if (!added.ok()) return added.status();
+            return AddedJson(*added);
+          });
   }
 
   // ElevenLabs' add-from-rules: {"name", "rules": [...], "description"}.
@@ -328,12 +326,13 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
     if (!rules.ok()) return Refuse(exchange, rules.status());
     Lexicon lexicon;
     lexicon.lexemes = *std::move(rules);
-    Write(exchange, [store, name = *std::move(name), description = *std::move(description),
-                     lexicon = std::move(lexicon)]() mutable -> absl::StatusOr<json> {
-      auto added = store->Add(name, description, std::move(lexicon));
-      if (!added.ok()) return added.status();
-      return AddedJson(*added);
-    });
+    Write(exchange,
+          [store, name = *std::move(name), description = *std::move(description),
+           lexicon = std::move(lexicon)]() mutable -> absl::StatusOr<json> {
+            auto added = store->Add(name, description, std::move(lexicon));
+            if (!added.ok()) return added.status();
+            return AddedJson(*added);
+          });
   }
 
   // GetPronunciationDictionaryWithRulesResponseModel: the metadata and the latest version's
@@ -405,31 +404,33 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
       auto parsed = RulesField(*body, store->config());
       if (!parsed.ok()) return Refuse(exchange, parsed.status());
       rules = *std::move(parsed);
-      for (const Lexeme& lexeme : rules) removed.insert(lexeme.graphemes.begin(), lexeme.graphemes.end());
+      for (const Lexeme& lexeme : rules)
+        removed.insert(lexeme.graphemes.begin(), lexeme.graphemes.end());
     }
     const bool replace_all = change == "set-rules";
     const size_t max_lexemes = store->config().limits.max_lexemes;
-    Write(exchange, [store, id, rules = std::move(rules), removed = std::move(removed),
-                     replace_all, max_lexemes]() -> absl::StatusOr<json> {
-      auto updated = store->Update(id, [&](const Lexicon& latest) -> absl::StatusOr<Lexicon> {
-        Lexicon next = latest;
-        if (replace_all) {
-          next.lexemes.clear();
-        } else {
-          RemoveStrings(next, removed);
-        }
-        next.lexemes.insert(next.lexemes.end(), rules.begin(), rules.end());
-        if (next.lexemes.size() > max_lexemes) {
-          return core::InvalidArgument("the dictionary would hold more than " +
-                                           std::to_string(max_lexemes) +
-                                           " rules (dictionaries.max_rules)",
-                                       "rules", "too_many_rules");
-        }
-        return next;
-      });
-      if (!updated.ok()) return updated.status();
-      return RulesChangedJson(*updated);
-    });
+    Write(exchange,
+          [store, id, rules = std::move(rules), removed = std::move(removed), replace_all,
+           max_lexemes]() -> absl::StatusOr<json> {
+            auto updated = store->Update(id, [&](const Lexicon& latest) -> absl::StatusOr<Lexicon> {
+              Lexicon next = latest;
+              if (replace_all) {
+                next.lexemes.clear();
+              } else {
+                RemoveStrings(next, removed);
+              }
+              next.lexemes.insert(next.lexemes.end(), rules.begin(), rules.end());
+              if (next.lexemes.size() > max_lexemes) {
+                return core::InvalidArgument("the dictionary would hold more than " +
+                                                 std::to_string(max_lexemes) +
+                                                 " rules (dictionaries.max_rules)",
+                                             "rules", "too_many_rules");
+              }
+              return next;
+            });
+            if (!updated.ok()) return updated.status();
+            return RulesChangedJson(*updated);
+          });
   }
 
   // A version as a W3C PLS file (ElevenLabs' download).
@@ -447,8 +448,8 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   }
 
   static absl::Status NotFound(const std::string& id) {
-    return core::NotFound("no pronunciation dictionary " + core::Quoted(id), "pronunciation_dictionary_id",
-                          "dictionary_not_found");
+    return core::NotFound("no pronunciation dictionary " + core::Quoted(id),
+                          "pronunciation_dictionary_id", "dictionary_not_found");
   }
 
   service::TtsService& service_;

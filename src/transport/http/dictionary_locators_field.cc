@@ -10,8 +10,9 @@ absl::StatusOr<std::vector<service::DictionaryLocator>> ParseDictionaryLocators(
     const nlohmann::json& value) {
   const std::string field = kDictionaryLocatorsField;
   if (!value.is_array()) {
-    return core::InvalidArgument(field + " must be an array of {\"pronunciation_dictionary_id\", "
-                                         "\"version_id\"} objects",
+    return core::InvalidArgument(field +
+                                     " must be an array of {\"pronunciation_dictionary_id\", "
+                                     "\"version_id\"} objects",
                                  field, "invalid_type");
   }
   std::vector<service::DictionaryLocator> locators;

@@ -160,8 +160,9 @@ TEST_F(DictionaryServiceTest, ABadModelLexiconFileFailsCreate) {
   ServiceConfig config;
   ModelConfig model;
   model.engine.model_id = "fake";
-  model.lexicons = {WriteFile("bad.pls", "<lexicon><lexeme><grapheme>a</grapheme></lexeme>"
-                                         "</lexicon>")};
+  model.lexicons = {WriteFile("bad.pls",
+                              "<lexicon><lexeme><grapheme>a</grapheme></lexeme>"
+                              "</lexicon>")};
   config.models.push_back(model);
   auto service = TtsService::Create(config, registry_);
   ASSERT_FALSE(service.ok());
@@ -179,9 +180,10 @@ TEST_F(DictionaryServiceTest, TheCacheKeysOnTheVersionAndForgetsAChangedDictiona
   EXPECT_THAT(RunOk(Request("WWW."))->cache_results(),
               ElementsAre(CacheResult::kMiss));  // another key
   ASSERT_TRUE(store()
-                  .Update(id, [](const Lexicon&) -> absl::StatusOr<Lexicon> {
-                    return Aliases({{"WWW", "the web"}});
-                  })
+                  .Update(id,
+                          [](const Lexicon&) -> absl::StatusOr<Lexicon> {
+                            return Aliases({{"WWW", "the web"}});
+                          })
                   .ok());
   EXPECT_THAT(RunOk(With("WWW.", {{id, ""}}))->cache_results(), ElementsAre(CacheResult::kMiss));
   EXPECT_THAT(engine_->texts(), ElementsAre("World Wide Web.", "WWW.", "the web."));

@@ -184,11 +184,13 @@ TEST(Apply, CaseInsensitiveLexemesFoldCaseAndKeepTheTextAsWritten) {
 
 TEST(Apply, WithoutWordBoundariesMatchesInsideWords) {
   Lexicon lexicon;
-  lexicon.lexemes.push_back({{"Kubernetes"}, "koo-ber-net-ease", "", true,
+  lexicon.lexemes.push_back({{"Kubernetes"},
+                             "koo-ber-net-ease",
+                             "",
+                             true,
                              /*word_boundaries=*/false});
   lexicon.lexemes.push_back({{"tts"}, "text to speech"});
-  EXPECT_EQ(Applied(lexicon, "MyKubernetesCluster and ttsd"),
-            "Mykoo-ber-net-easeCluster and ttsd");
+  EXPECT_EQ(Applied(lexicon, "MyKubernetesCluster and ttsd"), "Mykoo-ber-net-easeCluster and ttsd");
 }
 
 TEST(ParseJsonLexicon, ReadsTheMatchingFlags) {
@@ -226,14 +228,17 @@ TEST(ParseRules, NamesTheRuleAndFieldInItsErrors) {
   expect_error(R"([{"type": "alias", "string_to_replace": "a", "alias": "b"}, 3])",
                "rules[1]: a rule must be an object");
   expect_error(R"([{"type": "phoneme", "string_to_replace": "a", "phoneme": "AH0",
-                    "alphabet": "cmu-arpabet"}])", "cmu-arpabet");
+                    "alphabet": "cmu-arpabet"}])",
+               "cmu-arpabet");
   expect_error(R"([{"type": "alias", "string_to_replace": "a", "alias": "b",
-                    "case_sensitive": 1}])", "must be a boolean");
+                    "case_sensitive": 1}])",
+               "must be a boolean");
   LexiconLimits limits;
   limits.max_lexemes = 1;
   EXPECT_FALSE(ParseRules(R"([{"type": "alias", "string_to_replace": "a", "alias": "b"},
                               {"type": "alias", "string_to_replace": "c", "alias": "d"}])",
-                          limits).ok());
+                          limits)
+                   .ok());
 }
 
 TEST(RulesJson, RoundTripsThroughParseRules) {
