@@ -327,3 +327,29 @@ def test_the_cache_keys_on_the_version_and_forgets_a_changed_dictionary(make_ser
     changed = request()
     assert changed.headers["x-cache"] == "miss"
     assert changed.content == speak(server, "Visit the web.")
+
+
+def test_locators_in_elevenlabs_stream_input_first_message(dict_server):
+    rules = add_rules(dict_server, [alias("WWW", "World Wide Web")])
+
+    async def talk(text, locators=None):
+        first = {"text": " "}
+        if locators:
+            first["pronunciation_dictionary_locators"] = locators
+        url = (f"ws://127.0.0.1:{dict_server.port}/elevenlabs/v1/text-to-speech/en-us/"
+               "stream-input?output_format=pcm_16000")
+        audio = b""
+        async with websockets.connect(url, max_size=None) as ws:
+            await ws.send(json.dumps(first))
+            await ws.send(json.dumps({"text": text}))
+            await ws.send(json.dumps({"text": ""}))
+            while True:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                assert "error" not in message, message
+                if message.get("audio"):
+                    audio += base64.b64decode(message["audio"])
+                if message.get("isFinal"):
+                    return audio
+    use = [locator(rules["id"], rules["version_id"])]
+    assert asyncio.run(talk("Visit WWW today. ", use)) == \
+        asyncio.run(talk("Visit World Wide Web today. "))

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "transport/elevenlabs/error_body.h"
+#include "transport/http/dictionary_locators_field.h"
 
 namespace voxserve::transport::elevenlabs {
 namespace {
@@ -70,6 +71,11 @@ absl::StatusOr<InputMessage> ParseInputMessage(std::string_view text) {
     if (!it->is_string()) return WrongType(name, "a string");
     (std::string_view(name) == "authorization" ? message.authorization : message.api_key) =
         it->get<std::string>();
+  }
+  if (auto it = body.find(http::kDictionaryLocatorsField); it != body.end() && !it->is_null()) {
+    auto locators = http::ParseDictionaryLocators(*it);
+    if (!locators.ok()) return locators.status();
+    message.dictionaries = *std::move(locators);
   }
   if (auto it = body.find("generation_config"); it != body.end() && !it->is_null()) {
     if (!it->is_object()) return WrongType("generation_config", "an object");

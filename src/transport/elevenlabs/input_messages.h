@@ -9,20 +9,24 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "service/alignment_estimate.h"
+#include "service/synthesis_request.h"
 
 namespace voxserve::transport::elevenlabs {
 
-// One client message. Honoured: text, flush, context_id, close_context, close_socket and
-// voice_settings.speed. Accepted and ignored (type-checked where voxserve reads them):
+// One client message. Honoured: text, flush, context_id, close_context, close_socket,
+// voice_settings.speed and pronunciation_dictionary_locators (of the message that begins a
+// stream or context). Accepted and ignored (type-checked where voxserve reads them):
 // try_trigger_generation, generation_config (chunk_length_schedule: voxserve speaks whole
-// sentences), the rest of voice_settings, pronunciation_dictionary_locators.
+// sentences), the rest of voice_settings.
 struct InputMessage {
   std::optional<std::string> text;  // "" ends the stream (stream-input) / keeps alive (multi)
   bool flush = false;
   std::optional<double> speed;  // voice_settings.speed
+  std::vector<service::DictionaryLocator> dictionaries;  // pronunciation_dictionary_locators
   std::optional<std::string> context_id;
   bool close_context = false;
   bool close_socket = false;

@@ -229,6 +229,7 @@ absl::StatusOr<InputStream::Context*> InputStream::ContextFor(const InputMessage
   options.request = request_;
   options.request.allowed_models = env_.caller.auth.allowed_models;
   if (message.speed) options.request.speed = *message.speed;
+  options.request.dictionaries = message.dictionaries;
   options.request.context.request_id =
       env_.caller.request_id + (multi_ ? "/" + key : std::string());
   // Completions run on the strand; reading resumes after each, as a sentence may have started.
