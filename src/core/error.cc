@@ -128,9 +128,10 @@ absl::Status InstanceLost(std::string_view message, int retry_after_seconds) {
   return status;
 }
 
-absl::Status StoreUnavailable(std::string_view message, int retry_after_seconds) {
-  absl::Status status = Make(absl::StatusCode::kUnavailable, message, ErrorReason::kUnspecified,
-                             {}, "voice_store_unavailable");
+absl::Status StoreUnavailable(std::string_view message, int retry_after_seconds,
+                              std::string_view code) {
+  absl::Status status =
+      Make(absl::StatusCode::kUnavailable, message, ErrorReason::kUnspecified, {}, code);
   status.SetPayload(kRetryAfterUrl, absl::Cord(std::to_string(retry_after_seconds)));
   return status;
 }

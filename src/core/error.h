@@ -64,9 +64,11 @@ absl::Status Draining(std::string_view message);
 // is safe and usually lands on a live instance at once.
 absl::Status InstanceLost(std::string_view message, int retry_after_seconds);
 // 401: no credentials or wrong ones. 403: the caller is known but may not do this.
-// 503 + Retry-After, code "voice_store_unavailable": the shared voice registry (PostgreSQL) cannot
-// be reached; nothing was changed and the server reconnects on its own.
-absl::Status StoreUnavailable(std::string_view message, int retry_after_seconds);
+// 503 + Retry-After, code "voice_store_unavailable" (or `code`: "dictionary_store_unavailable"):
+// the shared registry (PostgreSQL) cannot be reached; nothing was changed and the server
+// reconnects on its own.
+absl::Status StoreUnavailable(std::string_view message, int retry_after_seconds,
+                              std::string_view code = "voice_store_unavailable");
 absl::Status Unauthenticated(std::string_view message, std::string_view code);
 absl::Status PermissionDenied(std::string_view message, std::string_view param,
                               std::string_view code);

@@ -324,9 +324,21 @@ OptionTable BuildOptionTable(ServerConfig& c) {
           "with `apply_text_normalization` (`auto`, `on`, `off`). See "
           "[text normalization](text-normalization.md).");
   service::DictionaryStoreConfig& d = s.dictionaries;
+  add("dictionaries.backend", "dictionaries-backend",
+      "where pronunciation dictionaries live: dir (dictionaries.dir, one machine) or postgres "
+      "(shared by replicas)",
+      d.backend, StringSetter(&d.backend, "dir, postgres"))
+      .Example("postgres")
+      .Details(
+          "`postgres`: every replica shares one registry in PostgreSQL, in the same database as "
+          "the voices' (it connects with voices.postgres.dsn / dsn_env / dsn_file and uses "
+          "voices.postgres.resync_ms and the timeouts; voices.backend may stay `dir`). Each "
+          "replica holds every dictionary in memory; a change on one is seen by all at once "
+          "(LISTEN/NOTIFY). See [pronunciation dictionaries](pronunciation-dictionaries.md#storage-"
+          "limits-and-several-replicas).");
   add("dictionaries.dir", "dictionaries-dir",
-      "directory of pronunciation dictionaries (/v1/pronunciation-dictionaries); unset = that "
-      "API and request locators are off",
+      "directory of pronunciation dictionaries (/v1/pronunciation-dictionaries); unset (with "
+      "dictionaries.backend dir) = that API and request locators are off",
       "", StringSetter(&d.dir))
       .Example("/var/lib/voxserve/dictionaries")
       .Details(

@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "service/dictionary_store.h"
+#include "service/dictionary_backend.h"
 #include "text/lexicon/lexicon.h"
 
 namespace voxserve::service {

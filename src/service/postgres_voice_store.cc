@@ -1,8 +1,6 @@
 #include "service/postgres_voice_store.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,13 +20,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kChannel = "voxserve_voices";
-// pg_advisory_xact_lock keys: one for migrations, one that serializes registrations across
-// replicas so count and byte bounds hold (a registration is milliseconds; they are rare).
-constexpr const char* kMigrationLock = "7305041001";
+// pg_advisory_xact_lock key that serializes registrations across replicas so count and byte
+// bounds hold (a registration is milliseconds; they are rare). Migrations: pg_listener.cc.
 constexpr const char* kRegistrationLock = "7305041002";
-// Reconnect backoff: quick at first (a database restart takes about a second), at most 5 s.
-constexpr auto kFirstBackoff = std::chrono::milliseconds(200);
-constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
 constexpr int kRetryAfterSeconds = 2;
 
 // Migration N (1-based) takes the schema from version N-1 to N. Append only.
@@ -49,6 +43,7 @@ constexpr const char* kMigrations[] = {
     " UNIQUE (model, name_key))",
 };
 static_assert(std::size(kMigrations) == kVoiceSchemaVersion);
+constexpr PgSchema kSchema = {"voice", "voxserve_schema", kMigrations};
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -81,7 +76,6 @@ absl::StatusOr<std::unique_ptr<PostgresVoiceStore>> PostgresVoiceStore::Create(
   if (!dsn.ok()) return dsn.status();
   std::unique_ptr<PostgresVoiceStore> store(
       new PostgresVoiceStore(std::move(config), *std::move(dsn), metrics));
-  if (store->wake_fd_ < 0) return core::Internal("voices: cannot create an eventfd");
   if (store->config_.postgres_idle_in_transaction_timeout_ms >=
       store->config_.postgres_statement_timeout_ms) {
     // Not an error: the bound still holds, but registrations waiting behind a stalled replica
@@ -93,7 +87,20 @@ absl::StatusOr<std::unique_ptr<PostgresVoiceStore>> PostgresVoiceStore::Create(
         store->config_.postgres_idle_in_transaction_timeout_ms,
         store->config_.postgres_statement_timeout_ms);
   }
-  store->listener_ = std::thread([raw = store.get()] { raw->ListenLoop(); });
+  PostgresVoiceStore* raw = store.get();
+  auto listener = PgListener::Start(
+      raw->dsn_, raw->SessionLimits(), kChannel,
+      std::chrono::milliseconds(raw->config_.postgres_resync_ms), "voices",
+      {.prepare = [](PgConnection& c) { return PgMigrate(c, kSchema); },
+       .resync = [raw](PgConnection& c) { return raw->Resync(c); },
+       .state = [raw](bool connected,
+                      const std::string& problem) { raw->SetConnected(connected, problem); },
+       .notified =
+           [raw] {
+             if (raw->metrics_) raw->metrics_->notifications.WithLabels({"postgres"}).Increment();
+           }});
+  if (!listener.ok()) return listener.status();
+  store->listener_ = *std::move(listener);
   return store;
 }
 
@@ -102,30 +109,18 @@ PostgresVoiceStore::PostgresVoiceStore(VoiceStoreConfig config, std::string dsn,
     : config_(std::move(config)),
       dsn_(std::move(dsn)),
       metrics_(metrics),
-      hold_next_commit_(config_.test_cloner && std::getenv("VOXSERVE_TEST_PG_HOLD_COMMIT")),
-      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+      hold_next_commit_(config_.test_cloner && std::getenv("VOXSERVE_TEST_PG_HOLD_COMMIT")) {
   std::random_device device;
   id_state_ = (static_cast<uint64_t>(device()) << 32) ^ device();
   problem_ = "not connected yet";
   if (metrics_) metrics_->connected.WithLabels({"postgres"}).Set(0);
 }
 
-PostgresVoiceStore::~PostgresVoiceStore() {
-  stopping_ = true;
-  Wake();
-  if (listener_.joinable()) listener_.join();
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-}
+PostgresVoiceStore::~PostgresVoiceStore() { listener_.reset(); }
 
 PgSessionLimits PostgresVoiceStore::SessionLimits() const {
   return {.statement_timeout_ms = config_.postgres_statement_timeout_ms,
           .idle_in_transaction_timeout_ms = config_.postgres_idle_in_transaction_timeout_ms};
-}
-
-void PostgresVoiceStore::Wake() const {
-  if (wake_fd_ < 0) return;
-  uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
 }
 
 void PostgresVoiceStore::SetConnected(bool connected, const std::string& problem) {
@@ -150,42 +145,6 @@ bool PostgresVoiceStore::WaitUntilConnected(std::chrono::milliseconds timeout) c
   std::unique_lock lock(mutex_);
   return connected_changed_.wait_for(lock, timeout,
                                      [this] { return connected_.load() && loaded_once_; });
-}
-
-absl::Status PostgresVoiceStore::Migrate(PgConnection& c) {
-  if (absl::Status s = c.Run("BEGIN"); !s.ok()) return s;
-  auto fail = [&c](absl::Status status) {
-    if (!c.broken()) (void)c.Run("ROLLBACK");
-    return status;
-  };
-  if (absl::Status s = c.Run("SELECT pg_advisory_xact_lock($1)", {{kMigrationLock}}); !s.ok()) {
-    return fail(s);
-  }
-  if (absl::Status s = c.Run("CREATE TABLE IF NOT EXISTS voxserve_schema (version integer NOT NULL)");
-      !s.ok()) {
-    return fail(s);
-  }
-  auto current = c.Exec("SELECT coalesce(max(version), 0) FROM voxserve_schema");
-  if (!current.ok()) return fail(current.status());
-  const int version = std::atoi(PgText(current->get(), 0, 0).c_str());
-  if (version > kVoiceSchemaVersion) {
-    return fail(absl::FailedPreconditionError(
-        absl::StrCat("the database's voice schema is version ", version, "; this server knows up to ",
-                     kVoiceSchemaVersion, " (upgrade voxserve)")));
-  }
-  for (int next = version + 1; next <= kVoiceSchemaVersion; ++next) {
-    if (absl::Status s = c.Run(kMigrations[next - 1]); !s.ok()) return fail(s);
-    spdlog::info("voices: PostgreSQL schema migrated to version {}", next);
-  }
-  if (version < kVoiceSchemaVersion) {
-    if (absl::Status s = c.Run("DELETE FROM voxserve_schema"); !s.ok()) return fail(s);
-    if (absl::Status s = c.Run("INSERT INTO voxserve_schema (version) VALUES ($1)",
-                               {{std::to_string(kVoiceSchemaVersion)}});
-        !s.ok()) {
-      return fail(s);
-    }
-  }
-  return c.Run("COMMIT");
 }
 
 absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
@@ -282,67 +241,6 @@ bool PostgresVoiceStore::RecordLocalChange(const std::string& id,
   return was_known;
 }
 
-void PostgresVoiceStore::ListenLoop() {
-  std::unique_ptr<PgConnection> connection;
-  auto backoff = kFirstBackoff;
-  Clock::time_point next_resync = Clock::now();
-  auto wait = [this](int fd, std::chrono::milliseconds timeout) {
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd, POLLIN, 0}};
-    ::poll(fds, fd >= 0 ? 2 : 1, static_cast<int>(timeout.count()));
-    uint64_t drained = 0;
-    [[maybe_unused]] ssize_t n = ::read(wake_fd_, &drained, sizeof drained);
-  };
-  while (!stopping_) {
-    if (!connection) {
-      auto connected = PgConnection::Connect(dsn_, SessionLimits());
-      absl::Status status = connected.status();
-      if (status.ok()) {
-        connection = *std::move(connected);
-        status = Migrate(*connection);
-        if (status.ok()) status = connection->Run(std::string("LISTEN ") + kChannel);
-        // LISTEN before the first read: a change committed in between is then both read and
-        // notified, never missed.
-        if (status.ok()) status = Resync(*connection);
-      }
-      if (!status.ok()) {
-        connection.reset();
-        SetConnected(false, std::string(status.message()));
-        wait(-1, std::chrono::duration_cast<std::chrono::milliseconds>(backoff));
-        backoff = std::min(backoff * 2, kMaxBackoff);
-        continue;
-      }
-      backoff = kFirstBackoff;
-      ++generation_;
-      SetConnected(true, "");
-      next_resync = Clock::now() + std::chrono::milliseconds(config_.postgres_resync_ms);
-    }
-    auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_resync - Clock::now());
-    wait(PQsocket(connection->raw()), std::max(until, std::chrono::milliseconds(0)));
-    if (stopping_) break;
-    if (PQconsumeInput(connection->raw()) == 0 || connection->broken()) {
-      std::string why = PQerrorMessage(connection->raw());
-      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-      connection.reset();
-      SetConnected(false, "connection lost: " + why);
-      continue;
-    }
-    bool changed = false;
-    while (PGnotify* notify = PQnotifies(connection->raw())) {
-      changed = true;
-      PQfreemem(notify);
-    }
-    if (changed && metrics_) metrics_->notifications.WithLabels({"postgres"}).Increment();
-    if (changed || Clock::now() >= next_resync) {
-      if (absl::Status status = Resync(*connection); !status.ok()) {
-        connection.reset();
-        SetConnected(false, std::string(status.message()));
-        continue;
-      }
-      next_resync = Clock::now() + std::chrono::milliseconds(config_.postgres_resync_ms);
-    }
-  }
-}
-
 template <typename Work>
 auto PostgresVoiceStore::OnRequestConnection(const char* operation, Work&& work) const
     -> decltype(work(std::declval<PgConnection&>())) {
@@ -352,31 +250,10 @@ auto PostgresVoiceStore::OnRequestConnection(const char* operation, Work&& work)
     return core::StoreUnavailable(Unreachable(problem_), kRetryAfterSeconds);
   }
   const Clock::time_point start = Clock::now();
-  std::lock_guard lock(request_mutex_);
-  // After the listener reconnected, the old request connection is a stale socket to a server
-  // that may have restarted: replace it before use rather than fail the first request.
-  const uint64_t generation = generation_.load();
-  if (!request_connection_ || request_connection_->broken() || request_generation_ != generation) {
-    request_connection_.reset();
-    auto connected = PgConnection::Connect(dsn_, SessionLimits());
-    if (!connected.ok()) {
-      if (metrics_) metrics_->errors.WithLabels({"postgres", operation}).Increment();
-      return core::StoreUnavailable(Unreachable(std::string(connected.status().message())),
-                                    kRetryAfterSeconds);
-    }
-    request_connection_ = *std::move(connected);
-    request_generation_ = generation;
-  }
-  auto result = work(*request_connection_);
+  auto result = listener_->Request(std::forward<Work>(work));
   const bool store_fault = !result.ok() && (result.status().code() == absl::StatusCode::kUnavailable ||
                                             result.status().code() == absl::StatusCode::kInternal);
-  if (store_fault) {
-    if (metrics_) metrics_->errors.WithLabels({"postgres", operation}).Increment();
-    if (request_connection_->broken()) {
-      request_connection_.reset();
-      Wake();  // the listener checks its own at once
-    }
-  }
+  if (store_fault && metrics_) metrics_->errors.WithLabels({"postgres", operation}).Increment();
   if (metrics_) {
     metrics_->operation_seconds.WithLabels({"postgres", operation}).Observe(SecondsSince(start));
   }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "service/pg_connection.h"
+#include "service/pg_listener.h"
 #include "service/voice_backend.h"
 #include "service/voice_store.h"
 #include "service/voice_store_metrics.h"
@@ -70,14 +71,11 @@ class PostgresVoiceStore : public VoiceBackend {
  private:
   class Reservation;
   PostgresVoiceStore(VoiceStoreConfig config, std::string dsn, VoiceStoreMetrics* metrics);
-  void ListenLoop();
-  absl::Status Migrate(PgConnection& connection);
   absl::Status Resync(PgConnection& connection);
   void SetConnected(bool connected, const std::string& problem);
-  void Wake() const;
   PgSessionLimits SessionLimits() const;
-  // Runs `work` on the request connection (reconnecting it first when the listener reconnected
-  // since), timing it as `operation`. Unavailable at once while the listener is disconnected.
+  // Runs `work` on the listener's request connection, timing it as `operation`. Unavailable at
+  // once while the listener is disconnected.
   template <typename Work>
   auto OnRequestConnection(const char* operation, Work&& work) const -> decltype(work(
       std::declval<PgConnection&>()));
@@ -121,19 +119,13 @@ class PostgresVoiceStore : public VoiceBackend {
   std::vector<LocalChange> recent_;  // since the last resync's snapshot; guarded by mutex_
   bool loaded_once_ = false;                                 // guarded by mutex_
   std::atomic<bool> connected_{false};
-  std::atomic<uint64_t> generation_{0};  // listener connections so far
-
-  mutable std::mutex request_mutex_;  // one request statement sequence at a time
-  mutable std::unique_ptr<PgConnection> request_connection_;  // guarded by request_mutex_
-  mutable uint64_t request_generation_ = 0;                    // guarded by request_mutex_
 
   // Held while removed_elsewhere_ runs, so that replacing it waits for a call under way.
   std::mutex removed_mutex_;
   std::function<void(const std::string&)> removed_elsewhere_;  // guarded by removed_mutex_
 
-  std::atomic<bool> stopping_{false};
-  int wake_fd_ = -1;  // eventfd: wakes the listener to stop or to reconnect at once
-  std::thread listener_;
+  // Last: its hooks use everything above; the destructor stops it first.
+  std::unique_ptr<PgListener> listener_;
 };
 
 }  // namespace voxserve::service

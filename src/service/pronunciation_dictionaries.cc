@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "service/dictionary_store.h"
+#include "service/postgres_dictionary_store.h"
 
 namespace voxserve::service {
 namespace {
@@ -30,7 +32,7 @@ absl::StatusOr<text::lexicon::Lexicon> ReadLexiconFile(const std::string& model,
 std::string DictionaryTag(std::string_view id) { return "dictionary:" + std::string(id); }
 
 absl::StatusOr<std::unique_ptr<PronunciationDictionaries>> PronunciationDictionaries::Create(
-    const DictionaryStoreConfig& config,
+    const DictionaryStoreConfig& config, const VoiceStoreConfig& voices,
     const std::map<std::string, std::vector<std::string>>& lexicon_files) {
   auto dictionaries = std::make_unique<PronunciationDictionaries>();
   for (const auto& [model, paths] : lexicon_files) {
@@ -41,7 +43,11 @@ absl::StatusOr<std::unique_ptr<PronunciationDictionaries>> PronunciationDictiona
           std::make_shared<const text::lexicon::Lexicon>(*std::move(lexicon)));
     }
   }
-  if (config.enabled()) {
+  if (config.backend == "postgres") {
+    auto store = PostgresDictionaryStore::Create(config, voices);
+    if (!store.ok()) return store.status();
+    dictionaries->store_ = *std::move(store);
+  } else if (config.enabled()) {
     auto store = DictionaryStore::Create(config);
     if (!store.ok()) return store.status();
     dictionaries->store_ = *std::move(store);
@@ -54,7 +60,7 @@ PronunciationDictionaries::~PronunciationDictionaries() { writes_.join(); }
 absl::Status PronunciationDictionaries::Off() {
   return core::MakeError(absl::StatusCode::kUnimplemented,
                          "pronunciation dictionaries are off on this server (set "
-                         "dictionaries.dir to enable them)",
+                         "dictionaries.dir, or dictionaries.backend postgres, to enable them)",
                          "pronunciation_dictionary_locators", "dictionaries_off");
 }
 

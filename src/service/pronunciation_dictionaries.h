@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "service/dictionary_store.h"
+#include "service/dictionary_backend.h"
 #include "service/synthesis_request.h"
+#include "service/voice_store.h"
 #include "text/lexicon/lexicon.h"
 
 namespace voxserve::service {
@@ -37,9 +38,11 @@ std::string DictionaryTag(std::string_view id);
 class PronunciationDictionaries {
  public:
   // Loads every model's lexicon files (`lexicon_files`: model id → paths; InvalidArgument
-  // naming the file and what is wrong with it) and opens the store when `config.enabled()`.
+  // naming the file and what is wrong with it) and opens the store when `config.enabled()`: its
+  // directory, or (dictionaries.backend postgres) the database `voices` names in
+  // voices.postgres.*.
   static absl::StatusOr<std::unique_ptr<PronunciationDictionaries>> Create(
-      const DictionaryStoreConfig& config,
+      const DictionaryStoreConfig& config, const VoiceStoreConfig& voices,
       const std::map<std::string, std::vector<std::string>>& lexicon_files);
   ~PronunciationDictionaries();  // finishes the writes under way
 
@@ -50,8 +53,9 @@ class PronunciationDictionaries {
   absl::StatusOr<RequestLexicons> ForRequest(const std::vector<DictionaryLocator>& locators,
                                              const std::string& model_id) const;
 
-  // Null when dictionaries.dir is unset.
-  DictionaryStore* store() { return store_.get(); }
+  // Null when the store is off (dictionaries.dir unset with the dir backend).
+  DictionaryBackend* store() { return store_.get(); }
+  const DictionaryBackend* store() const { return store_.get(); }
   // Runs `write` on the store's own thread (the store's writes wait for the disk: never on an I/O
   // thread). Writes run one at a time, in order.
   void RunWrite(std::function<void()> write);
@@ -59,7 +63,7 @@ class PronunciationDictionaries {
   static absl::Status Off();
 
  private:
-  std::unique_ptr<DictionaryStore> store_;
+  std::unique_ptr<DictionaryBackend> store_;
   std::map<std::string, std::vector<std::shared_ptr<const text::lexicon::Lexicon>>, std::less<>>
       model_lexicons_;
   boost::asio::thread_pool writes_{1};

@@ -21,6 +21,12 @@ absl::Status ServiceConfig::Validate() const {
   if (absl::Status status = voices.Validate(); !status.ok()) return status;
   if (absl::Status status = cache.Validate(); !status.ok()) return status;
   if (absl::Status status = dictionaries.Validate(); !status.ok()) return status;
+  if (dictionaries.backend == "postgres" && voices.postgres_dsn.empty() &&
+      voices.postgres_dsn_env.empty() && voices.postgres_dsn_file.empty()) {
+    return core::InvalidArgument(
+        "dictionaries.backend is postgres but none of voices.postgres.dsn, voices.postgres.dsn_env "
+        "or voices.postgres.dsn_file is set (dictionaries share the voices' database)");
+  }
   for (const auto& [name, alias] : voice_aliases) {
     if (alias.voice.empty()) {
       return core::InvalidArgument("voice_aliases." + name + ": the target voice is empty");

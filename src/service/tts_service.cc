@@ -142,10 +142,11 @@ absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
     if (!model.lexicons.empty()) lexicon_files[model.engine.model_id] = model.lexicons;
   }
   auto dictionaries =
-      PronunciationDictionaries::Create(service->config_.dictionaries, lexicon_files);
+      PronunciationDictionaries::Create(service->config_.dictionaries,
+                                        service->config_.voices, lexicon_files);
   if (!dictionaries.ok()) return dictionaries.status();
   service->dictionaries_ = *std::move(dictionaries);
-  if (DictionaryStore* store = service->dictionaries_->store()) {
+  if (DictionaryBackend* store = service->dictionaries_->store()) {
     // A version's rules never change, so its entries stay right; but a deleted dictionary's are
     // never asked for again, and "latest" now means another version: free them at once.
     store->SetOnChanged([cache = service->cache_.get()](const std::string& id) {
@@ -239,7 +240,12 @@ ServiceHealth TtsService::Health() const {
   // An unreachable voice registry (PostgreSQL) degrades the server: everything but cloned voices
   // the replica has not cached still works.
   const bool voices_down = voices_ && !voices_->Problem().empty();
-  if (Ready()) return any_failed || voices_down ? ServiceHealth::kDegraded : ServiceHealth::kReady;
+  // So does an unreachable dictionary registry: locators still speak from memory, changes wait.
+  const bool dictionaries_down = dictionary_store() && !dictionary_store()->Problem().empty();
+  if (Ready()) {
+    return any_failed || voices_down || dictionaries_down ? ServiceHealth::kDegraded
+                                                          : ServiceHealth::kReady;
+  }
   // Only the startup error says "failed": it is set after the model's own state, so whoever
   // reads "failed" here then finds the failed model and the error beside it.
   if (!StartupError().empty()) return ServiceHealth::kFailed;

@@ -129,6 +129,10 @@ class TtsService {
   // Pronunciation dictionaries: the store the API manages and the models' lexicons
   // (docs/pronunciation-dictionaries.md); lives as long as the service.
   PronunciationDictionaries& dictionaries() { return *dictionaries_; }
+  // The API's dictionary store (/health); null while it is off or before Create ends.
+  const DictionaryBackend* dictionary_store() const {
+    return dictionaries_ ? dictionaries_->store() : nullptr;
+  }
 
  private:
   TtsService(ServiceConfig config, core::MetricsRegistry& registry,

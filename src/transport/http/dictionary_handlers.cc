@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
-#include "service/dictionary_store.h"
+#include "service/dictionary_backend.h"
 #include "service/pronunciation_dictionaries.h"
 #include "text/lexicon/lexicon.h"
 #include "transport/http/error_response.h"
@@ -179,8 +179,8 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
     exchange->Respond(std::move(response));
   }
 
-  service::DictionaryStore* Store(const std::shared_ptr<HttpExchange>& exchange) const {
-    service::DictionaryStore* store = service_.dictionaries().store();
+  service::DictionaryBackend* Store(const std::shared_ptr<HttpExchange>& exchange) const {
+    service::DictionaryBackend* store = service_.dictionaries().store();
     if (store == nullptr) Refuse(exchange, service::PronunciationDictionaries::Off());
     return store;
   }
@@ -199,7 +199,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // ElevenLabs' GET /v1/pronunciation-dictionaries: cursor, page_size, sort
   // (creation_time_unix | name), sort_direction (DESCENDING | ASCENDING), include_archived.
   void List(const std::shared_ptr<HttpExchange>& exchange) const {
-    service::DictionaryStore* store = Store(exchange);
+    service::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto query = ParseQuery(exchange->request().query);
     if (!query.ok()) return Refuse(exchange, query.status());
@@ -261,7 +261,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // ElevenLabs' add-from-file: a form with name (required), file (PLS, or voxserve's JSON;
   // optional: an empty dictionary), description; workspace_access is accepted and ignored.
   void AddFromFile(const std::shared_ptr<HttpExchange>& exchange) const {
-    service::DictionaryStore* store = Store(exchange);
+    service::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     const HttpRequest& request = exchange->request();
     auto parts = ParseMultipartForm(request.Header("content-type"), request.body);
@@ -314,7 +314,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
 
   // ElevenLabs' add-from-rules: {"name", "rules": [...], "description"}.
   void AddFromRules(const std::shared_ptr<HttpExchange>& exchange) const {
-    service::DictionaryStore* store = Store(exchange);
+    service::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto body = JsonBody(exchange->request());
     if (!body.ok()) return Refuse(exchange, body.status());
@@ -338,7 +338,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // GetPronunciationDictionaryWithRulesResponseModel: the metadata and the latest version's
   // rules.
   void Get(const std::shared_ptr<HttpExchange>& exchange, const std::string& id) const {
-    service::DictionaryStore* store = Store(exchange);
+    service::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto info = store->Get(id);
     if (!info) return Refuse(exchange, NotFound(id));
@@ -349,7 +349,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
 
   // ElevenLabs' PATCH: {"name"?, "archived"?}.
   void Patch(const std::shared_ptr<HttpExchange>& exchange, const std::string& id) const {
-    service::DictionaryStore* store = Store(exchange);
+    service::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto body = JsonBody(exchange->request());
     if (!body.ok()) return Refuse(exchange, body.status());
@@ -371,7 +371,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   }
 
   void Delete(const std::shared_ptr<HttpExchange>& exchange, const std::string& id) const {
-    service::DictionaryStore* store = Store(exchange);
+    service::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     Write(exchange, [store, id]() -> absl::StatusOr<json> {
       if (absl::Status status = store->Delete(id); !status.ok()) return status;
@@ -383,7 +383,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // {"rule_strings"}, set-rules {"rules"}: each makes a new version.
   void ChangeRules(const std::shared_ptr<HttpExchange>& exchange, const std::string& id,
                    std::string_view change) const {
-    service::DictionaryStore* store = Store(exchange);
+    service::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto body = JsonBody(exchange->request());
     if (!body.ok()) return Refuse(exchange, body.status());
@@ -436,7 +436,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // A version as a W3C PLS file (ElevenLabs' download).
   void Download(const std::shared_ptr<HttpExchange>& exchange, const std::string& id,
                 const std::string& version_id) const {
-    service::DictionaryStore* store = Store(exchange);
+    service::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto version = store->Version(id, version_id);
     if (!version.ok()) return Refuse(exchange, version.status());

@@ -1,6 +1,6 @@
 // /v1/pronunciation-dictionaries: ElevenLabs' pronunciation-dictionary API (add-from-file,
 // add-from-rules, list, get, PATCH name/archived, add-rules, remove-rules, set-rules, download
-// a version as PLS) plus DELETE, over service::DictionaryStore (docs/pronunciation-
+// a version as PLS) plus DELETE, over service::DictionaryBackend (docs/pronunciation-
 // dictionaries.md). The same handlers serve /elevenlabs/v1/pronunciation-dictionaries with
 // ElevenLabs' error bodies: one API, two prefixes.
 #pragma once

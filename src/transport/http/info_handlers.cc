@@ -91,6 +91,13 @@ json HealthJson(const service::TtsService& service, const ServerIdentity& identi
       health["voices"] = std::move(store);
     }
   }
+  if (const service::DictionaryBackend* dictionaries = service.dictionary_store()) {
+    const std::string problem = dictionaries->Problem();
+    json store = {{"backend", std::string(dictionaries->BackendName())},
+                  {"status", problem.empty() ? "ok" : "unavailable"}};
+    if (!problem.empty()) store["error"] = problem;
+    health["dictionaries"] = std::move(store);
+  }
   if (identity.gpus != nullptr) {
     json gpus = json::array();
     for (const core::GpuStatus& gpu : identity.gpus->Read()) {
