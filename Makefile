@@ -67,10 +67,11 @@ build-fuzz: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target fuzzers
 
 # Serves on 127.0.0.1:$(PORT) with the embedded espeak-ng engine; Ctrl-C drains and stops.
-# Builds only the server, not the tests.
+# Builds only the server, not the tests. Pronunciation dictionaries made through the API are kept
+# in build/dictionaries (the README's example makes one).
 run: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target voxserve
-	./$(BUILD)/bin/voxserve --host 127.0.0.1 --port $(PORT)
+	./$(BUILD)/bin/voxserve --host 127.0.0.1 --port $(PORT) --dictionaries-dir $(BUILD)/dictionaries
 
 # What CI runs (.ci/run calls `make test`): the release binaries are built (they ship, -O2
 # warnings gate, and the soak/overload runs measure them) but every other test runs once, in
