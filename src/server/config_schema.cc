@@ -328,7 +328,8 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       "where pronunciation dictionaries live: dir (dictionaries.dir, one machine) or postgres "
       "(shared by replicas)",
       d.backend, StringSetter(&d.backend, "dir, postgres"))
-      .Example("postgres")
+      // Not "postgres": this section's example would then need voices.postgres.* to load.
+      .Example("dir")
       .Details(
           "`postgres`: every replica shares one registry in PostgreSQL, in the same database as "
           "the voices' (it connects with voices.postgres.dsn / dsn_env / dsn_file and uses "
@@ -665,6 +666,10 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
                   "The response cache: finished audio replayed to identical requests "
                   "([response cache](response-cache.md)).");
   schema.Describe("text", "What the server does to the text before the engines read it.");
+  schema.Describe("dictionaries",
+                  "Pronunciation dictionaries managed through ElevenLabs' API and named by the "
+                  "requests' locators ([pronunciation "
+                  "dictionaries](pronunciation-dictionaries.md)).");
   schema.Describe("voices", "Cloned voices (voice cloning models such as CosyVoice).");
   schema.Describe("voices.postgres",
                   "The shared voice registry (voices.backend postgres): every replica on one "
