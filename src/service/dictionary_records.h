@@ -79,4 +79,26 @@ class DictionaryIndex {
   size_t total_bytes_ = 0;                                                               // mutex_
 };
 
+// The read side both backends share: Get, List, Version and TotalBytes answer from `index_`,
+// which the backend keeps current.
+class IndexedDictionaryBackend : public DictionaryBackend {
+ public:
+  std::optional<DictionaryInfo> Get(std::string_view id) const override { return index_.Get(id); }
+  std::vector<DictionaryInfo> List(bool include_archived) const override {
+    return index_.List(include_archived);
+  }
+  absl::StatusOr<DictionaryVersion> Version(std::string_view id,
+                                            std::string_view version_id) const override {
+    return index_.Version(id, version_id, config_.max_versions);
+  }
+  size_t TotalBytes() const override { return index_.TotalBytes(); }
+  const DictionaryStoreConfig& config() const override { return config_; }
+
+ protected:
+  explicit IndexedDictionaryBackend(DictionaryStoreConfig config) : config_(std::move(config)) {}
+
+  const DictionaryStoreConfig config_;
+  DictionaryIndex index_;
+};
+
 }  // namespace voxserve::service

@@ -26,7 +26,7 @@ std::string ErrnoText() { return std::strerror(errno); }
 }  // namespace
 
 DictionaryStore::DictionaryStore(DictionaryStoreConfig config)
-    : config_(std::move(config)), id_state_(RandomDictionaryIdState()) {}
+    : IndexedDictionaryBackend(std::move(config)), id_state_(RandomDictionaryIdState()) {}
 
 absl::StatusOr<std::unique_ptr<DictionaryStore>> DictionaryStore::Create(
     DictionaryStoreConfig config) {
@@ -139,8 +139,8 @@ absl::StatusOr<DictionaryInfo> DictionaryStore::Add(std::string_view name,
   return info;
 }
 
-absl::StatusOr<DictionaryInfo> DictionaryStore::Update(std::string_view id,
-                                                       const DictionaryEdit& edit) {
+absl::StatusOr<DictionaryInfo> DictionaryStore::Rewrite(
+    std::string_view id, const std::function<absl::Status(DictionaryRecord&)>& change) {
   DictionaryInfo info;
   {
     std::lock_guard lock(write_mutex_);
@@ -148,10 +148,7 @@ absl::StatusOr<DictionaryInfo> DictionaryStore::Update(std::string_view id,
     if (!current) return DictionaryNotFound(id);
     // Copy on write: readers holding the current entry (or any of its versions) keep it as is.
     auto next = std::make_shared<StoredDictionary>(*current);
-    if (absl::Status status = AddDictionaryVersion(next->record, edit, config_, id_state_);
-        !status.ok()) {
-      return status;
-    }
+    if (absl::Status status = change(next->record); !status.ok()) return status;
     if (absl::Status status = WriteLocked(*next, current.get()); !status.ok()) return status;
     info = DictionaryInfoOf(*next);
     index_.Put(std::move(next));
@@ -160,28 +157,22 @@ absl::StatusOr<DictionaryInfo> DictionaryStore::Update(std::string_view id,
   return info;
 }
 
+absl::StatusOr<DictionaryInfo> DictionaryStore::Update(std::string_view id,
+                                                       const DictionaryEdit& edit) {
+  return Rewrite(id, [&](DictionaryRecord& record) {
+    return AddDictionaryVersion(record, edit, config_, id_state_);  // write_mutex_ held
+  });
+}
+
 absl::StatusOr<DictionaryInfo> DictionaryStore::Patch(std::string_view id,
                                                       std::optional<std::string> name,
                                                       std::optional<bool> archived) {
   if (name) {
     if (absl::Status status = ValidateDictionaryName(*name); !status.ok()) return status;
   }
-  DictionaryInfo info;
-  {
-    std::lock_guard lock(write_mutex_);
-    std::shared_ptr<const StoredDictionary> current = index_.Find(id);
-    if (!current) return DictionaryNotFound(id);
-    auto next = std::make_shared<StoredDictionary>(*current);
-    if (absl::Status status = PatchDictionaryRecord(next->record, std::move(name), archived);
-        !status.ok()) {
-      return status;
-    }
-    if (absl::Status status = WriteLocked(*next, current.get()); !status.ok()) return status;
-    info = DictionaryInfoOf(*next);
-    index_.Put(std::move(next));
-  }
-  if (on_changed_) on_changed_(info.id);
-  return info;
+  return Rewrite(id, [&](DictionaryRecord& record) {
+    return PatchDictionaryRecord(record, std::move(name), archived);
+  });
 }
 
 absl::Status DictionaryStore::Delete(std::string_view id) {

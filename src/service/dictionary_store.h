@@ -21,7 +21,7 @@ namespace voxserve::service {
 
 // Safe cross thread: writes run one at a time under one mutex (they are small and rare); reads
 // answer from the index and never wait for them.
-class DictionaryStore : public DictionaryBackend {
+class DictionaryStore : public IndexedDictionaryBackend {
  public:
   // Creates `config.dir` if needed and loads every dictionary file in it. Leftover temporary
   // files (a write interrupted by a crash) are removed; corrupt or foreign files are skipped with
@@ -37,16 +37,6 @@ class DictionaryStore : public DictionaryBackend {
                                        std::optional<bool> archived) override;
   absl::Status Delete(std::string_view id) override;
 
-  std::optional<DictionaryInfo> Get(std::string_view id) const override { return index_.Get(id); }
-  std::vector<DictionaryInfo> List(bool include_archived) const override {
-    return index_.List(include_archived);
-  }
-  absl::StatusOr<DictionaryVersion> Version(std::string_view id,
-                                            std::string_view version_id) const override {
-    return index_.Version(id, version_id, config_.max_versions);
-  }
-  size_t TotalBytes() const override { return index_.TotalBytes(); }
-  const DictionaryStoreConfig& config() const override { return config_; }
   std::string_view BackendName() const override { return "dir"; }
   // Called on the writing thread, after the write mutex is released.
   void SetOnChanged(std::function<void(const std::string& id)> changed) override {
@@ -60,12 +50,14 @@ class DictionaryStore : public DictionaryBackend {
   // Encodes `entry` and writes its file in place of `replaced` (null: a new dictionary), within
   // max_bytes; fills in its bytes. write_mutex_ held.
   absl::Status WriteLocked(StoredDictionary& entry, const StoredDictionary* replaced);
+  // Update's and Patch's copy on write: `change` edits a copy of `id`'s record (under
+  // write_mutex_), which is written, replaces the entry, and is reported to on_changed_.
+  absl::StatusOr<DictionaryInfo> Rewrite(
+      std::string_view id, const std::function<absl::Status(DictionaryRecord&)>& change);
 
-  const DictionaryStoreConfig config_;
   std::function<void(const std::string& id)> on_changed_;
   std::mutex write_mutex_;  // one change at a time
-  DictionaryIndex index_;
-  uint64_t id_state_ = 0;  // write_mutex_
+  uint64_t id_state_ = 0;   // write_mutex_
 };
 
 }  // namespace voxserve::service

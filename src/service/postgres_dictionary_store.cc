@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<PostgresDictionaryStore>> PostgresDictionaryStore
 }
 
 PostgresDictionaryStore::PostgresDictionaryStore(DictionaryStoreConfig config)
-    : config_(std::move(config)), problem_("not connected yet") {}
+    : IndexedDictionaryBackend(std::move(config)), problem_("not connected yet") {}
 
 PostgresDictionaryStore::~PostgresDictionaryStore() { listener_.reset(); }
 
@@ -258,19 +258,16 @@ absl::StatusOr<DictionaryInfo> PostgresDictionaryStore::Add(std::string_view nam
   return DictionaryInfoOf(**written);
 }
 
-absl::StatusOr<DictionaryInfo> PostgresDictionaryStore::Update(std::string_view id,
-                                                               const DictionaryEdit& edit) {
+absl::StatusOr<DictionaryInfo> PostgresDictionaryStore::RewriteRow(
+    std::string_view id, const std::function<absl::Status(DictionaryRecord&)>& change) {
   if (!IsDictionaryId(id)) return DictionaryNotFound(id);
   auto written = Write(id, [&](PgConnection& c) -> absl::StatusOr<Written> {
-    // The row as the database has it, locked: an update on another replica waits here for this
+    // The row as the database has it, locked: a change on another replica waits here for this
     // one to commit and then edits its result, so none is lost.
     auto current = LockRow(c, id);
     if (!current.ok()) return current.status();
     StoredDictionary next = *current;
-    uint64_t id_state = RandomDictionaryIdState();
-    if (absl::Status s = AddDictionaryVersion(next.record, edit, config_, id_state); !s.ok()) {
-      return s;
-    }
+    if (absl::Status s = change(next.record); !s.ok()) return s;
     if (absl::Status s = StoreRow(c, next, current->bytes); !s.ok()) return s;
     return std::make_shared<const StoredDictionary>(std::move(next));
   });
@@ -279,24 +276,22 @@ absl::StatusOr<DictionaryInfo> PostgresDictionaryStore::Update(std::string_view 
   return DictionaryInfoOf(**written);
 }
 
+absl::StatusOr<DictionaryInfo> PostgresDictionaryStore::Update(std::string_view id,
+                                                               const DictionaryEdit& edit) {
+  return RewriteRow(id, [&](DictionaryRecord& record) {
+    uint64_t id_state = RandomDictionaryIdState();
+    return AddDictionaryVersion(record, edit, config_, id_state);
+  });
+}
+
 absl::StatusOr<DictionaryInfo> PostgresDictionaryStore::Patch(std::string_view id,
                                                               std::optional<std::string> name,
                                                               std::optional<bool> archived) {
   if (name) {
     if (absl::Status status = ValidateDictionaryName(*name); !status.ok()) return status;
   }
-  if (!IsDictionaryId(id)) return DictionaryNotFound(id);
-  auto written = Write(id, [&](PgConnection& c) -> absl::StatusOr<Written> {
-    auto current = LockRow(c, id);
-    if (!current.ok()) return current.status();
-    StoredDictionary next = *current;
-    if (absl::Status s = PatchDictionaryRecord(next.record, name, archived); !s.ok()) return s;
-    if (absl::Status s = StoreRow(c, next, current->bytes); !s.ok()) return s;
-    return std::make_shared<const StoredDictionary>(std::move(next));
-  });
-  if (!written.ok()) return written.status();
-  ReportChanged({std::string(id)});
-  return DictionaryInfoOf(**written);
+  return RewriteRow(
+      id, [&](DictionaryRecord& record) { return PatchDictionaryRecord(record, name, archived); });
 }
 
 absl::Status PostgresDictionaryStore::Delete(std::string_view id) {

@@ -32,7 +32,7 @@ namespace voxserve::service {
 // The schema versions this server knows (voxserve_dictionary_schema.version).
 inline constexpr int kDictionarySchemaVersion = 1;
 
-class PostgresDictionaryStore : public DictionaryBackend {
+class PostgresDictionaryStore : public IndexedDictionaryBackend {
  public:
   // Connects with `connection`'s voices.postgres.* settings (DSN, timeouts, resync period).
   // Never fails for the database's sake: an unreachable database leaves the store empty and
@@ -48,16 +48,6 @@ class PostgresDictionaryStore : public DictionaryBackend {
                                        std::optional<bool> archived) override;
   absl::Status Delete(std::string_view id) override;
 
-  std::optional<DictionaryInfo> Get(std::string_view id) const override { return index_.Get(id); }
-  std::vector<DictionaryInfo> List(bool include_archived) const override {
-    return index_.List(include_archived);
-  }
-  absl::StatusOr<DictionaryVersion> Version(std::string_view id,
-                                            std::string_view version_id) const override {
-    return index_.Version(id, version_id, config_.max_versions);
-  }
-  size_t TotalBytes() const override { return index_.TotalBytes(); }
-  const DictionaryStoreConfig& config() const override { return config_; }
   std::string_view BackendName() const override { return "postgres"; }
   std::string Problem() const override;
   // Safe cross thread; when it returns, no call of the previous callback is under way.
@@ -80,10 +70,12 @@ class PostgresDictionaryStore : public DictionaryBackend {
                         std::optional<size_t> replaced_bytes) const;
   // The row of `id`, locked until the transaction ends. NotFound for none.
   absl::StatusOr<StoredDictionary> LockRow(PgConnection& c, std::string_view id) const;
+  // Update's and Patch's transaction: `change` edits the locked row's record, which is stored
+  // in its place and reported to on_changed_. NotFound for an unknown id.
+  absl::StatusOr<DictionaryInfo> RewriteRow(
+      std::string_view id, const std::function<absl::Status(DictionaryRecord&)>& change);
   void ReportChanged(const std::vector<std::string>& ids);
 
-  const DictionaryStoreConfig config_;
-  DictionaryIndex index_;
   mutable std::mutex mutex_;
   std::string problem_;  // guarded by mutex_
   std::atomic<bool> connected_{false};
