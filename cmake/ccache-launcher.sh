@@ -68,17 +68,24 @@ if ! $emits_pch; then
   exec "$ccache" "${args[@]}"
 fi
 
-# A clang PCH: compile it, then write what its users hash.
+# A clang PCH: compile it, then write what its users hash. Should that fail (a depfile this
+# script cannot read), the PCH goes without: its users then hash its bytes, as ccache does alone.
 rm -f "$pch.sum"
 "$ccache" "${args[@]}"
-{
+pch_sum() {
   for arg in "${args[@]}"; do
     arg=${arg//"$PWD"\//}
-    [[ -n $ups ]] && arg=${arg//"$base"\//$ups}
+    [[ $arg == *"$PWD" ]] && arg=${arg%"$PWD"}.
+    if [[ -n $ups ]]; then
+      arg=${arg//"$base"\//$ups}
+      [[ $arg == *"$base" ]] && arg=${arg%"$base"}${ups%/}
+    fi
     printf '%s\n' "$arg"
   done
   stat -L -c '%s %Y' "$(command -v "${args[0]}")"
   sed -e '1s/^[^:]*://' -e 's/\\$//' "$depfile" | tr -s ' \t' '\n\n' | sed '/^$/d' |
     xargs -r sha256sum | cut -d' ' -f1
-} | sha256sum | cut -d' ' -f1 >"$pch.sum.tmp"
-mv "$pch.sum.tmp" "$pch.sum"
+}
+if [[ -n $depfile ]] && sum=$(pch_sum | sha256sum); then
+  printf '%s\n' "${sum%% *}" >"$pch.sum.tmp" && mv "$pch.sum.tmp" "$pch.sum"
+fi

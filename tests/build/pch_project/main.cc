@@ -1,0 +1,3 @@
+#include <cstdio>
+#include "answer.h"
+int main() { std::puts(Answer().c_str()); }
