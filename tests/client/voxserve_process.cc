@@ -12,6 +12,8 @@
 #include <cstring>
 #include <regex>
 
+#include "support/test_paths.h"
+
 namespace voxserve::testing {
 namespace {
 
@@ -22,8 +24,8 @@ using Clock = std::chrono::steady_clock;
 VoxServeProcess::VoxServeProcess(std::vector<std::string> flags) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return;
-  std::vector<std::string> args = {VOXSERVE_BIN, "--host",      "127.0.0.1", "--port",
-                                   "0",          "--grpc-port", "0"};
+  std::vector<std::string> args = {
+      test_paths::kVoxserveBin, "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0"};
   args.insert(args.end(), flags.begin(), flags.end());
   pid_ = fork();
   if (pid_ == 0) {

@@ -1,4 +1,4 @@
-// Starts the real voxserve binary (path from the VOXSERVE_BIN compile definition) on a free
+// Starts the real voxserve binary (path: test_paths::kVoxserveBin, support/test_paths.h) on a free
 // loopback port for the client's integration tests, and stops it with SIGTERM.
 #pragma once
 

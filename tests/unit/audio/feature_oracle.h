@@ -13,11 +13,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "audio/features/feature_matrix.h"
+#include "support/test_paths.h"
 
 namespace voxserve::audio::testing {
 
-// The fixture's output folder (VOXSERVE_FEATURE_ORACLES, set by CMake).
-inline std::string OracleDir() { return VOXSERVE_FEATURE_ORACLES; }
+// The fixture's output folder (test_paths::kFeatureOracles, set by CMake).
+inline std::string OracleDir() { return test_paths::kFeatureOracles; }
 
 // Why the oracles could not be made (torch missing), or nothing when they were.
 inline std::optional<std::string> OraclesUnavailable() {

@@ -13,6 +13,7 @@
 
 #include "server/config_schema.h"
 #include "server/server_config.h"
+#include "support/test_paths.h"
 #include "yaml-cpp/yaml.h"
 
 namespace voxserve::server {
@@ -184,7 +185,7 @@ TEST_F(ConfigReferenceTest, EveryExampleOnThePageLoads) {
 
 // config/voxserve.example.yaml shows the defaults except where a line says "example".
 TEST(ConfigReference, TheExampleConfigShowsTheDefaults) {
-  const std::string path = VOXSERVE_SOURCE_DIR "/config/voxserve.example.yaml";
+  const std::string path = std::string(test_paths::kSourceDir) + "/config/voxserve.example.yaml";
   std::vector<std::string> lines;
   std::ifstream file(path);
   for (std::string line; std::getline(file, line);) lines.push_back(line);
@@ -215,7 +216,7 @@ TEST(ConfigReference, TheExampleConfigShowsTheDefaults) {
 // The keys the example shows commented out ("# cpus: ...", a whole "# tls:" section, models
 // left as examples) are keys too: uncommented, the file still fits the schema.
 TEST(ConfigReference, TheExampleConfigsCommentedOutKeysAreKnown) {
-  std::ifstream file(VOXSERVE_SOURCE_DIR "/config/voxserve.example.yaml");
+  std::ifstream file(std::string(test_paths::kSourceDir) + "/config/voxserve.example.yaml");
   std::regex commented_key(R"(^(\s*)# (\s*(- )?[a-z_]+:( .*)?)$)");
   std::string uncommented;
   int keys = 0;

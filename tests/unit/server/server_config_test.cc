@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 
+#include "support/test_paths.h"
+
 namespace voxserve::server {
 namespace {
 
@@ -281,7 +283,8 @@ TEST_F(ServerConfigTest, ASyntaxErrorNamesTheFileAndLine) {
 }
 
 TEST_F(ServerConfigTest, TheShippedExampleConfigIsValid) {
-  auto parsed = Load({"--config", VOXSERVE_SOURCE_DIR "/config/voxserve.example.yaml"});
+  auto parsed =
+      Load({"--config", std::string(test_paths::kSourceDir) + "/config/voxserve.example.yaml"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->config.service.voice_aliases.at("zh_female").voice, "cmn+f3");
 }

@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "support/test_paths.h"
 
 namespace voxserve::text {
 namespace {
@@ -38,7 +39,7 @@ std::string Nfc(const std::string& text) {
 
 std::string CasesDir() {
   const char* dir = std::getenv("VOXSERVE_BPE_CASES");
-  return dir != nullptr ? dir : VOXSERVE_BPE_CASES;
+  return dir != nullptr ? dir : test_paths::kBpeCases;
 }
 
 class Qwen2TokenizerTest : public ::testing::Test {

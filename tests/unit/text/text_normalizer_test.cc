@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.h"
+
 namespace voxserve::text::normalize {
 namespace {
 
@@ -19,7 +21,7 @@ struct Case {
 };
 
 std::vector<Case> ReadCases(const std::string& name) {
-  std::ifstream file(std::string(VOXSERVE_NORMALIZATION_CASES) + "/" + name);
+  std::ifstream file(std::string(test_paths::kNormalizationCases) + "/" + name);
   EXPECT_TRUE(file.good()) << name;
   std::vector<Case> cases;
   const std::string separator = " \xE2\x9F\xB6 ";  // " ⟶ "

@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "support/test_paths.h"
 #include "text/utf8.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -33,13 +34,13 @@ std::string Dir(const char* variable, const char* fallback) {
 class CosyVoiceTextFrontendTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto tokenizer =
-        LoadTokenizer(Dir("VOXSERVE_BPE_CASES", VOXSERVE_BPE_CASES), TokenizerVersion::kCosyVoice2);
+    auto tokenizer = LoadTokenizer(Dir("VOXSERVE_BPE_CASES", test_paths::kBpeCases),
+                                   TokenizerVersion::kCosyVoice2);
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status() << " (made by the CTest fixture "
                                 << "bpe_test_vocab)";
     tokenizer_ = tokenizer->release();
     frontend_ = TextFrontend::Create(tokenizer_).value().release();
-    std::ifstream file(Dir("VOXSERVE_FRONTEND_CASES", VOXSERVE_FRONTEND_CASES) + "/cases.json");
+    std::ifstream file(Dir("VOXSERVE_FRONTEND_CASES", test_paths::kFrontendCases) + "/cases.json");
     ASSERT_TRUE(file) << "cases.json is missing: the CTest fixture cosyvoice_frontend_cases "
                       << "makes it (ctest -R unit_engine_cosyvoice runs it first)";
     cases_ = new nlohmann::json(nlohmann::json::parse(file));

@@ -20,6 +20,7 @@
 #include "engine/cosyvoice/cosyvoice_engine.h"
 #include "engine/cosyvoice/cosyvoice_runner.h"
 #include "nlohmann/json.hpp"
+#include "support/test_paths.h"
 #include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -278,7 +279,7 @@ TEST(CosyVoiceVocoderPool, StreamingHopsAreTheSameAloneOrBesideAnother) {
 TEST(CosyVoiceVocoderPool, PiecesOfOneLengthShareTheEstimatorsCallsAndSoundAsAlone) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
   const std::string dynamic =
-      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", VOXSERVE_DYNAMIC_BATCH_ESTIMATOR);
+      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
   if (!std::filesystem::exists(dynamic)) {
     GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
   }

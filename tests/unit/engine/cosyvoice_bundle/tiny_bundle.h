@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "support/test_paths.h"
 
 namespace voxserve::engine::cosyvoice::testing {
 
 inline std::string TinyBundle() {
   const char* override_dir = std::getenv("VOXSERVE_COSYVOICE_BUNDLE");
-  return override_dir != nullptr ? override_dir : VOXSERVE_COSYVOICE_BUNDLE;
+  return override_dir != nullptr ? override_dir : test_paths::kCosyVoiceBundle;
 }
 
 // The execution provider the bundle's tests run their graphs on: cpu, or what

@@ -23,6 +23,7 @@
 
 #include "engine/cosyvoice/bundle_check.h"
 #include "engine/cosyvoice/bundle_verifier.h"
+#include "support/test_paths.h"
 #include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -276,7 +277,7 @@ TEST_F(FlowMatcherTest, AGraphWithoutTheEstimatorsInputsIsRefusedByName) {
 // requests of one length in one call; each request gets the mel it gets alone.
 TEST_F(FlowMatcherTest, RequestsOfOneLengthShareEstimatorCallsWhenTheBatchAxisIsDynamic) {
   const std::string dynamic =
-      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", VOXSERVE_DYNAMIC_BATCH_ESTIMATOR);
+      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
   if (!std::filesystem::exists(dynamic)) {
     GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
   }

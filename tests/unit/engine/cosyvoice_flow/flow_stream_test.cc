@@ -27,6 +27,7 @@
 #include "engine/cosyvoice/hift_stream.h"
 #include "engine/cosyvoice/hift_vocoder.h"
 #include "engine/cosyvoice/npy.h"
+#include "support/test_paths.h"
 #include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -42,7 +43,7 @@ std::vector<int32_t> Ints(const NpyArray& a) { return {a.ints.begin(), a.ints.en
 // What make_stream_oracles.py writes (CTest fixture cosyvoice_flow_stream_oracles).
 std::string StreamOracles() {
   const char* dir = std::getenv("VOXSERVE_FLOW_STREAM_ORACLES");
-  return dir != nullptr ? dir : VOXSERVE_FLOW_STREAM_ORACLES;
+  return dir != nullptr ? dir : test_paths::kFlowStreamOracles;
 }
 
 std::vector<float> StreamOracle(const std::string& name) {

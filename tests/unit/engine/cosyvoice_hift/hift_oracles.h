@@ -14,12 +14,13 @@
 
 #include "engine/cosyvoice/hift_source.h"
 #include "engine/cosyvoice/npy.h"
+#include "support/test_paths.h"
 
 namespace voxserve::engine::cosyvoice::testing {
 
 inline std::string HiftOracles() {
   const char* dir = std::getenv("VOXSERVE_HIFT_ORACLES");
-  return dir != nullptr ? dir : VOXSERVE_HIFT_ORACLES;
+  return dir != nullptr ? dir : test_paths::kHiftOracles;
 }
 
 inline bool HaveHiftOracles() {

@@ -11,13 +11,14 @@
 
 #include "engine/cosyvoice/llm_prompt.h"
 #include "nlohmann/json.hpp"
+#include "support/test_paths.h"
 
 namespace voxserve::engine::cosyvoice {
 namespace {
 
 const nlohmann::json& Cases() {
   static const nlohmann::json cases = [] {
-    std::ifstream file(std::string(VOXSERVE_MODE_CASES) + "/mode_cases.json");
+    std::ifstream file(std::string(test_paths::kModeCases) + "/mode_cases.json");
     if (!file) return nlohmann::json{{"missing", "no mode_cases.json: run the fixture first"}};
     return nlohmann::json::parse(file);
   }();

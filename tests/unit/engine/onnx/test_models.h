@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.h"
+
 namespace voxserve::engine::onnx::testing {
 
 inline std::string ModelsDir() {
   const char* override_dir = std::getenv("VOXSERVE_TEST_MODELS");
-  return override_dir != nullptr ? override_dir : VOXSERVE_TEST_MODELS;
+  return override_dir != nullptr ? override_dir : test_paths::kTestModels;
 }
 inline std::string ModelPath(const std::string& relative) { return ModelsDir() + "/" + relative; }
 
