@@ -262,11 +262,14 @@ def test_a_chunked_stream_is_cut_at_max_stream_audio_seconds(server):
     response = speech(server, "a b c d e.", stream_format="audio")
     body, cut = read_cut_stream(response)
     assert not cut and seconds(body) == pytest.approx(2.5, abs=0.02)
-    response = speech(server, TEN_WORDS, stream_format="audio")
-    assert response.status_code == 200  # the audio within the bound was sent as it came
-    body, cut = read_cut_stream(response)
-    assert cut, "a stream past its bound must not end as if complete"
-    assert seconds(body) == pytest.approx(3.0, abs=0.01)
+    # Repeated: the cut once dropped the chunks still queued behind the socket's write, now and
+    # then (the last 0.5-1 s of audio within the bound).
+    for _ in range(10):
+        response = speech(server, TEN_WORDS, stream_format="audio")
+        assert response.status_code == 200  # the audio within the bound was sent as it came
+        body, cut = read_cut_stream(response)
+        assert cut, "a stream past its bound must not end as if complete"
+        assert seconds(body) == pytest.approx(3.0, abs=0.01)
 
 
 def test_an_sse_stream_past_its_bound_ends_with_an_error_event(server):

@@ -31,8 +31,9 @@ class HttpExchange {
   virtual void StartStream(HttpResponse head) = 0;
   virtual void WriteStream(std::string bytes) = 0;
   virtual void EndStream() = 0;
-  // Breaks the stream off (no terminating chunk) and closes the connection, so the client sees
-  // the transfer fail rather than a truncated success.
+  // Breaks the stream off (no terminating chunk) and closes the connection once the bytes
+  // written before it are sent, so the client gets them and sees the transfer fail rather than
+  // a truncated success.
   virtual void AbortStream() = 0;
 
   // Stream bytes accepted but not yet written to the socket.

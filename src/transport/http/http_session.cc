@@ -359,7 +359,7 @@ void HttpSession::EndStream(uint64_t exchange) {
 void HttpSession::AbortStream(uint64_t exchange) {
   if (!IsCurrent(exchange)) return;
   spdlog::debug("aborting stream on {}", exchange_.route);
-  CloseSocket();
+  Enqueue(Cut{});
 }
 
 void HttpSession::SetOnDrained(uint64_t exchange, std::function<void()> callback) {
@@ -385,6 +385,10 @@ void HttpSession::WriteNext() {
   if (closed_ || outgoing_.empty()) {
     writing_ = false;
     return;
+  }
+  if (std::holds_alternative<Cut>(outgoing_.front())) {
+    writing_ = false;
+    return CloseSocket();
   }
   writing_ = true;
   Outgoing item = std::move(outgoing_.front());
@@ -415,7 +419,7 @@ void HttpSession::WriteNext() {
             net::async_write(
                 stream, bhttp::make_chunk_last(),
                 [self](boost::system::error_code ec, size_t) { self->OnWritten(ec, true, 0); });
-          } else {
+          } else if constexpr (std::is_same_v<T, Raw>) {
             net::async_write(stream, net::buffer(*current.bytes),
                              [self, keep = current.bytes](boost::system::error_code ec, size_t) {
                                self->OnWritten(ec, false, 0);

@@ -104,7 +104,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   struct Raw {
     std::shared_ptr<std::string> bytes;
   };
-  using Outgoing = std::variant<FullResponse, StreamHead, Chunk, LastChunk, Raw>;
+  // Ends a streamed response without its last chunk once everything queued before it is
+  // written: the client sees an incomplete body, and all the audio sent before the cut.
+  struct Cut {};
+  using Outgoing = std::variant<FullResponse, StreamHead, Chunk, LastChunk, Raw, Cut>;
 
   struct Exchange {
     uint64_t id = 0;
