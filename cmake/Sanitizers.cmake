@@ -37,8 +37,6 @@ if(VOXSERVE_FUZZ)
   endif()
 endif()
 
-# voxserve_fuzz_coverage(target): libFuzzer's coverage for a target's own objects (a no-op unless
-# VOXSERVE_FUZZ).
 # The ignorelist is read through a copy in the build tree named by its content's hash: ccache
 # hashes the argument, not the file, so an edited list must change the argument.
 if(VOXSERVE_FUZZ)
@@ -48,6 +46,9 @@ if(VOXSERVE_FUZZ)
   set(VOXSERVE_COVERAGE_IGNORELIST ${CMAKE_BINARY_DIR}/coverage_ignorelist-${ignorelist_hash}.txt)
   configure_file(${ignorelist} ${VOXSERVE_COVERAGE_IGNORELIST} COPYONLY)
 endif()
+
+# voxserve_fuzz_coverage(target): libFuzzer's coverage for a target's own objects (a no-op unless
+# VOXSERVE_FUZZ).
 function(voxserve_fuzz_coverage target)
   if(VOXSERVE_FUZZ)
     target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link

@@ -26,15 +26,16 @@ if [[ $PWD == "$base"/* ]]; then
   for _ in "${below[@]}"; do ups+=../; done
 fi
 
-relative() {
-  local path=$1
-  if [[ $path == "$PWD"/* ]]; then
-    printf '%s' "${path#"$PWD"/}"
-  elif [[ -n $ups && $path == "$base"/* ]]; then
-    printf '%s%s' "$ups" "${path#"$base"/}"
-  else
-    printf '%s' "$path"
+# Sets REPLY to $1 with the build tree and base_dir, wherever they occur in it, written relative
+# to the build tree (no subshell: it runs for every argument of a PCH's compile).
+relativize() {
+  REPLY=${1//"$PWD"\//}
+  [[ $REPLY == *"$PWD" ]] && REPLY=${REPLY%"$PWD"}.
+  if [[ -n $ups ]]; then
+    REPLY=${REPLY//"$base"\//$ups}
+    [[ $REPLY == *"$base" ]] && REPLY=${REPLY%"$base"}${ups%/}
   fi
+  return 0
 }
 
 emits_pch=false pch= depfile=
@@ -51,10 +52,9 @@ done
 args=()
 previous=
 for arg in "$@"; do
-  if [[ $previous == -Xclang && $arg == /* ]] && ! $emits_pch; then
-    arg=$(relative "$arg")
-  elif [[ $arg == -*=/* ]]; then
-    arg=${arg%%=*}=$(relative "${arg#*=}")
+  if [[ $previous == -Xclang && $arg == /* ]] && ! $emits_pch || [[ $arg == -*=/* ]]; then
+    relativize "$arg"
+    arg=$REPLY
   fi
   args+=("$arg")
   previous=$arg
@@ -74,13 +74,8 @@ rm -f "$pch.sum"
 "$ccache" "${args[@]}"
 pch_sum() {
   for arg in "${args[@]}"; do
-    arg=${arg//"$PWD"\//}
-    [[ $arg == *"$PWD" ]] && arg=${arg%"$PWD"}.
-    if [[ -n $ups ]]; then
-      arg=${arg//"$base"\//$ups}
-      [[ $arg == *"$base" ]] && arg=${arg%"$base"}${ups%/}
-    fi
-    printf '%s\n' "$arg"
+    relativize "$arg"
+    printf '%s\n' "$REPLY"
   done
   stat -L -c '%s %Y' "$(command -v "${args[0]}")"
   sed -e '1s/^[^:]*://' -e 's/\\$//' "$depfile" | tr -s ' \t' '\n\n' | sed '/^$/d' |

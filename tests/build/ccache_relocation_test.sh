@@ -20,7 +20,7 @@ clone() {  # DIR: the tiny project with this checkout's cmake/ files, configured
   CXX=clang++-14 cmake -S "$1" -B "$1/build" -G Ninja >/dev/null
   cmake --build "$1/build" >/dev/null
 }
-stat() { ccache --print-stats | awk -v key="$1" '$1 == key {print $2}'; }
+ccache_stat() { ccache --print-stats | awk -v key="$1" '$1 == key {print $2}'; }
 fail() { echo "FAIL: $*"; exit 1; }
 
 clone "$work/first/project"
@@ -28,8 +28,8 @@ clone "$work/first/project"
 
 ccache --zero-stats >/dev/null
 clone "$work/second/elsewhere/project"
-hits=$(( $(stat direct_cache_hit) + $(stat preprocessed_cache_hit) ))
-misses=$(stat cache_miss)
+hits=$(( $(ccache_stat direct_cache_hit) + $(ccache_stat preprocessed_cache_hit) ))
+misses=$(ccache_stat cache_miss)
 echo "second clone: $hits hits, $misses misses"
 [ "$hits" = 2 ] || fail "expected both files compiled with the PCH to hit, got $hits hits"
 [ "$misses" = 1 ] || fail "expected the PCH alone to compile again, got $misses misses"
