@@ -1,10 +1,14 @@
-// CosyVoice2's LLM alone (LlmDecoder over a bundle's llm_backbone + llm_decoder), no server, no
-// flow or HiFT: decode-only tokens/s at each batch size, and what one newcomer's prefill costs
-// the running rows. bench/cosyvoice_bench.sh prints these beside the served figures, so the LLM's
+// CosyVoice2's LLM alone (LlmDecoder over a bundle's llm_step graph), no server, no flow or
+// HiFT: decode-only ms per step and tokens/s at each batch size and KV capacity, and what one
+// newcomer's prefill costs the running rows (prefill=P: a P-position prefill alone). bench/cosyvoice_bench.sh prints these beside the served figures, so the LLM's
 // own rate and what the flow + HiFT inside the step loop take from it can be told apart.
 //
 //   cosyvoice_llm_bench BUNDLE [batches=1,4,16] [steps=24] [intra_op_threads=0] [provider=cpu]
-//                       [capacity=1024]
+//                       [capacities=1024] [precision=auto] [cuda_graphs=auto] [attention=flash]
+//                       [prefill=100,300] [optimized=PATH]
+// (the first five positional; capacities a list: the step's cost should not grow with it, the
+// attention reading each row's filled slots only; optimized=PATH: ORT writes the optimized step
+// graph there, where scripts/gpu-check.sh counts the Memcpy nodes)
 //   cosyvoice_llm_bench --compare BUNDLE OTHER_BUNDLE [requests=4]
 //
 // --compare: the first token's log-probabilities (the prefill's, as greedy decoding sees them)
@@ -34,6 +38,8 @@
 #include "absl/strings/str_split.h"
 #include "engine/cosyvoice/bundle_manifest.h"
 #include "engine/cosyvoice/llm_decoder.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
 
 namespace voxserve::engine::cosyvoice {
 namespace {
@@ -101,6 +107,152 @@ int Compare(const std::string& a, const std::string& b, int requests) {
   return 0;
 }
 
+// `prefill` positions of prompt: 10 prompt-text ids, 5 text ids, the rest prompt speech tokens.
+LlmRequest PrefillRequest(int positions) {
+  LlmRequest r = BenchRequest(0);
+  r.prompt_speech_tokens.resize(static_cast<size_t>(positions - 2 - kPromptText - kText));
+  for (size_t i = 0; i < r.prompt_speech_tokens.size(); ++i) {
+    r.prompt_speech_tokens[i] = static_cast<int64_t>((97 * i) % 6561);
+  }
+  return r;
+}
+
+struct Options {
+  std::string bundle;
+  std::vector<int> batches = {1, 4, 16}, capacities = {1024}, prefills;
+  int steps = 24, threads = 0;
+  std::string provider = "cpu";
+  LlmRuntimeOptions runtime;
+  std::string optimized;  // ORT's optimized step graph written here (Memcpy nodes counted)
+};
+
+bool ParseList(const std::string& text, int min, int max, std::vector<int>& out) {
+  out.clear();
+  for (auto part : absl::StrSplit(text, ',')) {
+    int v = 0;
+    if (!absl::SimpleAtoi(part, &v) || v < min || v > max) return false;
+    out.push_back(v);
+  }
+  return !out.empty();
+}
+
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+
+void PrintFailure(const absl::Status& status) {
+  std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
+}
+
+// Decode-only steps of `batch` rows at `capacity` slots: one JSON line.
+int DecodePoint(const BundleManifest& manifest, const Options& o, int batch, int capacity,
+                bool dump_optimized) {
+  LlmDecoderConfig config;
+  config.max_active = batch;
+  config.capacity = capacity;
+  config.runtime = o.runtime;
+  config.session.intra_op_threads = o.threads;
+  config.session.execution_provider = o.provider;
+  if (dump_optimized) config.session.optimized_model_path = o.optimized;
+  auto decoder = LlmDecoder::Create(manifest, o.bundle, config);
+  if (!decoder.ok()) {
+    PrintFailure(decoder.status());
+    return 1;
+  }
+  LlmDecoder& d = **decoder;
+  d.SetLogpHook([](uint64_t, std::span<float> logp) {
+    for (size_t s = 6561; s < logp.size(); ++s) logp[s] = -std::numeric_limits<float>::infinity();
+  });
+  for (int k = 0; k < batch; ++k) {
+    if (auto s = d.Admit(k, BenchRequest(k)); !s.ok()) {
+      PrintFailure(s);
+      return 1;
+    }
+  }
+  double prefill_ms = 0, last_prefill_ms = 0;
+  int64_t prefill_tokens = 0;
+  while (d.queued() > 0) {  // one prefill per Step (max_prefills_per_step 1)
+    if (auto events = d.Step(); !events.ok()) {
+      PrintFailure(events.status());
+      return 1;
+    }
+    prefill_ms += d.last_step().prefill_ms;
+    last_prefill_ms = d.last_step().prefill_ms;
+    prefill_tokens = d.last_step().prefill_tokens;
+  }
+  double decode_ms = 0;
+  int64_t tokens = 0, to_provider = 0, to_host = 0, written = 0;
+  std::vector<double> step_ms;
+  for (int i = 0; i < o.steps; ++i) {
+    if (auto events = d.Step(); !events.ok()) {
+      PrintFailure(events.status());
+      return 1;
+    }
+    decode_ms += d.last_step().decode_ms;
+    step_ms.push_back(d.last_step().decode_ms);
+    tokens += d.last_step().decoded_rows;
+    to_provider += d.last_step().host_to_provider_bytes;
+    to_host += d.last_step().provider_to_host_bytes;
+    written += d.last_step().cache_written_bytes;
+  }
+  std::sort(step_ms.begin(), step_ms.end());
+  const LlmStepGraph& g = d.graph();
+  std::printf(
+      "{\"batch\": %d, \"decode_steps\": %d, \"tokens\": %lld, \"ms_per_step\": %.3f, "
+      "\"ms_per_step_median\": %.3f, \"tokens_per_s\": %.1f, \"prefill_positions\": %lld, "
+      "\"prefill_ms_mean\": %.2f, \"prefill_ms_last\": %.2f, \"capacity\": %d, "
+      "\"cache_bytes\": %lld, \"step_host_to_provider_bytes\": %lld, "
+      "\"step_provider_to_host_bytes\": %lld, \"step_cache_written_bytes\": %lld, "
+      "\"cache_in_host_memory\": %s, \"precision\": %s, \"cuda_graphs\": %s, \"provider\": %s}\n",
+      batch, o.steps, static_cast<long long>(tokens), decode_ms / o.steps,
+      step_ms[step_ms.size() / 2], tokens / (decode_ms / 1000),
+      static_cast<long long>(prefill_tokens), prefill_ms / batch, last_prefill_ms, capacity,
+      static_cast<long long>(d.cache_bytes()), static_cast<long long>(to_provider / o.steps),
+      static_cast<long long>(to_host / o.steps), static_cast<long long>(written / o.steps),
+      d.cache_in_host_memory() ? "true" : "false", Quoted(g.precision()).c_str(),
+      g.cuda_graphs() ? "true" : "false", Quoted(o.provider).c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+// One newcomer's prefill of `positions` into an idle decoder, repeated: one JSON line.
+int PrefillPoint(const BundleManifest& manifest, const Options& o, int positions) {
+  LlmDecoderConfig config;
+  config.max_active = 1;
+  config.capacity = positions + 20 * kText;  // prompt + max_len - 1 slots, and one spare
+  config.runtime = o.runtime;
+  config.session.intra_op_threads = o.threads;
+  config.session.execution_provider = o.provider;
+  auto decoder = LlmDecoder::Create(manifest, o.bundle, config);
+  if (!decoder.ok()) {
+    PrintFailure(decoder.status());
+    return 1;
+  }
+  std::vector<double> ms;
+  for (int run = 0; run < 6; ++run) {
+    if (auto s = (*decoder)->Admit(run, PrefillRequest(positions)); !s.ok()) {
+      PrintFailure(s);
+      return 1;
+    }
+    auto events = (*decoder)->Step();
+    if (!events.ok()) {
+      PrintFailure(events.status());
+      return 1;
+    }
+    if (run > 0) ms.push_back((*decoder)->last_step().prefill_ms);  // the first one warms up
+    if (auto s = (*decoder)->Release(run); !s.ok() && !absl::IsNotFound(s)) {
+      PrintFailure(s);
+      return 1;
+    }
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf(
+      "{\"prefill_positions\": %d, \"prefill_ms_min\": %.3f, \"prefill_ms_median\": %.3f, "
+      "\"runs\": %zu, \"precision\": %s, \"provider\": %s}\n",
+      positions, ms.front(), ms[ms.size() / 2], ms.size(),
+      Quoted((*decoder)->graph().precision()).c_str(), Quoted(o.provider).c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
 int Run(int argc, char** argv) {
   if (argc >= 4 && std::string(argv[1]) == "--compare") {
     int requests = 4;
@@ -112,96 +264,82 @@ int Run(int argc, char** argv) {
   }
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s BUNDLE [batches=1,4,16] [steps=24] [threads=0] [provider] [capacity]\n",
+                 "usage: %s BUNDLE [batches=1,4,16] [steps=24] [threads=0] [provider=cpu] "
+                 "[capacities=1024] [precision=auto] [cuda_graphs=auto] [prefill=100,300] "
+                 "[optimized=PATH]\n",
                  argv[0]);
     return 2;
   }
-  const std::string bundle = argv[1];
-  std::vector<int> batches;
-  for (auto part : absl::StrSplit(argc > 2 ? argv[2] : "1,4,16", ',')) {
-    int b = 0;
-    if (!absl::SimpleAtoi(part, &b) || b < 1 || b > 256) {
-      std::fprintf(stderr, "bad batch '%s' (1..256)\n", std::string(part).c_str());
+  Options o;
+  o.bundle = argv[1];
+  // Positional: batches, steps, threads, provider, capacities; then key=value.
+  int position = 0;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t eq = arg.find('=');
+    const std::string key = eq == std::string::npos ? "" : arg.substr(0, eq);
+    const std::string value = eq == std::string::npos ? arg : arg.substr(eq + 1);
+    bool ok = true;
+    if (key.empty()) {
+      switch (position++) {
+        case 0:
+          ok = ParseList(value, 1, 256, o.batches);
+          break;
+        case 1:
+          // max_len = 20 x 5 text ids: a row ends after 100 tokens.
+          ok = absl::SimpleAtoi(value, &o.steps) && o.steps >= 1 && o.steps <= kText * 20 - 1;
+          break;
+        case 2:
+          ok = absl::SimpleAtoi(value, &o.threads) && o.threads >= 0;
+          break;
+        case 3:
+          o.provider = value;
+          break;
+        case 4:
+          // A row needs prompt + max_len - 1 = 72 + 99 slots (LlmDecoder refuses less).
+          ok = ParseList(value, 171, 65536, o.capacities);
+          break;
+        default:
+          ok = false;
+      }
+    } else if (key == "precision") {
+      o.runtime.precision = value;
+    } else if (key == "cuda_graphs") {
+      o.runtime.cuda_graphs = value;
+    } else if (key == "attention") {
+      o.runtime.attention = value;
+    } else if (key == "prefill") {
+      ok = ParseList(value, kPromptText + kText + 3, 30000, o.prefills);
+    } else if (key == "optimized") {
+      o.optimized = value;
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "bad argument '%s' (batches 1..256, steps 1..%d, threads >= 0, "
+                   "capacities >= 171, prefill >= %d positions)\n",
+                   arg.c_str(), kText * 20 - 1, kPromptText + kText + 3);
       return 2;
     }
-    batches.push_back(b);
   }
-  int steps = 24, threads = 0, capacity = 1024;
-  if ((argc > 3 && (!absl::SimpleAtoi(argv[3], &steps) || steps < 1 || steps > kText * 20 - 1)) ||
-      (argc > 4 && (!absl::SimpleAtoi(argv[4], &threads) || threads < 0))) {
-    std::fprintf(stderr, "steps: 1..%d (max_len = 20 x %d text ids), threads: >= 0\n",
-                 kText * 20 - 1, kText);
+  if (absl::Status s = o.runtime.Validate(); !s.ok()) {
+    PrintFailure(s);
     return 2;
   }
-  // A row needs prompt + max_len - 1 = 70 + 2 + 99 slots (LlmDecoder refuses less).
-  if (argc > 6 && (!absl::SimpleAtoi(argv[6], &capacity) || capacity < 171)) {
-    std::fprintf(stderr, "capacity: >= 171 slots\n");
-    return 2;
-  }
-  auto manifest = LoadBundleManifest(bundle);
+  auto manifest = LoadBundleManifest(o.bundle);
   if (!manifest.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(manifest.status().message()).c_str());
+    PrintFailure(manifest.status());
     return 1;
   }
-  for (int batch : batches) {
-    LlmDecoderConfig config;
-    config.max_active = batch;
-    // Default as the served bench configures it (llm_capacity 1024): the attention spans every
-    // slot, so the capacity costs time in every step.
-    config.capacity = capacity;
-    config.session.intra_op_threads = threads;
-    if (argc > 5) config.session.execution_provider = argv[5];
-    auto decoder = LlmDecoder::Create(*manifest, bundle, config);
-    if (!decoder.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(decoder.status().message()).c_str());
-      return 1;
+  bool first = true;  // the optimized graph is written once (it is the same for every point)
+  for (int capacity : o.capacities) {
+    for (int batch : o.batches) {
+      if (int rc = DecodePoint(*manifest, o, batch, capacity, first); rc != 0) return rc;
+      first = false;
     }
-    LlmDecoder& d = **decoder;
-    d.SetLogpHook([](uint64_t, std::span<float> logp) {
-      for (size_t s = 6561; s < logp.size(); ++s) logp[s] = -std::numeric_limits<float>::infinity();
-    });
-    for (int k = 0; k < batch; ++k) {
-      if (auto s = d.Admit(k, BenchRequest(k)); !s.ok()) {
-        std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
-        return 1;
-      }
-    }
-    double prefill_ms = 0, last_prefill_ms = 0;
-    int64_t prefill_tokens = 0;
-    while (d.queued() > 0) {  // one prefill per Step (max_prefills_per_step 1)
-      if (auto events = d.Step(); !events.ok()) {
-        std::fprintf(stderr, "%s\n", std::string(events.status().message()).c_str());
-        return 1;
-      }
-      prefill_ms += d.last_step().prefill_ms;
-      last_prefill_ms = d.last_step().prefill_ms;
-      prefill_tokens = d.last_step().prefill_tokens;
-    }
-    double decode_ms = 0;
-    int64_t tokens = 0, to_provider = 0, to_host = 0, written = 0;
-    for (int i = 0; i < steps; ++i) {
-      if (auto events = d.Step(); !events.ok()) {
-        std::fprintf(stderr, "%s\n", std::string(events.status().message()).c_str());
-        return 1;
-      }
-      decode_ms += d.last_step().decode_ms;
-      tokens += d.last_step().decoded_rows;
-      to_provider += d.last_step().host_to_provider_bytes;
-      to_host += d.last_step().provider_to_host_bytes;
-      written += d.last_step().cache_written_bytes;
-    }
-    std::printf(
-        "{\"batch\": %d, \"decode_steps\": %d, \"tokens\": %lld, \"ms_per_step\": %.1f, "
-        "\"tokens_per_s\": %.1f, \"prefill_positions\": %lld, \"prefill_ms_mean\": %.1f, "
-        "\"prefill_ms_last\": %.1f, \"capacity\": %d, \"cache_bytes\": %lld, "
-        "\"step_host_to_provider_bytes\": %lld, \"step_provider_to_host_bytes\": %lld, "
-        "\"step_cache_written_bytes\": %lld, \"cache_in_host_memory\": %s}\n",
-        batch, steps, static_cast<long long>(tokens), decode_ms / steps,
-        tokens / (decode_ms / 1000), static_cast<long long>(prefill_tokens), prefill_ms / batch,
-        last_prefill_ms, capacity, static_cast<long long>(d.cache_bytes()),
-        static_cast<long long>(to_provider / steps), static_cast<long long>(to_host / steps),
-        static_cast<long long>(written / steps), d.cache_in_host_memory() ? "true" : "false");
-    std::fflush(stdout);
+  }
+  for (int positions : o.prefills) {
+    if (int rc = PrefillPoint(*manifest, o, positions); rc != 0) return rc;
   }
   return 0;
 }
@@ -209,4 +347,8 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace voxserve::engine::cosyvoice
 
-int main(int argc, char** argv) { return voxserve::engine::cosyvoice::Run(argc, argv); }
+int main(int argc, char** argv) {
+  // Figures on stdout (JSON lines), logs (ONNX Runtime's, the decoder's) on stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
+  return voxserve::engine::cosyvoice::Run(argc, argv);
+}

@@ -24,7 +24,9 @@
 #
 # What a device run writes under $OUT (the tool returns at most 8 files): summary.json (each
 # step, its exit status and seconds), device.txt (nvidia-smi), verify.txt (verify-bundle of the
-# tiny bundle and its fp16 copy), unit-tests.txt, llm-bench.jsonl, flow-bench.jsonl,
+# tiny bundle with each LLM precision, and its fp16 copy), unit-tests.txt, llm-bench.jsonl (the
+# LLM alone per precision, its optimized graph's Memcpy count, the upstream PyTorch peer),
+# flow-bench.jsonl,
 # cosyvoice-bench.jsonl (served), log.txt.
 set -euo pipefail
 
@@ -242,6 +244,47 @@ write_summary() {
     "\"host\": \"$(uname -n)\", \"steps\": [$summary]}" >"$file"
 }
 
+# llm_checks BIN_DIR BUNDLE OUT PRECISIONS SIZE: the LLM alone (cosyvoice_llm_bench), into
+# OUT/llm-bench.jsonl: per precision, ms per step at batch 1/4/16/32 (capacity 2048), prefills of
+# 100 and 300 positions, and the Memcpy nodes of ORT's optimized step graph (0: nothing left on
+# the host); the step at capacity 512/2048/8192 (flat: attention over the filled slots only);
+# without CUDA graphs (what they save); and the same-card peer, upstream's own Qwen2LM in PyTorch
+# on the same weights (bench/cosyvoice_llm_peer.py), at the first precision.
+llm_checks() {
+  local bin=$1 bundle=$2 o=$3 precisions=$4 size=$5
+  [ -x "$bin/cosyvoice_llm_bench" ] || return 0
+  local logf="$o/log.txt" jsonl="$o/llm-bench.jsonl" dumps
+  dumps=$(mktemp -d)
+  : >"$jsonl"
+  local batches="1,4,16,32" steps=24 first=""
+  [ "$quick" = 1 ] && batches="1,4" steps=6
+  for p in $precisions; do
+    first=${first:-$p}
+    step "llm-bench-$p" "$logf" timeout 300 sh -c "'$bin/cosyvoice_llm_bench' '$bundle' $batches \
+      $steps 0 '$provider' 2048 precision=$p prefill=100,300 optimized='$dumps/$p.onnx' >>'$jsonl'"
+    step "llm-memcpy-$p" "$logf" python "$root/scripts/count-graph-ops.py" "$dumps/$p.onnx" "$p" \
+      "$jsonl"
+    rm -f "$dumps/$p.onnx"*
+  done
+  [ -n "$first" ] || return 0
+  step "llm-bench-capacity" "$logf" timeout 300 sh -c "'$bin/cosyvoice_llm_bench' '$bundle' 1,16 \
+    $steps 0 '$provider' 512,2048,8192 precision=$first >>'$jsonl'"
+  if [ "$provider" = cuda ]; then
+    step "llm-bench-no-graphs" "$logf" timeout 300 sh -c "'$bin/cosyvoice_llm_bench' '$bundle' \
+      1,16 $steps 0 cuda 2048 precision=$first cuda_graphs=off >>'$jsonl'"
+  fi
+  local ref=${export_ref:-${VOXSERVE_COSYVOICE_REF:-}}
+  if [ -n "$ref" ]; then
+    local device=cpu peer_batches="4,16,32" peer_steps=24
+    [ "$provider" = cuda ] && device=cuda
+    [ "$quick" = 1 ] && peer_batches="4" peer_steps=4
+    step "llm-peer-$first" "$logf" timeout 300 sh -c "'$(command -v "${py:-/usr/bin/python3}")' \
+      '$root/bench/cosyvoice_llm_peer.py' --ref '$ref' --size $size --device $device \
+      --dtype $first --steps $peer_steps --batches $peer_batches >>'$jsonl'"
+  fi
+  rm -rf "$dumps"
+}
+
 # run_checks BIN_DIR TINY TINY_FP16 DYNAMIC_ESTIMATOR STREAM_ORACLES REAL(or "") OUT
 run_checks() {
   local bin=$1 tiny=$2 tiny_fp16=$3 dynamic=$4 oracles=$5 real=$6 o=$7
@@ -252,12 +295,19 @@ run_checks() {
   else
     { echo "no nvidia-smi: $(nproc) CPU cores"; uname -a; } >"$o/device.txt"
   fi
-  # The oracle checks: every golden stage of the tiny bundle, and of its fp16 copy against the
-  # float32 goldens (fp16.py's stated tolerances), on this provider.
+  # The LLM step graph's precisions this provider runs (ORT's GroupQueryAttention: fp32 and fp16
+  # on the CPU, fp16 and bf16 on CUDA).
+  local precisions="fp16 bf16"
+  [ "$provider" = cpu ] && precisions="fp32 fp16"
+  # The oracle checks: every golden stage of the tiny bundle with each LLM precision (a half one
+  # against the float32 goldens within its stated bound), and of its fp16 flow/HiFT copy (fp16.py's
+  # stated tolerances), on this provider.
   if [ "$skip_oracles" = 0 ]; then
     : >"$o/verify.txt"
-    step verify-tiny "$o/verify.txt" timeout 300 "$bin/voxserve" verify-bundle "$tiny" \
-      --execution-provider "$provider"
+    for p in $precisions; do
+      step "verify-tiny-llm-$p" "$o/verify.txt" timeout 300 "$bin/voxserve" verify-bundle "$tiny" \
+        --execution-provider "$provider" --llm-precision "$p"
+    done
     if [ -f "$tiny_fp16/manifest.json" ]; then
       step verify-tiny-fp16 "$o/verify.txt" timeout 300 "$bin/voxserve" verify-bundle "$tiny_fp16" \
         --execution-provider "$provider"
@@ -288,14 +338,10 @@ run_checks() {
       --out "$real"
   fi
   [ -n "$real" ] && [ -f "$real/manifest.json" ] || real=""
+  llm_checks "$bin" "${real:-$tiny}" "$o" "$precisions" "$([ -n "$real" ] && echo real || echo tiny)"
   local served=$tiny configs="fp32-b16" concurrency="1" text="Hi there."
   if [ -n "$real" ]; then
     served=$real configs="fp32-b16 fp32-stream" concurrency="1 4 16" text="The sky is blue."
-    if [ -x "$bin/cosyvoice_llm_bench" ]; then
-      : >"$o/llm-bench.jsonl"
-      step "llm-bench-2048" "$logf" timeout 300 sh -c \
-        "'$bin/cosyvoice_llm_bench' '$real' 1,4,16 24 0 '$provider' 2048 >>'$o/llm-bench.jsonl'"
-    fi
   fi
   # Served: tokens/s, RTF and (streaming) TTFA per concurrency (bench/cosyvoice_bench.sh).
   # The voice is the tiny bundle's golden prompt (a real bundle exported here has no goldens).
@@ -318,10 +364,6 @@ run_checks() {
       step flow-bench "$logf" timeout 300 sh -c "'$bin/cosyvoice_flow_bench' '$real' \
         batches=1,4,16 estimator='$real/estimator-dynamic-batch.onnx' provider='$provider' \
         >'$o/flow-bench.jsonl'"
-    fi
-    if [ -x "$bin/cosyvoice_llm_bench" ]; then
-      step "llm-bench-512" "$logf" timeout 300 sh -c \
-        "'$bin/cosyvoice_llm_bench' '$real' 1,4,16 24 0 '$provider' 512 >>'$o/llm-bench.jsonl'"
     fi
   fi
 }
@@ -422,8 +464,13 @@ failed = [s["step"] for s in summary["steps"] if s["rc"] != 0]
 points = [json.loads(line) for line in open(f"{o}/cosyvoice-bench.jsonl") if line.strip()]
 need = ("tokens_per_s", "rtf_mean")
 bad = [p for p in points if any(k not in p for k in need) or p.get("failed", 0)]
-if failed or not points or bad:
-    print(f"dry run failed: steps {failed}, {len(points)} points, bad {bad}", file=sys.stderr)
+llm = [json.loads(line) for line in open(f"{o}/llm-bench.jsonl") if line.strip()]
+kinds = {("decode" if "ms_per_step" in p else "prefill" if "prefill_ms_min" in p else
+          p.get("kind")) for p in llm}
+missing = {"decode", "prefill", "optimized_graph", "peer"} - kinds
+if failed or not points or bad or missing:
+    print(f"dry run failed: steps {failed}, {len(points)} points, bad {bad}, "
+          f"llm-bench.jsonl lacks {sorted(missing)}", file=sys.stderr)
     print(open(f"{o}/log.txt").read()[-4000:], file=sys.stderr)
     sys.exit(1)
 print(f"dry run ok: {len(summary['steps'])} steps, served point {points[0]}")

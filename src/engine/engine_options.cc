@@ -53,6 +53,16 @@ constexpr EngineOptionDoc kCosyVoice[] = {
      "normalized piece ([generation](cosyvoice-generation.md))."},
     {"vocoder_threads", "integer", "1", "1..64",
      "Threads running flow + HiFT for all of the model's instances, off the LLM's step thread."},
+    {"llm_precision", "string", "auto", "auto, fp32, fp16, bf16",
+     "The LLM step graph the bundle holds in that precision: `auto` = fp16 with "
+     "`execution_provider: cuda`, fp32 on the CPU (bf16: CUDA only; fp32: CPU only)."},
+    {"llm_cuda_graphs", "string", "auto", "auto, on, off",
+     "CUDA graphs for the LLM's decode steps, one per batch bucket (1, 2, 4, ... max_active), "
+     "captured at load; `auto` = on with CUDA. Without them (or where ONNX Runtime refuses them) "
+     "steps run plainly, logged once."},
+    {"llm_attention", "string", "flash", "flash, auto",
+     "The LLM's CUDA attention kernel: flash attention (compute capability 8.0 and later) reads "
+     "each row's filled cache slots; `auto` leaves ONNX Runtime's choice (older GPUs)."},
 };
 
 constexpr EngineOptionDoc kTone[] = {

@@ -23,7 +23,8 @@ int CheckModel(const std::string& dir) {
   return report.ok() ? 0 : kExitProblems;
 }
 
-int VerifyBundle(const std::string& dir, const std::string& provider) {
+int VerifyBundle(const std::string& dir, const std::string& provider,
+                 const std::string& llm_precision) {
   auto session = engine::cosyvoice::BundleVerifier::DefaultSession();
   session.execution_provider = provider;
   auto verifier = engine::cosyvoice::BundleVerifier::Create(dir, session);
@@ -32,6 +33,7 @@ int VerifyBundle(const std::string& dir, const std::string& provider) {
                  std::string(verifier.status().message()).c_str());
     return kExitProblems;
   }
+  (*verifier)->set_llm_precision(llm_precision);
   for (auto add : {engine::cosyvoice::AddFrontendStages, engine::cosyvoice::AddOnnxStages,
                    engine::cosyvoice::AddFlowStages, engine::cosyvoice::AddHiftStages,
                    engine::cosyvoice::AddLlmStages}) {
@@ -56,19 +58,33 @@ bool IsModelCommandLine(int argc, const char* const* argv) {
 
 int RunModelCommand(int argc, const char* const* argv) {
   std::string_view command = argv[1];
-  // verify-bundle DIR [--execution-provider cpu|cuda]: the stages' graphs on that provider.
-  std::string provider = "cpu";
-  const bool with_provider = command == "verify-bundle" && argc == 5 &&
-                             std::string_view(argv[3]) == "--execution-provider";
-  if (with_provider) provider = argv[4];
-  if ((argc != 3 && !with_provider) || std::string_view(argv[2]).starts_with("-") ||
-      (provider != "cpu" && provider != "cuda")) {
+  // verify-bundle DIR [--execution-provider cpu|cuda] [--llm-precision auto|fp32|fp16|bf16]:
+  // the stages' graphs on that provider, the LLM's step graph of that precision.
+  std::string provider = "cpu", precision = "auto";
+  bool usage = argc < 3 || std::string_view(argv[2]).starts_with("-");
+  for (int i = 3; i < argc && !usage; i += 2) {
+    const std::string_view flag = argv[i];
+    if (command != "verify-bundle" || i + 1 >= argc) {
+      usage = true;
+    } else if (flag == "--execution-provider") {
+      provider = argv[i + 1];
+    } else if (flag == "--llm-precision") {
+      precision = argv[i + 1];
+    } else {
+      usage = true;
+    }
+  }
+  if (usage || (provider != "cpu" && provider != "cuda") ||
+      (precision != "auto" && precision != "fp32" && precision != "fp16" && precision != "bf16")) {
     std::fprintf(stderr, "usage: voxserve %s BUNDLE_DIR%s\n", argv[1],
-                 command == "verify-bundle" ? " [--execution-provider cpu|cuda]" : "");
+                 command == "verify-bundle"
+                     ? " [--execution-provider cpu|cuda] [--llm-precision auto|fp32|fp16|bf16]"
+                     : "");
     return kExitUsage;
   }
 #if VOXSERVE_ONNX
-  return command == "check-model" ? CheckModel(argv[2]) : VerifyBundle(argv[2], provider);
+  return command == "check-model" ? CheckModel(argv[2])
+                                   : VerifyBundle(argv[2], provider, precision);
 #else
   std::fprintf(stderr,
                "voxserve %s: this voxserve was built without ONNX Runtime "

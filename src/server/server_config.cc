@@ -255,6 +255,7 @@ std::string HelpFooter(const OptionTable& table) {
       "  voxserve check-model DIR     validate a CosyVoice bundle against its manifest\n"
       "  voxserve verify-bundle DIR   run the C++ stages on its goldens, max error per stage\n"
       "    [--execution-provider cuda]  (their graphs on the GPU)\n"
+      "    [--llm-precision fp16]       (the LLM step graph of that precision; default auto)\n"
       "\nEvery key with its type, default, bounds and meaning: docs/configuration.md, printed by\n"
       "  voxserve config-reference\n";
   return text;

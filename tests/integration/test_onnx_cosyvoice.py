@@ -58,7 +58,7 @@ def test_check_model_accepts_the_tiny_bundle(voxserve_bin, bundle):
     result = run(voxserve_bin, "check-model", bundle)
     assert result.returncode == 0, result.stderr
     assert "valid cosyvoice2 bundle" in result.stdout
-    assert "graph llm_backbone" in result.stdout and "tensor rand_noise" in result.stdout
+    assert "graph llm_step" in result.stdout and "tensor rand_noise" in result.stdout
 
 
 def test_check_model_lists_every_problem_by_name(voxserve_bin, bundle, tmp_path):
@@ -112,7 +112,7 @@ def test_the_engine_loads_lists_cloning_and_answers_a_non_cloned_voice_with_a_cl
 
 
 def test_a_broken_bundle_fails_that_model_with_check_models_message(make_server, bundle, tmp_path):
-    broken = broken_copy(bundle, tmp_path, lambda m: None, drop=("llm_decoder.onnx",))
+    broken = broken_copy(bundle, tmp_path, lambda m: None, drop=("llm_step.onnx",))
     config = tmp_path / "voxserve.yaml"
     config.write_text("skip_broken_models: true\nmodels:\n  - id: espeak\n"
                       f"  - id: cv\n    engine: cosyvoice\n    options: {{path: {broken}}}\n")
@@ -120,7 +120,7 @@ def test_a_broken_bundle_fails_that_model_with_check_models_message(make_server,
     model = next(m for m in requests.get(server.url + "/v1/models", timeout=5).json()["data"]
                  if m["id"] == "cv")
     assert model["state"] == "failed", model
-    assert "graph llm_decoder: file llm_decoder.onnx missing" in model["error"], model
+    assert "graph llm_step: file llm_step.onnx missing" in model["error"], model
 
 
 def test_export_from_a_model_directory_copies_upstream_graphs_and_verifies(voxserve_bin, tmp_path):
@@ -135,7 +135,7 @@ def test_export_from_a_model_directory_copies_upstream_graphs_and_verifies(voxse
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     checked = run(voxserve_bin, "check-model", str(out))
     assert checked.returncode == 0, checked.stderr
-    assert "(format 1, checkpoint)" in checked.stdout
+    assert "(format 2, checkpoint)" in checked.stdout
     assert "flow.decoder.estimator.fp32.onnx (upstream)" in checked.stdout
     verified = run(voxserve_bin, "verify-bundle", str(out))
     assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -4,6 +4,8 @@
   export.py --model-dir DIR --out BUNDLE           a downloaded CosyVoice2-0.5B model directory
   export.py --random-weights --size tiny --out B   upstream's modules, random weights (seeded)
   add --fp16: also OUT-fp16, the bundle with its flow and HiFT graphs in float16 (fp16.py)
+  --llm-precisions fp32,fp16,bf16 (default): the LLM step graphs written (llm_step_graph.py);
+  fp32 is always written (the CPU's graph), fp16 and bf16 are CUDA's
 
 Needs upstream's checkout ($VOXSERVE_COSYVOICE_REF, default ../shared/oracles/CosyVoice) and, for
 the packages Debian lacks, the stand-ins in standins/. With --model-dir the upstream ONNX files
@@ -22,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fp16  # noqa: E402
 import goldens  # noqa: E402
 import graphs  # noqa: E402
+import llm_step_graph  # noqa: E402
 import manifest  # noqa: E402
 import prompt_standins  # noqa: E402
 import tokenizer_files  # noqa: E402
@@ -40,6 +43,8 @@ def parse_args():
     p.add_argument("--no-goldens", action="store_true", help="skip goldens/")
     p.add_argument("--fp16", action="store_true",
                    help="also write OUT-fp16: flow and HiFT graphs in float16 (fp16.py)")
+    p.add_argument("--llm-precisions", default="fp32,fp16,bf16",
+                   help="LLM step graphs to write: fp32 (always), fp16, bf16 (CUDA's)")
     p.add_argument("--if-oracle", action="store_true",
                    help="test fixtures: when VOXSERVE_COSYVOICE_REF is unset, say so and exit 0 "
                         "without writing (the tests that need the bundle then skip)")
@@ -114,10 +119,19 @@ def main():
     g["flow_estimator"] = manifest.graph_entry(
         out, "flow.decoder.estimator.fp32.onnx", "upstream" if args.model_dir else "export")
 
-    graphs.export_llm_backbone(qwen, os.path.join(out, "llm_backbone.onnx"))
-    g["llm_backbone"] = manifest.graph_entry(out, "llm_backbone.onnx", "export")
-    graphs.export_llm_head(llm.llm_decoder, os.path.join(out, "llm_decoder.onnx"))
-    g["llm_decoder"] = manifest.graph_entry(out, "llm_decoder.onnx", "export")
+    # The rotary tables hold the positions a KV cache row can reach: Qwen2's own limit (tiny
+    # bundles: 8192, enough for the benchmarks' largest capacity, at a fraction of the size).
+    positions = 8192 if args.random_weights and args.size == "tiny" else \
+        getattr(c, "max_position_embeddings", 32768)
+    precisions = sorted({"fp32", *[p for p in args.llm_precisions.split(",") if p]},
+                        key=list(llm_step_graph.PRECISIONS).index)
+    for precision in precisions:
+        if precision not in llm_step_graph.PRECISIONS:
+            sys.exit(f"--llm-precisions: {precision} is not one of fp32, fp16, bf16")
+        role = "llm_step" if precision == "fp32" else f"llm_step_{precision}"
+        llm_step_graph.export(qwen, llm.llm_decoder, os.path.join(out, f"{role}.onnx"),
+                              precision, positions)
+        g[role] = manifest.graph_entry(out, f"{role}.onnx", "export")
     graphs.export_flow_encoder(flow, os.path.join(out, "flow_encoder.onnx"))
     g["flow_encoder"] = manifest.graph_entry(out, "flow_encoder.onnx", "export")
     # Optional role: the chunk-causal encoder of the streaming hops (docs/cosyvoice-bundle.md).

@@ -1,6 +1,6 @@
 """Our own ONNX exports of what upstream does not export (reference/model-interfaces.md 3.3):
-the Qwen2 backbone with its KV cache as inputs/outputs, the LLM head, the flow encoder with the
-speaker projection, and HiFT's f0 predictor and decoder (SineGen, STFT and iSTFT stay in C++).
+the flow encoder with the speaker projection, and HiFT's f0 predictor and decoder (SineGen, STFT
+and iSTFT stay in C++). The LLM is built node by node instead (llm_step_graph.py).
 The estimator is exported with upstream's own signature (cosyvoice/bin/export_onnx.py).
 Each wrapper calls upstream's submodules in upstream's order; the line cited is what it follows.
 Opset 17: the highest Debian's torch 1.13 exports (upstream's script uses 18)."""
@@ -24,66 +24,6 @@ def _export(module, args, path, inputs, outputs, dynamic):
     torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs,
                       dynamic_axes=dynamic, opset_version=OPSET, do_constant_folding=True,
                       **TORCHSCRIPT)
-
-
-class LlmBackbone(nn.Module):
-    """One batched pass of the Qwen2 decoder over S new positions per row.
-
-    The cache stays outside: the caller keeps per layer a preallocated [B, kv_heads, P, head_dim]
-    key and value buffer, passes it whole as past_key_N/past_value_N, marks in attention_mask
-    which of the P slots (and which new positions) each new position may attend to, and writes the
-    returned new_key_N/new_value_N [B, kv_heads, S, head_dim] into free slots itself. Keys are
-    stored after RoPE (positions come from position_ids), so a slot's place in the buffer does not
-    matter and rows of different lengths share one buffer."""
-
-    def __init__(self, qwen):  # transformers-style Qwen2ForCausalLM (our stand-in)
-        super().__init__()
-        self.model = qwen.model
-        self.layers = len(qwen.model.layers)
-
-    def forward(self, inputs_embeds, position_ids, attention_mask, *past):
-        past = [(past[2 * i], past[2 * i + 1]) for i in range(self.layers)]
-        bias = (1.0 - attention_mask.unsqueeze(1)) * -1.0e10  # [B, 1, S, P + S]
-        hidden, new = self.model.step(inputs_embeds, position_ids, past, bias)
-        flat = [t for kv in new for t in kv]
-        return (hidden, *flat)
-
-
-def export_llm_backbone(qwen, path):
-    c = qwen.config
-    b, s, p = 2, 3, 4
-    names_in = ["inputs_embeds", "position_ids", "attention_mask"]
-    names_out = ["hidden_states"]
-    dynamic = {"inputs_embeds": {0: "batch", 1: "new"}, "position_ids": {0: "batch", 1: "new"},
-               "attention_mask": {0: "batch", 1: "new", 2: "past_plus_new"},
-               "hidden_states": {0: "batch", 1: "new"}}
-    past = []
-    for i in range(c.num_hidden_layers):
-        for kind in ("key", "value"):
-            names_in.append(f"past_{kind}_{i}")
-            names_out.append(f"new_{kind}_{i}")
-            dynamic[f"past_{kind}_{i}"] = {0: "batch", 2: "past"}
-            dynamic[f"new_{kind}_{i}"] = {0: "batch", 2: "new"}
-            past.append(torch.randn(b, c.num_key_value_heads, p, c.head_dim))
-    args = (torch.randn(b, s, c.hidden_size), torch.arange(p, p + s).repeat(b, 1),
-            torch.ones(b, s, p + s), *past)
-    _export(LlmBackbone(qwen), args, path, names_in, names_out, dynamic)
-
-
-class LlmHead(nn.Module):
-    """llm_decoder (cosyvoice/llm/llm.py:281): hidden -> logits; log_softmax and sampling in C++."""
-
-    def __init__(self, linear):
-        super().__init__()
-        self.linear = linear
-
-    def forward(self, hidden):
-        return self.linear(hidden)
-
-
-def export_llm_head(linear, path):
-    _export(LlmHead(linear), (torch.randn(3, linear.in_features),), path, ["hidden"], ["logits"],
-            {"hidden": {0: "rows"}, "logits": {0: "rows"}})
 
 
 class FlowEncoder(nn.Module):

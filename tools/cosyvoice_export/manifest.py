@@ -8,10 +8,12 @@ import numpy as np
 import onnx
 
 FORMAT = "voxserve-cosyvoice-bundle"
-FORMAT_VERSION = 1
+# 2: the LLM as one GroupQueryAttention step graph (llm_step*.onnx, llm_step_graph.py).
+FORMAT_VERSION = 2
 _DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT32: "int32",
            onnx.TensorProto.INT64: "int64", onnx.TensorProto.FLOAT16: "float16",
-           onnx.TensorProto.BOOL: "bool"}
+           onnx.TensorProto.BOOL: "bool",
+           onnx.TensorProto.BFLOAT16: "bfloat16"}
 
 
 def _tensors(values):

@@ -5,7 +5,7 @@
                                                            [--with-flow]
 
 DST gets every file of SRC (hard links where the filesystem allows, else copies) except the LLM
-graphs (manifest roles llm_backbone and llm_decoder), which are rewritten: each MatMul whose
+graph (manifest role llm_step, the float32 step graph), which is rewritten: each MatMul whose
 second input is a constant 2-D weight [K, N], and each Gemm (transA 0, alpha = beta = 1) with a
 constant B, becomes one com.microsoft DynamicQuantizeMatMul (A float, B int8, b_scale [N], bias):
 weights quantized once, symmetric int8 per output column (scale = max|w| / 127 per column, zero
@@ -38,7 +38,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 MIN_WEIGHT_SIZE = 4096
-LLM_ROLES = ("llm_backbone", "llm_decoder")
+LLM_ROLES = ("llm_step",)  # the CPU's float32 step graph; the CUDA copies stay as they are
 
 
 def quantize_columns(w):

@@ -16,7 +16,8 @@ import upstream_config
 # Widths/depths for the tiny test bundles. Only sizes: the graph signatures stay those of the real
 # model except for the hidden widths they name (LLM hidden/heads, flow channels).
 TINY = {
-    "qwen2": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    # head_dim 16: GroupQueryAttention's rotary needs a multiple of 16 (llm_step_graph.py).
+    "qwen2": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2),
     # 512 stays: upsample_encoder.py:203,218 hard-code it for the lookahead and upsample layers.
     "flow.encoder": dict(attention_heads=2, linear_units=64, num_blocks=1),

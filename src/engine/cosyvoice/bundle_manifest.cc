@@ -15,7 +15,8 @@ namespace {
 
 using nlohmann::json;
 
-const std::set<std::string, std::less<>> kDtypes = {"float32", "float16", "int32", "int64", "bool"};
+const std::set<std::string, std::less<>> kDtypes = {"float32", "float16", "bfloat16",
+                                                     "int32",   "int64",   "bool"};
 
 // Reads typed fields of one JSON object, recording a problem (with the field's path) for each
 // missing or ill-typed one instead of stopping at the first.
@@ -124,7 +125,7 @@ std::vector<TensorSignature> ReadSignatures(const json& list, const std::string&
     r.String("dtype", t.dtype);
     if (!t.dtype.empty() && !kDtypes.contains(t.dtype)) {
       problems.push_back(at + ".dtype: \"" + t.dtype +
-                         "\" is not one of float32, float16, int32, int64, bool");
+                         "\" is not one of float32, float16, bfloat16, int32, int64, bool");
     }
     if (const json* shape = r.Find("shape")) {
       if (!shape->is_array()) {
@@ -343,7 +344,7 @@ void CheckConsistency(const BundleManifest& m, std::vector<std::string>& problem
       }
       for (size_t i = 0; i < have.size(); ++i) {
         auto [dtype, rank] =
-            i < want.size() ? want[i] : std::pair<std::string_view, size_t>{"float32", 4};
+            i < want.size() ? want[i] : std::pair<std::string_view, size_t>{contract.tail_dtype, 4};
         const TensorSignature& t = have[i];
         bool dtype_ok =
             dtype == "int" ? (t.dtype == "int32" || t.dtype == "int64") : t.dtype == dtype;
@@ -390,8 +391,22 @@ const std::vector<RoleContract>& RoleContracts(Family family) {
       {"campplus", {{"float32", 3}}, {{"float32", 2}}},
       // Upstream flattens the tokenizer's output (frontend.py:103): its rank is not relied on.
       {"speech_tokenizer", {{"float32", 3}, {"int32", 1}}, {{"int", kAnyRank}}},
-      {"llm_backbone", {{"float32", 3}, {"int64", 2}, {"float32", 3}}, {{"float32", 3}}, true},
-      {"llm_decoder", {{"float32", 2}}, {{"float32", 2}}},
+      // The LLM step graph (tools/cosyvoice_export/llm_step_graph.py): inputs_embeds, seqlens_k,
+      // total_sequence_length, then the cache; logits, then the cache. float32 is required (the
+      // CPU's); float16 and bfloat16 copies are optional (CUDA's).
+      {"llm_step", {{"float32", 3}, {"int32", 1}, {"int32", 0}}, {{"float32", 2}}, true},
+      {"llm_step_fp16",
+       {{"float32", 3}, {"int32", 1}, {"int32", 0}},
+       {{"float32", 2}},
+       true,
+       "float16",
+       true},
+      {"llm_step_bf16",
+       {{"float32", 3}, {"int32", 1}, {"int32", 0}},
+       {{"float32", 2}},
+       true,
+       "bfloat16",
+       true},
       {"flow_encoder", {{"int", 2}, {"float32", 2}}, {{"float32", 3}, {"float32", 2}}},
       // The streaming hops' chunk-causal encoder: token [1, N - 3], context [1, 3] (the
       // pre-lookahead tokens), embedding -> mu, spks (tools/cosyvoice_export/graphs.py).
@@ -399,6 +414,7 @@ const std::vector<RoleContract>& RoleContracts(Family family) {
        {{"int", 2}, {"int", 2}, {"float32", 2}},
        {{"float32", 3}, {"float32", 2}},
        false,
+       "float32",
        true},
       {"flow_estimator",
        {{"float32", 3},
@@ -437,6 +453,13 @@ absl::StatusOr<BundleManifest> ParseBundleManifest(std::string_view json_text,
                        "\"");
   }
   r.Integer("format_version", m.format_version);
+  if (m.format_version > 0 && m.format_version < kBundleFormatVersion) {
+    problems.push_back("format_version: " + std::to_string(m.format_version) +
+                       " is a bundle made before voxserve's GroupQueryAttention LLM graph (this "
+                       "voxserve reads format " + std::to_string(kBundleFormatVersion) +
+                       "): remake it with tools/cosyvoice_export/export.py --model-dir "
+                       "<CosyVoice2-0.5B dir> --out <bundle> (docs/cosyvoice-bundle.md)");
+  }
   if (m.format_version > kBundleFormatVersion) {
     problems.push_back("format_version: " + std::to_string(m.format_version) +
                        " is newer than this voxserve reads (" +

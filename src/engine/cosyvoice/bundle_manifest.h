@@ -14,7 +14,9 @@
 namespace voxserve::engine::cosyvoice {
 
 inline constexpr std::string_view kBundleFormat = "voxserve-cosyvoice-bundle";
-inline constexpr int kBundleFormatVersion = 1;
+// 2: the LLM is one step graph with GroupQueryAttention (llm_step*, docs/cosyvoice-bundle.md);
+// format 1 (llm_backbone + llm_decoder) is refused with the command that remakes it.
+inline constexpr int kBundleFormatVersion = 2;
 
 enum class Family { kCosyVoice2, kCosyVoice3 };
 std::string_view FamilyName(Family family);
@@ -116,7 +118,9 @@ struct RoleContract {
   // (dtype, rank); dtype "int" = int32 or int64, rank kAnyRank = any.
   std::vector<std::pair<std::string_view, size_t>> inputs;
   std::vector<std::pair<std::string_view, size_t>> outputs;
-  bool variadic_tail = false;  // llm_backbone: then per layer past/new key/value, rank 4
+  // llm_step*: then per layer past/present key/value, rank 4, of `tail_dtype`.
+  bool variadic_tail = false;
+  std::string_view tail_dtype = "float32";
   // A bundle without it still loads (flow_encoder_stream: older exports); when present it is
   // checked like the others.
   bool optional = false;

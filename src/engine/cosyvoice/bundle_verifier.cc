@@ -111,8 +111,8 @@ absl::StatusOr<std::unique_ptr<BundleVerifier>> BundleVerifier::Create(
   return verifier;
 }
 
-void BundleVerifier::AddStage(std::string prefix, StageCheck check) {
-  stages_[std::move(prefix)] = std::move(check);
+void BundleVerifier::AddStage(std::string prefix, StageCheck check, double atol) {
+  stages_[std::move(prefix)] = {std::move(check), atol};
 }
 
 std::vector<BundleVerifier::Result> BundleVerifier::Run() const {
@@ -121,15 +121,16 @@ std::vector<BundleVerifier::Result> BundleVerifier::Run() const {
     Result result{golden.name, golden.atol, {}};
     std::string prefix = golden.name.substr(0, golden.name.find('/'));
     auto it = stages_.find(prefix);
+    if (it != stages_.end() && it->second.atol >= 0) result.atol = it->second.atol;
     if (it == stages_.end()) {
       result.outcome.kind = StageOutcome::Kind::kNotImplemented;
-    } else if (auto error = it->second(golden); !error.ok()) {
+    } else if (auto error = it->second.check(golden); !error.ok()) {
       result.outcome.kind = StageOutcome::Kind::kError;
       result.outcome.message = std::string(error.status().message());
     } else {
       result.outcome.max_abs_error = *error;
       result.outcome.kind =
-          *error <= golden.atol ? StageOutcome::Kind::kPassed : StageOutcome::Kind::kFailed;
+          *error <= result.atol ? StageOutcome::Kind::kPassed : StageOutcome::Kind::kFailed;
     }
     results.push_back(std::move(result));
   }

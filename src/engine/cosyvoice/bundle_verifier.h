@@ -56,10 +56,15 @@ class BundleVerifier {
       const std::string& bundle_dir, const onnx::OnnxSessionConfig& session = DefaultSession());
   static onnx::OnnxSessionConfig DefaultSession();
 
-  void AddStage(std::string prefix, StageCheck check);
+  // `atol` >= 0 replaces the goldens' tolerance for the stage (a half-precision LLM graph
+  // against float32 goldens: LlmStepGraph::LogpTolerance).
+  void AddStage(std::string prefix, StageCheck check, double atol = -1);
   const BundleManifest& manifest() const { return manifest_; }
   const std::string& bundle_dir() const { return dir_; }
   const onnx::OnnxSessionConfig& session_config() const { return session_; }
+  // The LLM stages' step graph (verify-bundle --llm-precision): auto, fp32, fp16 or bf16.
+  void set_llm_precision(std::string precision) { llm_precision_ = std::move(precision); }
+  const std::string& llm_precision() const { return llm_precision_; }
 
   struct Result {
     std::string stage;
@@ -74,7 +79,12 @@ class BundleVerifier {
   onnx::OnnxSessionConfig session_;
   BundleManifest manifest_;
   std::vector<GoldenStage> goldens_;
-  std::map<std::string, StageCheck> stages_;
+  std::string llm_precision_ = "auto";
+  struct Stage {
+    StageCheck check;
+    double atol = -1;
+  };
+  std::map<std::string, Stage> stages_;
 };
 
 // The stages this part of the port implements: CAM++ and the speech tokenizer (PromptEncoder),

@@ -15,7 +15,8 @@ namespace voxserve::engine::cosyvoice {
 namespace {
 
 constexpr const char* kCosyVoiceKeys =
-    "path, max_active, llm_capacity, max_prefills_per_step, streaming, vocoder_threads";
+    "path, max_active, llm_capacity, max_prefills_per_step, streaming, vocoder_threads, "
+    "llm_precision, llm_cuda_graphs, llm_attention";
 // No seed in the APIs yet: one fixed seed, so the same request gives the same audio.
 constexpr uint64_t kDefaultSeed = 1986;
 
@@ -51,6 +52,11 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
     return SetInt(key, value, 1, 256, &max_prefills_per_step);  // <= max_active: Validate
   } else if (key == "vocoder_threads") {
     return SetInt(key, value, 1, 64, &vocoder_threads);  // VocoderPool's range
+  } else if (key == "llm_precision" || key == "llm_cuda_graphs" || key == "llm_attention") {
+    (key == "llm_precision"     ? llm_runtime.precision
+     : key == "llm_cuda_graphs" ? llm_runtime.cuda_graphs
+                                : llm_runtime.attention) = value;
+    return llm_runtime.Validate();  // names the option and its allowed values
   } else if (key == "streaming") {
     if (value != "true" && value != "false") {
       return core::InvalidArgument("cosyvoice option streaming = '" + value +
@@ -77,6 +83,9 @@ absl::Status CosyVoiceEngineConfig::Validate() const {
     return core::InvalidArgument(
         "cosyvoice option max_prefills_per_step = " + std::to_string(max_prefills_per_step) +
         " must not exceed max_active = " + std::to_string(max_active));
+  }
+  if (absl::Status s = llm_runtime.Validate(); !s.ok()) {
+    return core::InvalidArgument("cosyvoice option " + std::string(s.message()));
   }
   return session.Validate();
 }
@@ -147,6 +156,7 @@ absl::StatusOr<std::unique_ptr<StreamRunner>> CosyVoiceEngine::CreateRunner() {
   llm.max_active = config_.max_active;
   llm.capacity = config_.llm_capacity;
   llm.max_prefills_per_step = config_.max_prefills_per_step;
+  llm.runtime = config_.llm_runtime;
   llm.session = config_.session;
   auto decoder = LlmDecoder::Create(manifest_, config_.bundle_path, llm);
   if (!decoder.ok()) return decoder.status();

@@ -15,6 +15,7 @@
 #include "engine/cosyvoice/bundle_manifest.h"
 #include "engine/cosyvoice/flow_matcher.h"
 #include "engine/cosyvoice/hift_vocoder.h"
+#include "engine/cosyvoice/llm_step_graph.h"
 #include "engine/cosyvoice/prompt_encoder.h"
 #include "engine/cosyvoice/text_frontend.h"
 #include "engine/cosyvoice/vocoder_pool.h"
@@ -48,6 +49,9 @@ struct CosyVoiceEngineConfig {
   // measurements (docs/cosyvoice-generation.md, "The engine", Figures); more pay with
   // intra_op_threads set to a share of the cores.
   int vocoder_threads = 1;
+  // options.llm_precision, llm_cuda_graphs, llm_attention: how the LLM's step graph runs
+  // (LlmRuntimeOptions: fp16 and CUDA graphs with the CUDA provider by default).
+  LlmRuntimeOptions llm_runtime;
   onnx::OnnxSessionConfig session;
 
   absl::Status Set(const std::string& key, const std::string& value);

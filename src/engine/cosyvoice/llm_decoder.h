@@ -1,9 +1,9 @@
-// CosyVoice2's LLM decode loop with continuous batching over llm_backbone.onnx + llm_decoder.onnx
+// CosyVoice2's LLM decode loop with continuous batching over the bundle's llm_step graph
 // (docs/cosyvoice-generation.md, "LLM decode loop"). Sequences join (Admit) and leave (finish,
 // Release) between steps; each Step advances every running sequence by one token in one batched
-// backbone run over a KV cache preallocated per layer as [max_active, kv_heads, capacity,
-// head_dim] in the provider's memory and updated in place there (llm_kv_cache.h;
-// docs/cosyvoice-bundle.md, "The LLM's KV cache layout").
+// run of the step graph (llm_step_graph.h) over a KV cache preallocated as [max_active rows,
+// capacity slots] per layer in the provider's memory; a sequence keeps its row for its life and
+// a finished sequence's row is taken by the next newcomer (llm_kv_cache.h).
 #pragma once
 
 #include <chrono>
@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
-#include "engine/cosyvoice/llm_kv_cache.h"
 #include "engine/cosyvoice/llm_prompt.h"
+#include "engine/cosyvoice/llm_step_graph.h"
 #include "engine/cosyvoice/ras_sampler.h"
 #include "engine/onnx/onnx_session.h"
 
@@ -31,6 +31,7 @@ struct LlmDecoderConfig {
   // Newcomers prefilled per Step, each as its own run before the batched decode: bounds how long
   // one Step stalls the running rows (one prompt's prefill per step by default).
   int max_prefills_per_step = 1;
+  LlmRuntimeOptions runtime;  // the step graph's precision, CUDA graphs, attention kernel
   onnx::OnnxSessionConfig session;
 
   absl::Status Validate() const;  // names the field and its allowed range
@@ -52,18 +53,17 @@ struct LlmStepStats {
   int prefills = 0;  // newcomers prefilled
   int64_t prefill_tokens = 0;
   double prefill_ms = 0;  // the stall the running rows saw for them
-  int decoded_rows = 0;   // rows in the batched decode run
+  int decoded_rows = 0;   // sequences advanced by the batched decode run
+  int batch_rows = 0;     // rows that run computed: up to the highest live row, or its bucket
   double decode_ms = 0;
   // Bytes the Step moved between host memory and the provider's memory, where the KV cache is:
-  // inputs (embeddings, position ids, a prefill's attention mask, the slot indices and mask
-  // values of the cache writes) and the logits back for sampling. Nothing of the cache itself
-  // crosses. With the CPU provider both memories are the host's and ORT copies nothing; the
-  // figures are what the CUDA provider copies over PCIe (docs/cosyvoice-generation.md, "On a
-  // GPU").
+  // inputs (embeddings, each row's filled length) and the logits back for sampling. Nothing of
+  // the cache crosses. With the CPU provider both memories are the host's and ORT copies
+  // nothing; the figures are what the CUDA provider copies over PCIe (docs/cosyvoice-generation.md,
+  // "On a GPU").
   int64_t host_to_provider_bytes = 0;
   int64_t provider_to_host_bytes = 0;
-  int64_t cache_written_bytes = 0;  // new keys/values written into their slots (provider memory)
-  int64_t cache_moved_bytes = 0;    // finished rows' places refilled (provider memory)
+  int64_t cache_written_bytes = 0;  // new keys/values the graph wrote into their slots, in place
 };
 
 // Owned by one engine worker thread: not thread-safe (all calls from that thread).
@@ -93,20 +93,23 @@ class LlmDecoder {
   size_t MaxTextTokens(size_t prompt_text_tokens, size_t prompt_speech_tokens) const;
   int capacity() const { return config_.capacity; }
 
-  size_t running() const { return rows_.size(); }
+  size_t running() const { return live_rows_; }
   size_t queued() const { return queue_.size(); }
   const LlmStepStats& last_step() const { return stats_; }
   // The KV cache's size: every layer's keys and values of max_active rows x capacity slots.
-  int64_t cache_bytes() const;
+  int64_t cache_bytes() const { return graph_->cache().Bytes(); }
   // Whether the cache is in host memory (the CPU provider) or the device's (CUDA).
-  bool cache_in_host_memory() const { return backbone_->provider_memory_is_host(); }
+  bool cache_in_host_memory() const { return graph_->cache_in_host_memory(); }
+  const LlmStepGraph& graph() const { return *graph_; }
   // Called with each sequence's log-probabilities [head_outputs] before sampling; it may edit
   // them (tests use it to force stop ids; a place for logit processors). Null: none.
   using LogpHook = std::function<void(uint64_t seq_id, std::span<float> logp)>;
   void SetLogpHook(LogpHook hook) { hook_ = std::move(hook); }
 
  private:
+  // A cache row and the sequence in it, if any (live).
   struct Row {
+    bool live = false;
     uint64_t seq_id = 0;
     int64_t length = 0;      // cache slots filled (= position id of the next input)
     int64_t next_token = 0;  // sampled, not yet fed
@@ -125,33 +128,22 @@ class LlmDecoder {
   LlmDecoder() = default;
   absl::Status DecodeRunning(std::vector<LlmEvent>& events);
   absl::Status Prefill(Queued queued, std::vector<LlmEvent>& events);
-  // log_softmax(head(hidden rows)), then sample each row; rows_[first + i] for row i. `hidden`
-  // [count, hidden_size] is in provider memory; only the logits come back to the host.
-  absl::Status HeadAndSample(const onnx::TensorView& hidden, size_t first, size_t count,
-                             std::vector<LlmEvent>& events);
-  // Moves the last row into `index` (its slots and mask, in provider memory).
-  absl::Status RemoveRow(size_t index);
-  // The backbone's hidden_states scratch (provider memory) for `positions` rows x positions.
-  absl::Status ReserveHidden(int64_t positions);
-  // The past_* inputs (rows first .. first + count) and new_* outputs (s positions) of a run.
-  void AddBackboneCache(int64_t first, int64_t count, int64_t s,
-                        std::vector<std::pair<std::string, onnx::TensorView>>& in,
-                        std::vector<std::pair<std::string, onnx::TensorView>>& out) const;
-  void AddTraffic(const KvCacheTraffic& traffic);
+  // log_softmax of row `index`'s logits, the hook, then its token (or its end).
+  void Sample(size_t index, std::span<float> logits, std::vector<LlmEvent>& events);
+  void Free(size_t index);
 
   BundleManifest manifest_;
   LlmDecoderConfig config_;
   RasConfig ras_;
   std::unique_ptr<LlmEmbeddings> embeddings_;
-  std::unique_ptr<onnx::OnnxSession> backbone_, head_;
-  std::string head_input_, head_output_;
-  int64_t kv_ = 0, head_dim_ = 0, hidden_ = 0, vocab_ = 0;
-  std::unique_ptr<KvCache> cache_;      // rows [0, running) hold the running sequences
-  onnx::ProviderBuffer hidden_states_;  // the backbone's allocator's: declared after it
-  int64_t hidden_positions_ = 0;
-  std::vector<Row> rows_;  // running; index = cache row
+  std::unique_ptr<LlmStepGraph> graph_;
+  int64_t hidden_ = 0, vocab_ = 0;
+  std::vector<Row> rows_;  // max_active; index = cache row
+  size_t live_rows_ = 0;
   std::deque<Queued> queue_;
-  std::vector<float> logits_;
+  // Per-step staging, reused: the decode's inputs and every run's logits.
+  std::vector<float> embeds_, logits_;
+  std::vector<int32_t> lengths_;
   LlmStepStats stats_;
   LogpHook hook_;
 };

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "engine/cosyvoice/bundle_verifier.h"
+#include "engine/cosyvoice/llm_step_graph.h"
 #include "engine/cosyvoice/prompt_encoder.h"
 #include "engine/onnx/onnx_session.h"
 
@@ -86,49 +87,8 @@ absl::StatusOr<double> RunGraphStage(const OnnxSession& session, const GoldenSta
   return worst;
 }
 
-absl::StatusOr<double> LogpError(const OnnxSession& head, const BundleManifest& m,
-                                 const std::vector<float>& hidden, const GoldenStage& golden);
-
-// llm.prefill: the backbone over the whole prompt, with a one-slot cache masked out (exercises
-// the preallocated-cache layout of docs/cosyvoice-bundle.md), then the head and log_softmax on
-// the last position.
-absl::StatusOr<double> LlmPrefill(const OnnxSession& backbone, const OnnxSession& head,
-                                  const BundleManifest& m, const GoldenStage& golden) {
-  auto embeds = golden.Input("inputs_embeds");
-  auto mask = golden.Input("attention_mask");
-  if (!embeds.ok()) return embeds.status();
-  if (!mask.ok()) return mask.status();
-  int64_t s = embeds->shape.at(1);
-  std::vector<float> padded;  // [1, S, 1 + S]: slot 0 is the unused cache slot
-  for (int64_t i = 0; i < s; ++i) {
-    padded.push_back(0.0f);
-    padded.insert(padded.end(), mask->floats.begin() + i * s, mask->floats.begin() + (i + 1) * s);
-  }
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  feeds.emplace_back("attention_mask", Tensor::Floats({1, s, 1 + s}, std::move(padded)));
-  for (int layer = 0; layer < m.llm.num_layers; ++layer) {
-    for (const char* kind : {"key", "value"}) {
-      std::vector<float> zeros(static_cast<size_t>(m.llm.num_kv_heads * m.llm.head_dim), 0.0f);
-      feeds.emplace_back("past_" + std::string(kind) + "_" + std::to_string(layer),
-                         Tensor::Floats({1, m.llm.num_kv_heads, 1, m.llm.head_dim}, zeros));
-    }
-  }
-  std::vector<Tensor> outputs;
-  auto hidden_error = RunGraphStage(backbone, golden, std::move(feeds), &outputs);
-  if (!hidden_error.ok()) return hidden_error.status();
-  auto logp_error = LogpError(head, m, outputs.at(0).ToFloats(), golden);
-  if (!logp_error.ok()) return logp_error.status();
-  return std::max(*hidden_error, *logp_error);
-}
-
-// log_softmax(head(hidden of the last position)) against the golden "logp".
-absl::StatusOr<double> LogpError(const OnnxSession& head, const BundleManifest& m,
-                                 const std::vector<float>& hidden, const GoldenStage& golden) {
-  std::vector<float> last(hidden.end() - m.llm.hidden_size, hidden.end());
-  auto logits = head.Run(
-      {{head.inputs().at(0).name, Tensor::Floats({1, m.llm.hidden_size}, std::move(last))}});
-  if (!logits.ok()) return logits.status();
-  std::vector<float> logp = logits->at(0).ToFloats();
+// log_softmax of logits against the golden "logp".
+absl::StatusOr<double> LogpError(std::vector<float> logp, const GoldenStage& golden) {
   double top = *std::max_element(logp.begin(), logp.end());
   double sum = 0;
   for (float x : logp) sum += std::exp(x - top);
@@ -138,62 +98,33 @@ absl::StatusOr<double> LogpError(const OnnxSession& head, const BundleManifest& 
   return MaxAbsError(logp, *want, golden.name + " logp");
 }
 
-// llm.decode: prefill into a preallocated cache of capacity S + 2 (rows stored at slots 1..S,
-// slots 0 and S + 1 free and masked), then one decode step over that cache, as part 2's decode
-// loop will run it (docs/cosyvoice-bundle.md, "The LLM's KV cache layout").
-absl::StatusOr<double> LlmDecode(const OnnxSession& backbone, const OnnxSession& head,
-                                 const BundleManifest& m, const GoldenStage& golden) {
-  auto prefill = golden.Input("prefill_inputs_embeds");
+// llm.prefill and llm.decode: the step graph alone on the goldens' embeddings (its own check of
+// the export, before the decode loop's stage llm.greedy). A one-row cache just larger than the
+// prompt: the prompt goes into slots 0 .. S - 1, then (decode) the next input into slot S.
+absl::StatusOr<double> LlmStepStage(const BundleManifest& m, const std::string& dir,
+                                    const LlmStepGraphConfig& base, const GoldenStage& golden,
+                                    bool decode) {
+  auto prefill = golden.Input(decode ? "prefill_inputs_embeds" : "inputs_embeds");
   if (!prefill.ok()) return prefill.status();
-  const int64_t s = prefill->shape.at(1), cap = s + 2, kv = m.llm.num_kv_heads, d = m.llm.head_dim;
-  std::vector<std::vector<float>> cache(2 * static_cast<size_t>(m.llm.num_layers),
-                                        std::vector<float>(static_cast<size_t>(kv * cap * d)));
-  auto feeds_with_cache = [&](std::vector<std::pair<std::string, Tensor>> feeds) {
-    for (int layer = 0; layer < m.llm.num_layers; ++layer) {
-      for (int kind = 0; kind < 2; ++kind) {
-        feeds.emplace_back((kind == 0 ? "past_key_" : "past_value_") + std::to_string(layer),
-                           Tensor::Floats({1, kv, cap, d}, cache[2 * layer + kind]));
-      }
-    }
-    return feeds;
-  };
-  std::vector<float> mask(static_cast<size_t>(s * (cap + s)), 0.0f);  // no cached slot yet
-  for (int64_t i = 0; i < s; ++i) {
-    for (int64_t j = 0; j <= i; ++j) mask[i * (cap + s) + cap + j] = 1.0f;
+  const int64_t s = prefill->shape.at(1);
+  LlmStepGraphConfig config = base;
+  config.rows = 1;
+  config.capacity = static_cast<int>(s + 2);
+  auto graph = LlmStepGraph::Create(m, dir, config);
+  if (!graph.ok()) return graph.status();
+  std::vector<float> logits(static_cast<size_t>(m.vocab.head_outputs));
+  onnx::HostTraffic traffic;
+  if (absl::Status st = (*graph)->Prefill(0, prefill->floats, logits, traffic); !st.ok()) {
+    return st;
   }
-  std::vector<int64_t> positions(static_cast<size_t>(s));
-  for (int64_t i = 0; i < s; ++i) positions[i] = i;
-  auto first = backbone.Run(feeds_with_cache(
-      {{"inputs_embeds", Tensor::Floats({1, s, m.llm.hidden_size}, prefill->floats)},
-       {"position_ids", Tensor::Int64s({1, s}, positions)},
-       {"attention_mask", Tensor::Floats({1, s, cap + s}, mask)}}));
-  if (!first.ok()) return first.status();
-  for (size_t i = 0; i + 1 < first->size(); ++i) {  // new_key_0, new_value_0, ... after hidden
-    std::vector<float> fresh = first->at(i + 1).ToFloats();  // [1, kv, S, D]
-    for (int64_t h = 0; h < kv; ++h) {
-      for (int64_t t = 0; t < s; ++t) {
-        std::copy_n(fresh.begin() + (h * s + t) * d, d, cache[i].begin() + (h * cap + 1 + t) * d);
-      }
-    }
-  }
-  std::vector<float> step_mask(static_cast<size_t>(cap + 1), 0.0f);
-  for (int64_t j = 1; j <= s; ++j) step_mask[j] = 1.0f;
-  step_mask[cap] = 1.0f;  // the new position itself
+  if (!decode) return LogpError(std::move(logits), golden);
   auto embeds = golden.Input("inputs_embeds");
   if (!embeds.ok()) return embeds.status();
-  auto step = backbone.Run(feeds_with_cache(
-      {{"inputs_embeds", Tensor::Floats({1, 1, m.llm.hidden_size}, embeds->floats)},
-       {"position_ids", Tensor::Int64s({1, 1}, {s})},
-       {"attention_mask", Tensor::Floats({1, 1, cap + 1}, step_mask)}}));
-  if (!step.ok()) return step.status();
-  std::vector<float> hidden = step->at(0).ToFloats();
-  auto want = golden.Output("hidden_states");
-  if (!want.ok()) return want.status();
-  auto hidden_error = MaxAbsError(hidden, *want, golden.name + " hidden_states");
-  if (!hidden_error.ok()) return hidden_error.status();
-  auto logp_error = LogpError(head, m, hidden, golden);
-  if (!logp_error.ok()) return logp_error.status();
-  return std::max(*hidden_error, *logp_error);
+  const int32_t length[] = {static_cast<int32_t>(s)};
+  if (absl::Status st = (*graph)->Decode(embeds->floats, length, logits, traffic); !st.ok()) {
+    return st;
+  }
+  return LogpError(std::move(logits), golden);
 }
 
 }  // namespace
@@ -236,16 +167,20 @@ absl::Status AddOnnxStages(BundleVerifier& v) {
     v.AddStage("flow.stream_encoder",
                [s = *session](const GoldenStage& g) { return RunGraphStage(*s, g); });
   }
-  auto backbone = Open(v, "llm_backbone");
-  if (!backbone.ok()) return backbone.status();
-  auto head = Open(v, "llm_decoder");
-  if (!head.ok()) return head.status();
-  v.AddStage("llm.prefill", [b = *backbone, h = *head, &m = v.manifest()](const GoldenStage& g) {
-    return LlmPrefill(*b, *h, m, g);
-  });
-  v.AddStage("llm.decode", [b = *backbone, h = *head, &m = v.manifest()](const GoldenStage& g) {
-    return LlmDecode(*b, *h, m, g);
-  });
+  LlmStepGraphConfig llm;
+  llm.runtime.precision = v.llm_precision();
+  llm.session = config;
+  auto precision = LlmStepGraph::ResolvePrecision(v.manifest(), llm);
+  if (!precision.ok()) return precision.status();
+  const double atol = *precision == "fp32" ? -1 : LlmStepGraph::LogpTolerance(*precision);
+  for (bool decode : {false, true}) {
+    v.AddStage(
+        decode ? "llm.decode" : "llm.prefill",
+        [&m = v.manifest(), dir = v.bundle_dir(), llm, decode](const GoldenStage& g) {
+          return LlmStepStage(m, dir, llm, g, decode);
+        },
+        atol);
+  }
   return absl::OkStatus();
 }
 

@@ -18,6 +18,10 @@ ONNXTensorElementDataType ToOrt(ElementType type) {
       return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
     case ElementType::kInt32:
       return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+    case ElementType::kFloat16:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+    case ElementType::kBFloat16:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
     case ElementType::kOther:
       break;
   }

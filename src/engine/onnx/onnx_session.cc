@@ -22,6 +22,10 @@ ElementType FromOrt(ONNXTensorElementDataType type) {
       return ElementType::kInt64;
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
       return ElementType::kInt32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      return ElementType::kFloat16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16:
+      return ElementType::kBFloat16;
     default:
       return ElementType::kOther;
   }
@@ -56,6 +60,8 @@ absl::Status AppendCuda(const OnnxSessionConfig& config, Ort::SessionOptions& op
   if (config.cuda_memory_limit_bytes > 0) {
     values["gpu_mem_limit"] = std::to_string(config.cuda_memory_limit_bytes);
   }
+  if (config.cuda_graph) values["enable_cuda_graph"] = "1";
+  if (config.cuda_sdpa_kernel != 0) values["sdpa_kernel"] = std::to_string(config.cuda_sdpa_kernel);
   try {
     Ort::CUDAProviderOptions cuda;
     cuda.Update(values);
@@ -173,10 +179,30 @@ std::string_view ElementTypeName(ElementType type) {
       return "int64";
     case ElementType::kInt32:
       return "int32";
+    case ElementType::kFloat16:
+      return "float16";
+    case ElementType::kBFloat16:
+      return "bfloat16";
     case ElementType::kOther:
       break;
   }
   return "other";
+}
+
+size_t ElementBytes(ElementType type) {
+  switch (type) {
+    case ElementType::kInt64:
+      return 8;
+    case ElementType::kFloat:
+    case ElementType::kInt32:
+      return 4;
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16:
+      return 2;
+    case ElementType::kOther:
+      break;
+  }
+  return 0;
 }
 
 size_t TensorView::ElementCount() const {
@@ -186,8 +212,7 @@ size_t TensorView::ElementCount() const {
 }
 
 size_t TensorView::Bytes() const {
-  const size_t element = type == ElementType::kInt64 ? 8 : type == ElementType::kOther ? 0 : 4;
-  return ElementCount() * element;
+  return ElementCount() * ElementBytes(type);
 }
 
 Tensor Tensor::Floats(std::vector<int64_t> shape, std::vector<float> values) {
@@ -344,6 +369,13 @@ absl::StatusOr<Ort::Value> ViewOf(const Ort::MemoryInfo& memory, const TensorVie
     case ElementType::kInt32:
       return Ort::Value::CreateTensor<int32_t>(memory, static_cast<int32_t*>(view.data), count,
                                                view.shape.data(), view.shape.size());
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16:
+      return Ort::Value::CreateTensor(memory, view.data, view.Bytes(), view.shape.data(),
+                                      view.shape.size(),
+                                      view.type == ElementType::kFloat16
+                                          ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
+                                          : ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16);
     case ElementType::kOther:
       break;
   }
@@ -354,7 +386,7 @@ absl::StatusOr<Ort::Value> ViewOf(const Ort::MemoryInfo& memory, const TensorVie
 
 absl::Status OnnxSession::RunInPlace(const std::vector<std::pair<std::string, TensorView>>& inputs,
                                      const std::vector<std::pair<std::string, TensorView>>& outputs,
-                                     HostTraffic* traffic) const {
+                                     HostTraffic* traffic, int cuda_graph_id) const {
   try {
     Ort::IoBinding binding(impl_->session);
     std::vector<Ort::Value> values;  // must outlive the Run: they view the caller's buffers
@@ -379,7 +411,14 @@ absl::Status OnnxSession::RunInPlace(const std::vector<std::pair<std::string, Te
     }
     // Loops over caller buffers (decode steps, Euler steps) repeat the same shapes: the arena's
     // blocks are what they reuse, and the caller bounds the sizes, so they are never shrunk.
-    impl_->session.Run(impl_->keep, binding);
+    if (cuda_graph_id == 0) {
+      impl_->session.Run(impl_->keep, binding);
+    } else {
+      // Per call: the id is the run's (ORT reads run options only during the call).
+      Ort::RunOptions options;
+      options.AddConfigEntry("gpu_graph_id", std::to_string(cuda_graph_id).c_str());
+      impl_->session.Run(options, binding);
+    }
     if (traffic != nullptr) *traffic += moved;
     return absl::OkStatus();
   } catch (const Ort::Exception& e) {

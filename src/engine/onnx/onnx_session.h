@@ -17,7 +17,10 @@
 
 namespace voxserve::engine::onnx {
 
-enum class ElementType { kFloat, kInt64, kInt32, kOther };
+// kFloat16 / kBFloat16: buffers the host never reads (a half-precision KV cache); only views
+// of them are bound.
+enum class ElementType { kFloat, kInt64, kInt32, kFloat16, kBFloat16, kOther };
+size_t ElementBytes(ElementType type);  // 0 for kOther
 std::string_view ElementTypeName(ElementType type);
 
 // A graph input or output as the model declares it. Dynamic dimensions are -1.
@@ -156,9 +159,16 @@ class OnnxSession {
   // input (a ScatterND's data): ORT's ScatterND then writes only the updates (it copies data to
   // output only when the two differ), which is how the KV cache takes new keys in place.
   // Thread-safe like Run.
+  //
+  // `cuda_graph_id` (sessions created with OnnxSessionConfig::cuda_graph): > 0 runs under ORT's
+  // CUDA graph of that id (ORT's run option gpu_graph_id): its first runs execute and capture
+  // it, later ones replay it, which ignores the views given and reuses the addresses bound at
+  // capture, so every view must be provider memory at a fixed address (host views for the
+  // graph's CPU-side inputs, whose values are those of the capture); -1 runs without a graph.
+  // 0: the session's default (no graph unless the session captures one by itself).
   absl::Status RunInPlace(const std::vector<std::pair<std::string, TensorView>>& inputs,
                           const std::vector<std::pair<std::string, TensorView>>& outputs,
-                          HostTraffic* traffic = nullptr) const;
+                          HostTraffic* traffic = nullptr, int cuda_graph_id = 0) const;
 
   // `bytes` of the provider's memory through this session's allocator (see ProviderBuffer).
   // Not initialized: write it (a run's output, FillGraph) before reading it.

@@ -48,6 +48,12 @@ struct OnnxSessionConfig {
   // (tolerance 1e-3) and changed continuous batching's tokens (scripts/gpu-check.sh, 2026-12-04).
   // For speed on a GPU, the float16 flow/HiFT bundle (export.py --fp16) is the checked lever.
   bool cuda_tf32 = false;
+  // ORT's enable_cuda_graph for this session (not a YAML key: the CosyVoice LLM sets it on its
+  // own step session, llm_step_graph.h). Runs then choose a graph by id (RunInPlace).
+  bool cuda_graph = false;
+  // ORT's CUDA sdpa_kernel (attention backends allowed, a bit mask; 0 = ORT's choice). Not a
+  // YAML key either: the CosyVoice LLM picks flash attention for its step session.
+  int cuda_sdpa_kernel = 0;
 
   // Sets one option from its text; NotFound when `key` is not a session option (so callers can
   // try their own keys), InvalidArgument naming the key and the allowed values otherwise.

@@ -28,6 +28,7 @@ class Qwen2Config:
     rms_norm_eps: float = 1e-6
     rope_theta: float = 1000000.0
     tie_word_embeddings: bool = True
+    max_position_embeddings: int = 32768
 
     @property
     def head_dim(self):

@@ -23,10 +23,11 @@ TEST(BundleCheck, TheTinyBundleIsValid) {
   BundleReport report = CheckBundle(TinyBundle());
   EXPECT_TRUE(report.ok()) << report.Summary();
   EXPECT_THAT(report.Summary(), AllOf(HasSubstr("valid cosyvoice2 bundle"),
-                                      HasSubstr("graph llm_backbone: llm_backbone.onnx"),
+                                      HasSubstr("graph llm_step: llm_step.onnx"),
                                       HasSubstr("tensor rand_noise"), HasSubstr("[1, 80, 15000]")));
   ASSERT_TRUE(report.manifest.has_value());
-  EXPECT_EQ(report.manifest->graphs.size(), 9u);  // with the optional flow_encoder_stream
+  // With the optional flow_encoder_stream and the float16 and bfloat16 LLM step graphs.
+  EXPECT_EQ(report.manifest->graphs.size(), 10u);
   EXPECT_EQ(report.manifest->special_ids.eos, 6561);
 }
 
@@ -52,10 +53,37 @@ TEST(BundleCheck, AStreamingFlowEncoderIsHeldToItsContract) {
 
 TEST(BundleCheck, AMissingGraphFileIsNamed) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
-  BrokenBundle broken("missing", [](json&) {}, {"llm_decoder.onnx"});
+  BrokenBundle broken("missing", [](json&) {}, {"llm_step.onnx"});
   BundleReport report = CheckBundle(broken.dir());
   EXPECT_FALSE(report.ok());
-  EXPECT_THAT(report.problems, Contains("graph llm_decoder: file llm_decoder.onnx missing"));
+  EXPECT_THAT(report.problems, Contains("graph llm_step: file llm_step.onnx missing"));
+}
+
+// A bundle of format 1 (the LLM as llm_backbone + llm_decoder, before the GroupQueryAttention
+// step graph) is refused with the command that remakes it.
+TEST(BundleCheck, ABundleOfTheOldLlmFormatIsRefusedWithTheExportCommand) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle old("format-1", [](json& m) {
+    m["format_version"] = 1;
+    m["graphs"]["llm_backbone"] = m["graphs"]["llm_step"];
+    m["graphs"].erase("llm_step");
+  });
+  BundleReport report = CheckBundle(old.dir());
+  EXPECT_FALSE(report.ok());
+  EXPECT_THAT(report.Summary(), AllOf(HasSubstr("format_version: 1"),
+                                      HasSubstr("tools/cosyvoice_export/export.py --model-dir")));
+}
+
+// The half-precision step graphs are held to the float32 one's contract, their cache in their
+// own type.
+TEST(BundleCheck, AHalfPrecisionStepGraphIsHeldToItsCacheType) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  BrokenBundle broken("fp16-cache",
+                      [](json& m) { Input(m, "llm_step_fp16", 3)["dtype"] = "float32"; });
+  BundleReport report = CheckBundle(broken.dir());
+  EXPECT_FALSE(report.ok());
+  EXPECT_THAT(report.Summary(), HasSubstr("graphs.llm_step_fp16.inputs.past_key_0: dtype float32, "
+                                          "the runtime needs float16"));
 }
 
 TEST(BundleCheck, AWrongInputNameIsNamedWithWhatTheFileHas) {

@@ -29,10 +29,13 @@ class LlmDecoderTest : public ::testing::Test {
     manifest_ = *manifest;
   }
 
-  std::unique_ptr<LlmDecoder> Decoder(int max_active = 8, int capacity = 256) {
+  std::unique_ptr<LlmDecoder> Decoder(int max_active = 8, int capacity = 256,
+                                      bool fixed_shapes = false, std::string precision = "auto") {
     LlmDecoderConfig config;
     config.max_active = max_active;
     config.capacity = capacity;
+    config.runtime.fixed_shapes = fixed_shapes;
+    config.runtime.precision = std::move(precision);
     config.session.intra_op_threads = 1;
     config.session.execution_provider = testing::TestExecutionProvider();
     auto decoder = LlmDecoder::Create(manifest_, TinyBundle(), config);
@@ -94,8 +97,8 @@ class LlmDecoderTest : public ::testing::Test {
     return out;
   }
 
-  Outcome Alone(const LlmRequest& r, int capacity = 256) {
-    auto d = Decoder(1, capacity);
+  Outcome Alone(const LlmRequest& r, int capacity = 256, bool fixed_shapes = false) {
+    auto d = Decoder(1, capacity, fixed_shapes);
     EXPECT_TRUE(d->Admit(1, r).ok());
     return RunAll(*d)[1];
   }
@@ -131,8 +134,8 @@ double LogpError(std::span<const float> a, const std::vector<float>& b) {
 }
 
 TEST_F(LlmDecoderTest, PrefillAndDecodeStepLogpMatchUpstream) {
-  // Tolerance 1e-3, the goldens' atol: float32 ORT kernels against torch on the same weights;
-  // measured about 1e-6 on the tiny bundle.
+  // Tolerance 1e-4 (the goldens' own atol is 1e-3): the float32 step graph (GroupQueryAttention,
+  // fused RMSNorm) against torch on the same weights; measured about 1e-6 on the tiny bundle.
   for (int n = 0; n < 2; ++n) {
     auto d = Decoder(1, 1024);  // text 1: 26 ids, so up to 520 tokens after its prompt
     std::vector<std::vector<float>> logps;
@@ -145,11 +148,11 @@ TEST_F(LlmDecoderTest, PrefillAndDecodeStepLogpMatchUpstream) {
     ASSERT_TRUE(second.ok()) << second.status();
     ASSERT_EQ(logps.size(), 2u);
     const std::string name = std::to_string(n);
-    EXPECT_LT(LogpError(logps[0], Golden("llm.prefill/" + name, "output", "logp").floats), 1e-3);
+    EXPECT_LT(LogpError(logps[0], Golden("llm.prefill/" + name, "output", "logp").floats), 1e-4);
     // llm.decode feeds argmax(logp[:6561]) of the prefill; ours is the same token here.
     NpyArray token = Golden("llm.decode/" + name, "input", "token");
     ASSERT_EQ(first->at(0).token, token.ints.at(0));
-    EXPECT_LT(LogpError(logps[1], Golden("llm.decode/" + name, "output", "logp").floats), 1e-3);
+    EXPECT_LT(LogpError(logps[1], Golden("llm.decode/" + name, "output", "logp").floats), 1e-4);
   }
 }
 
@@ -224,8 +227,11 @@ TEST_F(LlmDecoderTest, SameSeedSameTokensOtherSeedOtherTokens) {
 
 // Six requests of different lengths join at different steps and leave when they finish, and a
 // seventh is cancelled midway; each one's tokens must be those it gets alone.
+// With fixed shapes (the CUDA graph path's batch buckets and fixed buffers, run on the CPU here)
+// as without: padding rows change nothing of the others' tokens.
 TEST_F(LlmDecoderTest, ContinuousBatchingGivesEachRequestItsTokensAlone) {
-  for (bool greedy : {true, false}) {
+  for (auto mode : {std::pair{true, false}, {false, false}, {true, true}, {false, true}}) {
+    const bool greedy = mode.first, fixed = mode.second;  // not a binding: clang 14 captures it
     // Sampling is bit-exact alone and batched on the CPU only: on CUDA the GEMM kernels round
     // differently by batch size, and a draw near a boundary of the (random weights': nearly flat)
     // distribution then picks another token (H200, 2026-12-04; bench/RESULTS.md). Greedy holds.
@@ -234,7 +240,7 @@ TEST_F(LlmDecoderTest, ContinuousBatchingGivesEachRequestItsTokensAlone) {
     for (int k = 0; k < 6; ++k) requests.push_back(Synthetic(k, 1 + k % 3, greedy));
     std::vector<Outcome> alone;
     for (const LlmRequest& r : requests) alone.push_back(Alone(r));
-    auto d = Decoder(4);
+    auto d = Decoder(4, 256, fixed);
     size_t max_running = 0;
     std::vector<bool> admitted(6, false);
     auto outcomes = RunAll(*d, [&](int step) {
@@ -254,7 +260,8 @@ TEST_F(LlmDecoderTest, ContinuousBatchingGivesEachRequestItsTokensAlone) {
     EXPECT_LE(outcomes[6].tokens.size(), 4u);
     EXPECT_EQ(max_running, 4u);
     for (int k = 0; k < 6; ++k) {
-      EXPECT_EQ(outcomes[k].tokens, alone[k].tokens) << "request " << k << " greedy " << greedy;
+      EXPECT_EQ(outcomes[k].tokens, alone[k].tokens)
+          << "request " << k << " greedy " << greedy << " fixed shapes " << fixed;
       EXPECT_EQ(outcomes[k].finish, alone[k].finish);
     }
   }
@@ -325,7 +332,7 @@ TEST_F(LlmDecoderTest, ACancelledRowFreesItsSlotAtTheNextStep) {
     if (e.seq_id == 2) rest[2].tokens.insert(rest[2].tokens.begin(), e.token);
   }
   EXPECT_EQ(rest.count(1), 0u);
-  // The survivor (2) moved rows when 1 left; its tokens are still those it gets alone.
+  // The survivor (2) kept its row when 1 left and 3 took 1's; its tokens are those it gets alone.
   Outcome two_alone = Alone(Synthetic(2, 4));
   std::vector<int64_t> two = rest[2].tokens;
   ASSERT_GE(two_alone.tokens.size(), two.size());
@@ -354,59 +361,118 @@ TEST_F(LlmDecoderTest, BadRequestsAreRefusedWithTheirReason) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// The KV cache lives where the backbone computes (llm_kv_cache.h): a decode step sends the host
-// only its new tokens' inputs and the slot indices of their keys, and takes back only the logits;
+// The KV cache lives where the step graph computes (llm_kv_cache.h): a decode step sends the host
+// only its new tokens' embeddings and each row's filled length, and takes back only the logits;
 // nothing of the cache crosses, so the bytes are the same at any capacity. (On the CPU provider
 // the same code runs over host memory: the counts are what CUDA would copy over PCIe.)
 TEST_F(LlmDecoderTest, ADecodeStepCopiesBytesForItsNewTokensNotForTheCache) {
   constexpr int kRows = 3;
-  std::vector<LlmStepStats> steps;
-  for (int capacity : {256, 2048}) {
-    auto d = Decoder(4, capacity);
-    d->SetLogpHook([](uint64_t, std::span<float> logp) {  // no row ends: pure decode steps
-      for (int64_t s = 6561; s < 6564; ++s) logp[s] = -std::numeric_limits<float>::infinity();
-    });
-    for (int k = 0; k < kRows; ++k) ASSERT_TRUE(d->Admit(k, Synthetic(k, 4)).ok());
-    while (d->queued() > 0) ASSERT_TRUE(d->Step().ok());
-    ASSERT_TRUE(d->Step().ok());
-    const LlmStepStats& step = d->last_step();
-    ASSERT_EQ(step.prefills, 0);
-    ASSERT_EQ(step.decoded_rows, kRows);
-    steps.push_back(step);
-    // What goes in is far below even one row's share of the cache (what comes back is the
-    // logits, below).
-    EXPECT_LT(step.host_to_provider_bytes, d->cache_bytes() / 4 / 16) << "capacity " << capacity;
-    // Host memory with the CPU provider, the device's with CUDA (the same code either way).
-    EXPECT_EQ(d->cache_in_host_memory(), testing::TestExecutionProvider() == "cpu");
-  }
   const auto& llm = manifest_.llm;
-  const int64_t kinds = 2 * llm.num_layers;
-  // Embeddings and position ids; (layer-kind, row, head, slot) per new key or value; one mask
-  // mark (row, 0, slot) and its value per row.
-  const int64_t in = kRows * (llm.hidden_size * 4 + 8) + kinds * kRows * llm.num_kv_heads * 4 * 8 +
-                     kRows * (3 * 8 + 4);
-  const int64_t out = kRows * manifest_.vocab.head_outputs * 4;  // the logits, for sampling
-  const int64_t written = kinds * kRows * llm.num_kv_heads * llm.head_dim * 4;
-  for (const LlmStepStats& step : steps) {
-    EXPECT_EQ(step.host_to_provider_bytes, in);
-    EXPECT_EQ(step.provider_to_host_bytes, out);
-    EXPECT_EQ(step.cache_written_bytes, written);
-    EXPECT_EQ(step.cache_moved_bytes, 0);
+  const int64_t slot = 2 * llm.num_layers * llm.num_kv_heads * llm.head_dim * 4;  // float32
+  for (bool fixed : {false, true}) {
+    for (int capacity : {256, 2048}) {
+      auto d = Decoder(4, capacity, fixed);
+      d->SetLogpHook([](uint64_t, std::span<float> logp) {  // no row ends: pure decode steps
+        for (int64_t s = 6561; s < 6564; ++s) logp[s] = -std::numeric_limits<float>::infinity();
+      });
+      for (int k = 0; k < kRows; ++k) ASSERT_TRUE(d->Admit(k, Synthetic(k, 4)).ok());
+      while (d->queued() > 0) ASSERT_TRUE(d->Step().ok());
+      ASSERT_TRUE(d->Step().ok());
+      const LlmStepStats& step = d->last_step();
+      ASSERT_EQ(step.prefills, 0);
+      ASSERT_EQ(step.decoded_rows, kRows);
+      // Fixed shapes run the bucket of 4 rows (the padding row's input is sent too).
+      const int64_t rows = fixed ? 4 : kRows;
+      EXPECT_EQ(step.batch_rows, rows);
+      // Embeddings and each row's length (int32), and total_sequence_length; the logits back.
+      EXPECT_EQ(step.host_to_provider_bytes, rows * (llm.hidden_size * 4 + 4) + 4)
+          << "capacity " << capacity << " fixed " << fixed;
+      EXPECT_EQ(step.provider_to_host_bytes, kRows * manifest_.vocab.head_outputs * 4);
+      EXPECT_EQ(step.cache_written_bytes, kRows * slot);  // in place, in provider memory
+      EXPECT_EQ(d->cache_bytes(), 4 * capacity * slot);
+      // Host memory with the CPU provider, the device's with CUDA (the same code either way).
+      EXPECT_EQ(d->cache_in_host_memory(), testing::TestExecutionProvider() == "cpu");
+    }
   }
 }
 
-// A finished row's place is refilled by the last row inside the cache's memory: the host sends
-// the rows' coordinates, not their slots.
-TEST_F(LlmDecoderTest, AFinishedRowIsRefilledInsideTheCachesMemory) {
+// A sequence keeps its row for its life: a finished one's row is left as a hole (computed as a
+// padding row, its logits unread) until the next newcomer takes it; nothing is copied.
+TEST_F(LlmDecoderTest, AFinishedSequencesRowIsTakenByTheNextNewcomer) {
   auto d = Decoder(3, 512);
+  d->SetLogpHook([](uint64_t, std::span<float> logp) {
+    for (int64_t s = 6561; s < 6564; ++s) logp[s] = -std::numeric_limits<float>::infinity();
+  });
   for (int k = 0; k < 3; ++k) ASSERT_TRUE(d->Admit(k, Synthetic(k, 4)).ok());
   while (d->queued() > 0) ASSERT_TRUE(d->Step().ok());
-  ASSERT_TRUE(d->Release(0).ok());  // row 0 goes; row 2 takes its place
+  ASSERT_TRUE(d->Release(0).ok());  // row 0 goes; rows 1 and 2 stay where they are
   ASSERT_TRUE(d->Step().ok());
-  const LlmStepStats& step = d->last_step();
-  EXPECT_EQ(step.cache_moved_bytes, d->cache_bytes() / 3);  // one row, in provider memory
-  EXPECT_EQ(step.decoded_rows, 2);
-  EXPECT_LT(step.host_to_provider_bytes, d->cache_bytes() / 3 / 16);
+  EXPECT_EQ(d->last_step().decoded_rows, 2);
+  EXPECT_EQ(d->last_step().batch_rows, 3);  // up to the highest live row
+  ASSERT_TRUE(d->Release(2).ok());
+  ASSERT_TRUE(d->Step().ok());
+  EXPECT_EQ(d->last_step().decoded_rows, 1);
+  EXPECT_EQ(d->last_step().batch_rows, 2);  // row 2 free: the batch shrinks to rows 0..1
+  LlmRequest newcomer = Synthetic(3, 4);
+  ASSERT_TRUE(d->Admit(3, newcomer).ok());
+  ASSERT_TRUE(d->Step().ok());  // its prefill takes row 0, the lowest free one
+  ASSERT_TRUE(d->Step().ok());
+  EXPECT_EQ(d->last_step().decoded_rows, 2);
+  EXPECT_EQ(d->last_step().batch_rows, 2);  // rows 0 (the newcomer) and 1: no hole
+}
+
+// The half-precision step graph against the float32 goldens: float16 runs on the CPU too (ORT
+// computes its MatMuls through casts, GroupQueryAttention in float16), within its stated bound;
+// bfloat16 has no CPU kernels and is refused with the reason.
+TEST_F(LlmDecoderTest, Float16GraphMatchesTheGoldensWithinItsBound) {
+  if (testing::TestExecutionProvider() != "cpu") GTEST_SKIP() << "the GPU check runs verify-bundle";
+  const double bound = LlmStepGraph::LogpTolerance("fp16");
+  ASSERT_GT(bound, 0);
+  for (int n = 0; n < 2; ++n) {
+    auto d = Decoder(1, 1024, false, "fp16");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->graph().precision(), "fp16");
+    std::vector<std::vector<float>> logps;
+    d->SetLogpHook(
+        [&](uint64_t, std::span<float> logp) { logps.emplace_back(logp.begin(), logp.end()); });
+    ASSERT_TRUE(d->Admit(1, GoldenRequest(n)).ok());
+    ASSERT_TRUE(d->Step().ok());
+    ASSERT_TRUE(d->Step().ok());
+    ASSERT_EQ(logps.size(), 2u);
+    const std::string name = std::to_string(n);
+    const double prefill = LogpError(logps[0], Golden("llm.prefill/" + name, "output", "logp").floats);
+    EXPECT_LT(prefill, bound);
+    EXPECT_GT(prefill, 0.0) << "float16 rounds somewhere: an exact match means the float32 graph ran";
+    std::printf("fp16 text %d: prefill logp max abs error %.2e (bound %.0e)\n", n, prefill, bound);
+  }
+  auto verifier = BundleVerifier::Create(TinyBundle());
+  ASSERT_TRUE(verifier.ok()) << verifier.status();
+  (*verifier)->set_llm_precision("fp16");
+  ASSERT_TRUE(AddLlmStages(**verifier).ok());
+  ASSERT_TRUE(AddOnnxStages(**verifier).ok());
+  for (const auto& result : (*verifier)->Run()) {
+    if (result.stage.rfind("llm.", 0) != 0 || result.stage == "llm.ras") continue;
+    EXPECT_EQ(result.atol, bound) << result.stage;
+    EXPECT_EQ(result.outcome.kind, StageOutcome::Kind::kPassed)
+        << result.stage << ": " << result.outcome.message << " error "
+        << result.outcome.max_abs_error;
+    std::printf("fp16 %s: max abs error %.2e (atol %.0e)\n", result.stage.c_str(),
+                result.outcome.max_abs_error, result.atol);
+  }
+  LlmDecoderConfig config;
+  config.runtime.precision = "bf16";
+  auto bf16 = LlmDecoder::Create(manifest_, TinyBundle(), config);
+  EXPECT_EQ(bf16.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(bf16.status().message().find("CUDA provider only"), std::string::npos) << bf16.status();
+}
+
+TEST_F(LlmDecoderTest, ACapacityPastTheRotaryTablesIsRefused) {
+  LlmDecoderConfig config;
+  config.max_active = 1;
+  config.capacity = 9000;  // the tiny bundle's graph holds 8192 positions
+  auto d = LlmDecoder::Create(manifest_, TinyBundle(), config);
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(d.status().message().find("8192"), std::string::npos) << d.status();
 }
 
 TEST_F(LlmDecoderTest, PrintsTokensPerSecondAtBatchOneAndEight) {
