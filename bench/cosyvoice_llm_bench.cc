@@ -1,7 +1,8 @@
 // CosyVoice2's LLM alone (LlmDecoder over a bundle's llm_step graph), no server, no flow or
 // HiFT: decode-only ms per step and tokens/s at each batch size and KV capacity, and what one
-// newcomer's prefill costs the running rows (prefill=P: a P-position prefill alone). bench/cosyvoice_bench.sh prints these beside the served figures, so the LLM's
-// own rate and what the flow + HiFT inside the step loop take from it can be told apart.
+// newcomer's prefill costs the running rows (prefill=P: a P-position prefill alone).
+// bench/cosyvoice_bench.sh prints these beside the served figures, so the LLM's own rate and what
+// the flow + HiFT inside the step loop take from it can be told apart.
 //
 //   cosyvoice_llm_bench BUNDLE [batches=1,4,16] [steps=24] [intra_op_threads=0] [provider=cpu]
 //                       [capacities=1024] [precision=auto] [cuda_graphs=auto] [attention=flash]
@@ -316,7 +317,8 @@ int Run(int argc, char** argv) {
       ok = false;
     }
     if (!ok) {
-      std::fprintf(stderr, "bad argument '%s' (batches 1..256, steps 1..%d, threads >= 0, "
+      std::fprintf(stderr,
+                   "bad argument '%s' (batches 1..256, steps 1..%d, threads >= 0, "
                    "capacities >= 171, prefill >= %d positions)\n",
                    arg.c_str(), kText * 20 - 1, kPromptText + kText + 3);
       return 2;

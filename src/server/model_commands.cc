@@ -84,7 +84,7 @@ int RunModelCommand(int argc, const char* const* argv) {
   }
 #if VOXSERVE_ONNX
   return command == "check-model" ? CheckModel(argv[2])
-                                   : VerifyBundle(argv[2], provider, precision);
+                                  : VerifyBundle(argv[2], provider, precision);
 #else
   std::fprintf(stderr,
                "voxserve %s: this voxserve was built without ONNX Runtime "

@@ -27,7 +27,8 @@ absl::Status ReadSchedulingInt(const YAML::Node& node, const std::string& where,
   absl::Status status = node[key].IsScalar()
                             ? core::ParseInt(node[key].Scalar(), 0, 1'000'000'000, &value)
                             : core::InvalidArgument("expected a number");
-  if (!status.ok()) return core::InvalidArgument(where + "." + key + ": " + std::string(status.message()));
+  if (!status.ok())
+    return core::InvalidArgument(where + "." + key + ": " + std::string(status.message()));
   *out = static_cast<int>(value);
   return absl::OkStatus();
 }
@@ -233,8 +234,10 @@ std::string HelpFooter(const OptionTable& table) {
   text += "  --config                 VOXSERVE_CONFIG\n";
   // Per-model keys live in the file only (config/voxserve.example.yaml, docs/engines.md).
   text +=
-      "\nPer model (YAML models[]: id, engine, default_voice, options, scheduling, lexicons, warmup):\n"
-      "  engine: espeak | piper | kokoro | cosyvoice | tone (diagnostic streaming engine, no model)\n"
+      "\nPer model (YAML models[]: id, engine, default_voice, options, scheduling, lexicons, "
+      "warmup):\n"
+      "  engine: espeak | piper | kokoro | cosyvoice | tone (diagnostic streaming engine, no "
+      "model)\n"
       "  scheduling: instances, isolation, devices, cpus";
   size_t column = 48;  // where the list stands after "  scheduling: ... cpus"
   for (const SchedulingKey& key : SchedulingKeys()) {
@@ -274,9 +277,8 @@ absl::StatusOr<ParsedCommandLine> LoadServerConfig(int argc, const char* const* 
   std::map<std::string, std::string> flag_values;
   std::map<std::string, CLI::Option*> flag_options;
   for (const OptionSpec& spec : table.specs()) {
-    flag_options[spec.flag] =
-        app.add_option("--" + spec.flag, flag_values[spec.flag], spec.help)
-            ->default_str(spec.default_value);
+    flag_options[spec.flag] = app.add_option("--" + spec.flag, flag_values[spec.flag], spec.help)
+                                  ->default_str(spec.default_value);
   }
   std::string config_path;
   app.add_option("--config", config_path, "YAML configuration file");

@@ -16,7 +16,7 @@ namespace {
 using nlohmann::json;
 
 const std::set<std::string, std::less<>> kDtypes = {"float32", "float16", "bfloat16",
-                                                     "int32",   "int64",   "bool"};
+                                                    "int32",   "int64",   "bool"};
 
 // Reads typed fields of one JSON object, recording a problem (with the field's path) for each
 // missing or ill-typed one instead of stopping at the first.
@@ -456,7 +456,8 @@ absl::StatusOr<BundleManifest> ParseBundleManifest(std::string_view json_text,
   if (m.format_version > 0 && m.format_version < kBundleFormatVersion) {
     problems.push_back("format_version: " + std::to_string(m.format_version) +
                        " is a bundle made before voxserve's GroupQueryAttention LLM graph (this "
-                       "voxserve reads format " + std::to_string(kBundleFormatVersion) +
+                       "voxserve reads format " +
+                       std::to_string(kBundleFormatVersion) +
                        "): remake it with tools/cosyvoice_export/export.py --model-dir "
                        "<CosyVoice2-0.5B dir> --out <bundle> (docs/cosyvoice-bundle.md)");
   }

@@ -199,8 +199,9 @@ absl::Status LlmDecoder::DecodeRunning(std::vector<LlmEvent>& events) {
     ++row.length;
     ++stats_.decoded_rows;
     stats_.cache_written_bytes += graph_->cache().SlotBytes();
-    Sample(r, std::span<float>(logits_).subspan(r * static_cast<size_t>(vocab_),
-                                                 static_cast<size_t>(vocab_)),
+    Sample(r,
+           std::span<float>(logits_).subspan(r * static_cast<size_t>(vocab_),
+                                             static_cast<size_t>(vocab_)),
            events);
   }
   stats_.batch_rows = static_cast<int>(graph_->BatchRows(static_cast<int64_t>(n)));

@@ -54,9 +54,9 @@ absl::StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const onnx::OnnxSession
   c->cache_ = std::move(*cache);
   // Every size here is a multiple of 4 bytes: head_dim is (GroupQueryAttention wants 16k).
   std::vector<int64_t> floats = {bytes / 4};
-  if (absl::Status s = c->fill_->RunInPlace(
-          {{"shape", {ElementType::kInt64, floats.data(), {1}}}},
-          {{"zeros", c->cache_.View(ElementType::kFloat, {floats[0]})}});
+  if (absl::Status s =
+          c->fill_->RunInPlace({{"shape", {ElementType::kInt64, floats.data(), {1}}}},
+                               {{"zeros", c->cache_.View(ElementType::kFloat, {floats[0]})}});
       !s.ok()) {
     return s;
   }

@@ -82,7 +82,8 @@ absl::StatusOr<double> GreedyDecodeError(const BundleManifest& m, const std::str
         if (k < want.size()) {
           theirs = current.at(static_cast<size_t>(want[k]));
         } else {
-          for (int64_t stop : m.special_ids.stop_tokens) theirs = std::max(theirs, current.at(stop));
+          for (int64_t stop : m.special_ids.stop_tokens)
+            theirs = std::max(theirs, current.at(stop));
         }
         float ours = -std::numeric_limits<float>::infinity();
         if (e.token >= 0) {
@@ -99,10 +100,10 @@ absl::StatusOr<double> GreedyDecodeError(const BundleManifest& m, const std::str
     }
   }
   if (precision != "fp32") {
-    spdlog::info("{} ({}): {} of upstream's {} tokens equal{}", g.name, precision, tokens.size(),
-                 want.size(),
-                 tie_margin >= 0 ? ", then a near tie (margin " + std::to_string(tie_margin) + ")"
-                                 : "");
+    spdlog::info(
+        "{} ({}): {} of upstream's {} tokens equal{}", g.name, precision, tokens.size(),
+        want.size(),
+        tie_margin >= 0 ? ", then a near tie (margin " + std::to_string(tie_margin) + ")" : "");
   }
   const size_t compared = logp.size();
   NpyArray prefix = *want_logp;

@@ -157,7 +157,8 @@ absl::StatusOr<std::unique_ptr<LlmStepGraph>> LlmStepGraph::Create(
 
   const onnx::OnnxSession& step = *g->step_;
   if (step.Metadata("format").value_or("") != kStepFormat) {
-    return core::InvalidArgument(path + ": not an LLM step graph of this voxserve (metadata format '" +
+    return core::InvalidArgument(path +
+                                 ": not an LLM step graph of this voxserve (metadata format '" +
                                  step.Metadata("format").value_or("") + "', expected '" +
                                  kStepFormat + "'): re-export the bundle");
   }
@@ -165,7 +166,8 @@ absl::StatusOr<std::unique_ptr<LlmStepGraph>> LlmStepGraph::Create(
   if (config.capacity > g->max_positions_) {
     return core::InvalidArgument("capacity: " + std::to_string(config.capacity) +
                                  " cache slots exceed the positions the LLM graph's rotary "
-                                 "tables hold (" + std::to_string(g->max_positions_) + ")");
+                                 "tables hold (" +
+                                 std::to_string(g->max_positions_) + ")");
   }
   const auto& llm = manifest.llm;
   g->layers_ = llm.num_layers;
@@ -186,8 +188,8 @@ absl::StatusOr<std::unique_ptr<LlmStepGraph>> LlmStepGraph::Create(
     }
   }
   const ElementType cache_type = step.FindInput("past_key_0")->type;
-  KvCacheShape shape{llm.num_layers, config.rows, llm.num_kv_heads, config.capacity,
-                     llm.head_dim, cache_type};
+  KvCacheShape shape{llm.num_layers,  config.rows,  llm.num_kv_heads,
+                     config.capacity, llm.head_dim, cache_type};
   auto cache = KvCache::Create(step, shape, session);
   if (!cache.ok()) return cache.status();
   g->cache_ = std::move(*cache);
@@ -207,10 +209,9 @@ absl::StatusOr<std::unique_ptr<LlmStepGraph>> LlmStepGraph::Create(
         CopyGraph("cosyvoice_llm_download", {{"logits", ElementType::kFloat, 2}}), plain);
     if (!download.ok()) return download.status();
     g->download_ = std::move(*download);
-    for (auto [buffer, bytes] :
-         {std::pair{&g->embeds_, config.rows * g->hidden_ * 4},
-          {&g->seqlens_, int64_t{config.rows} * 4},
-          {&g->logits_, config.rows * g->vocab_ * 4}}) {
+    for (auto [buffer, bytes] : {std::pair{&g->embeds_, config.rows * g->hidden_ * 4},
+                                 {&g->seqlens_, int64_t{config.rows} * 4},
+                                 {&g->logits_, config.rows * g->vocab_ * 4}}) {
       auto allocated = g->upload_->AllocateProvider(static_cast<size_t>(bytes));
       if (!allocated.ok()) return allocated.status();
       *buffer = std::move(*allocated);
@@ -241,8 +242,9 @@ void LlmStepGraph::BindCache(int64_t first, int64_t count, Bindings& in, Binding
 absl::Status LlmStepGraph::Prefill(int64_t row, std::span<const float> embeds,
                                    std::span<float> logits, onnx::HostTraffic& traffic) {
   const int64_t s = static_cast<int64_t>(embeds.size()) / hidden_;
-  if (row < 0 || row >= config_.rows || s < 1 || s * hidden_ != static_cast<int64_t>(embeds.size()) ||
-      s > config_.capacity || static_cast<int64_t>(logits.size()) != vocab_) {
+  if (row < 0 || row >= config_.rows || s < 1 ||
+      s * hidden_ != static_cast<int64_t>(embeds.size()) || s > config_.capacity ||
+      static_cast<int64_t>(logits.size()) != vocab_) {
     return core::Internal("LLM prefill: row or sizes out of range");
   }
   // The first prompt of GroupQueryAttention: S new positions and a total of S, so the keys go
@@ -275,10 +277,9 @@ absl::Status LlmStepGraph::Decode(std::span<const float> embeds, std::span<const
   // keeps it (its host value is frozen at capture): attention still reads each row's own
   // seqlens_k + 1 slots; a total of 1 would read as a first prompt.
   total_length_ = config_.capacity;
-  Bindings in = {
-      {"inputs_embeds", Host(ElementType::kFloat, embeds.data(), {n, 1, hidden_})},
-      {"seqlens_k", Host(ElementType::kInt32, lengths.data(), {n})},
-      {"total_sequence_length", Host(ElementType::kInt32, &total_length_, {})}};
+  Bindings in = {{"inputs_embeds", Host(ElementType::kFloat, embeds.data(), {n, 1, hidden_})},
+                 {"seqlens_k", Host(ElementType::kInt32, lengths.data(), {n})},
+                 {"total_sequence_length", Host(ElementType::kInt32, &total_length_, {})}};
   Bindings out = {{"logits", {ElementType::kFloat, logits.data(), {n, vocab_}}}};
   BindCache(0, n, in, out);
   return step_->RunInPlace(in, out, &traffic);
@@ -288,8 +289,8 @@ absl::Status LlmStepGraph::DecodeFixed(std::span<const float> embeds,
                                        std::span<const int32_t> lengths, std::span<float> logits,
                                        onnx::HostTraffic& traffic) {
   const int64_t n = static_cast<int64_t>(lengths.size()), b = BatchRows(n);
-  const size_t bucket = static_cast<size_t>(
-      std::find(buckets_.begin(), buckets_.end(), b) - buckets_.begin());
+  const size_t bucket =
+      static_cast<size_t>(std::find(buckets_.begin(), buckets_.end(), b) - buckets_.begin());
   // Padding rows: zero input at slot 0 of rows that hold nothing (n .. b - 1 are free: the
   // decoder's live rows are below n).
   staged_embeds_.assign(static_cast<size_t>(b * hidden_), 0.0f);

@@ -211,9 +211,7 @@ size_t TensorView::ElementCount() const {
   return count;
 }
 
-size_t TensorView::Bytes() const {
-  return ElementCount() * ElementBytes(type);
-}
+size_t TensorView::Bytes() const { return ElementCount() * ElementBytes(type); }
 
 Tensor Tensor::Floats(std::vector<int64_t> shape, std::vector<float> values) {
   return Tensor{std::move(shape), std::move(values)};
@@ -371,11 +369,10 @@ absl::StatusOr<Ort::Value> ViewOf(const Ort::MemoryInfo& memory, const TensorVie
                                                view.shape.data(), view.shape.size());
     case ElementType::kFloat16:
     case ElementType::kBFloat16:
-      return Ort::Value::CreateTensor(memory, view.data, view.Bytes(), view.shape.data(),
-                                      view.shape.size(),
-                                      view.type == ElementType::kFloat16
-                                          ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
-                                          : ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16);
+      return Ort::Value::CreateTensor(
+          memory, view.data, view.Bytes(), view.shape.data(), view.shape.size(),
+          view.type == ElementType::kFloat16 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
+                                             : ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16);
     case ElementType::kOther:
       break;
   }

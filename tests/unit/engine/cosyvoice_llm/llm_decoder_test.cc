@@ -440,9 +440,11 @@ TEST_F(LlmDecoderTest, Float16GraphMatchesTheGoldensWithinItsBound) {
     ASSERT_TRUE(d->Step().ok());
     ASSERT_EQ(logps.size(), 2u);
     const std::string name = std::to_string(n);
-    const double prefill = LogpError(logps[0], Golden("llm.prefill/" + name, "output", "logp").floats);
+    const double prefill =
+        LogpError(logps[0], Golden("llm.prefill/" + name, "output", "logp").floats);
     EXPECT_LT(prefill, bound);
-    EXPECT_GT(prefill, 0.0) << "float16 rounds somewhere: an exact match means the float32 graph ran";
+    EXPECT_GT(prefill, 0.0)
+        << "float16 rounds somewhere: an exact match means the float32 graph ran";
     std::printf("fp16 text %d: prefill logp max abs error %.2e (bound %.0e)\n", n, prefill, bound);
   }
   auto verifier = BundleVerifier::Create(TinyBundle());
