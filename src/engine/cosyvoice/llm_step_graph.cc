@@ -218,7 +218,15 @@ absl::StatusOr<std::unique_ptr<LlmStepGraph>> LlmStepGraph::Create(
     }
   }
   if (g->cuda_graphs_) {
-    if (absl::Status s = g->CaptureGraphs(); !s.ok()) return s;
+    if (absl::Status s = g->CaptureGraphs(); !s.ok()) {
+      // A capture ORT could not make (a kernel it cannot record): the same graph, plain.
+      LogPlainRunsOnce(std::string(s.message()));
+      session.cuda_graph = false;
+      auto plain = onnx::OnnxSession::Create(path, session);
+      if (!plain.ok()) return plain.status();
+      g->step_ = std::move(*plain);
+      g->cuda_graphs_ = false;
+    }
   }
   return g;
 }

@@ -468,6 +468,33 @@ TEST_F(LlmDecoderTest, Float16GraphMatchesTheGoldensWithinItsBound) {
   EXPECT_NE(bf16.status().message().find("CUDA provider only"), std::string::npos) << bf16.status();
 }
 
+// CUDA graphs asked for where there is no CUDA: the same graph runs plainly (logged once);
+// options outside their values are refused naming the option.
+TEST_F(LlmDecoderTest, CudaGraphsWithoutCudaRunPlainlyAndBadOptionsAreNamed) {
+  if (testing::TestExecutionProvider() != "cpu") GTEST_SKIP() << "a CPU-provider case";
+  LlmDecoderConfig config;
+  config.max_active = 2;
+  config.capacity = 256;
+  config.runtime.cuda_graphs = "on";
+  auto d = LlmDecoder::Create(manifest_, TinyBundle(), config);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_FALSE((*d)->graph().cuda_graphs());
+  EXPECT_FALSE((*d)->graph().fixed_shapes());
+  EXPECT_EQ((*d)->graph().buckets(), (std::vector<int64_t>{1, 2}));
+  ASSERT_TRUE((*d)->Admit(1, Synthetic(1, 2)).ok());
+  ASSERT_TRUE((*d)->Step().ok());
+  for (auto [field, value] : {std::pair{&LlmRuntimeOptions::precision, "fp8"},
+                              {&LlmRuntimeOptions::cuda_graphs, "yes"},
+                              {&LlmRuntimeOptions::attention, "sdpa"}}) {
+    LlmDecoderConfig bad;
+    bad.runtime.*field = value;
+    absl::Status status = LlmDecoder::Create(manifest_, TinyBundle(), bad).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << value;
+    EXPECT_NE(status.message().find(value), std::string::npos) << status;
+    EXPECT_NE(status.message().find("llm_"), std::string::npos) << status;
+  }
+}
+
 TEST_F(LlmDecoderTest, ACapacityPastTheRotaryTablesIsRefused) {
   LlmDecoderConfig config;
   config.max_active = 1;
