@@ -15,6 +15,16 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// The step graph's share of the decoder's configuration.
+LlmStepGraphConfig StepGraphConfig(const LlmDecoderConfig& config) {
+  LlmStepGraphConfig graph;
+  graph.rows = config.max_active;
+  graph.capacity = config.capacity;
+  graph.runtime = config.runtime;
+  graph.session = config.session;
+  return graph;
+}
+
 void LogSoftmax(std::span<float> x) {
   float top = *std::max_element(x.begin(), x.end());
   double sum = 0;
@@ -39,12 +49,7 @@ absl::Status LlmDecoderConfig::Validate() const {
                                  std::to_string(max_active) + "), found " +
                                  std::to_string(max_prefills_per_step));
   }
-  LlmStepGraphConfig graph;
-  graph.rows = max_active;
-  graph.capacity = capacity;
-  graph.runtime = runtime;
-  graph.session = session;
-  return graph.Validate();
+  return StepGraphConfig(*this).Validate();
 }
 
 LlmDecoder::~LlmDecoder() = default;
@@ -61,12 +66,7 @@ absl::StatusOr<std::unique_ptr<LlmDecoder>> LlmDecoder::Create(const BundleManif
   auto embeddings = LlmEmbeddings::Create(manifest, bundle_dir);
   if (!embeddings.ok()) return embeddings.status();
   d->embeddings_ = std::move(*embeddings);
-  LlmStepGraphConfig graph;
-  graph.rows = config.max_active;
-  graph.capacity = config.capacity;
-  graph.runtime = config.runtime;
-  graph.session = config.session;
-  auto created = LlmStepGraph::Create(manifest, bundle_dir, graph);
+  auto created = LlmStepGraph::Create(manifest, bundle_dir, StepGraphConfig(config));
   if (!created.ok()) return created.status();
   d->graph_ = std::move(*created);
   d->hidden_ = manifest.llm.hidden_size;

@@ -179,7 +179,7 @@ absl::Status AddLlmStages(BundleVerifier& v) {
        precision = *precision](const GoldenStage& g) {
         return GreedyDecodeError(m, dir, session, precision, g);
       },
-      *precision == "fp32" ? -1 : LlmStepGraph::LogpTolerance(*precision));
+      LlmStepGraph::LogpTolerance(*precision));
   v.AddStage("llm.ras", [&m = v.manifest()](const GoldenStage& g) { return RasCasesError(m, g); });
   return absl::OkStatus();
 }

@@ -114,7 +114,7 @@ double LlmStepGraph::LogpTolerance(const std::string& precision) {
   // measures well inside these on the CPU (fp16), and the GPU check measures both.
   if (precision == "fp16") return 5e-2;
   if (precision == "bf16") return 2.5e-1;
-  return 0;
+  return -1;
 }
 
 absl::StatusOr<std::unique_ptr<LlmStepGraph>> LlmStepGraph::Create(
@@ -141,15 +141,17 @@ absl::StatusOr<std::unique_ptr<LlmStepGraph>> LlmStepGraph::Create(
   // kernel reads each row's own filled slots, and it is the kernel ORT captures in graphs
   // (by default ORT prefers cuDNN's SDPA on Hopper, over the whole capacity with a mask).
   if (cuda && config.runtime.attention == "flash") session.cuda_sdpa_kernel = 1;
-  auto opened = onnx::OnnxSession::Create(path, session);
-  if (!opened.ok() && graphs) {
-    // ORT refuses graph capture for a graph with nodes off the CUDA provider (and an ORT
-    // without it refuses the option): the same graph then runs without.
-    LogPlainRunsOnce(std::string(opened.status().message()));
+  // The same graph without CUDA graphs, where ORT refuses or cannot make them (logged once).
+  auto plain_session = [&](absl::Status why) {
+    LogPlainRunsOnce(std::string(why.message()));
     graphs = false;
     session.cuda_graph = false;
-    opened = onnx::OnnxSession::Create(path, session);
-  }
+    return onnx::OnnxSession::Create(path, session);
+  };
+  auto opened = onnx::OnnxSession::Create(path, session);
+  // ORT refuses graph capture for a graph with nodes off the CUDA provider (and an ORT without
+  // it refuses the option).
+  if (!opened.ok() && graphs) opened = plain_session(opened.status());
   if (!opened.ok()) return opened.status();
   g->step_ = std::move(*opened);
   g->cuda_graphs_ = graphs;
@@ -218,11 +220,9 @@ absl::StatusOr<std::unique_ptr<LlmStepGraph>> LlmStepGraph::Create(
     }
   }
   if (g->cuda_graphs_) {
+    // A capture ORT could not make (a kernel it cannot record): the same graph, plain.
     if (absl::Status s = g->CaptureGraphs(); !s.ok()) {
-      // A capture ORT could not make (a kernel it cannot record): the same graph, plain.
-      LogPlainRunsOnce(std::string(s.message()));
-      session.cuda_graph = false;
-      auto plain = onnx::OnnxSession::Create(path, session);
+      auto plain = plain_session(s);
       if (!plain.ok()) return plain.status();
       g->step_ = std::move(*plain);
       g->cuda_graphs_ = false;
@@ -281,16 +281,23 @@ absl::Status LlmStepGraph::Decode(std::span<const float> embeds, std::span<const
     }
   }
   if (fixed_shapes_) return DecodeFixed(embeds, lengths, logits, traffic);
+  return RunDecode(Host(ElementType::kFloat, embeds.data(), {n, 1, hidden_}),
+                   Host(ElementType::kInt32, lengths.data(), {n}),
+                   {ElementType::kFloat, logits.data(), {n, vocab_}}, n, traffic, 0);
+}
+
+absl::Status LlmStepGraph::RunDecode(TensorView embeds, TensorView lengths, TensorView logits,
+                                     int64_t rows, onnx::HostTraffic& traffic, int cuda_graph_id) {
   // Token generation: S = 1 and a total of the capacity on every step, as a captured graph
   // keeps it (its host value is frozen at capture): attention still reads each row's own
   // seqlens_k + 1 slots; a total of 1 would read as a first prompt.
   total_length_ = config_.capacity;
-  Bindings in = {{"inputs_embeds", Host(ElementType::kFloat, embeds.data(), {n, 1, hidden_})},
-                 {"seqlens_k", Host(ElementType::kInt32, lengths.data(), {n})},
+  Bindings in = {{"inputs_embeds", std::move(embeds)},
+                 {"seqlens_k", std::move(lengths)},
                  {"total_sequence_length", Host(ElementType::kInt32, &total_length_, {})}};
-  Bindings out = {{"logits", {ElementType::kFloat, logits.data(), {n, vocab_}}}};
-  BindCache(0, n, in, out);
-  return step_->RunInPlace(in, out, &traffic);
+  Bindings out = {{"logits", std::move(logits)}};
+  BindCache(0, rows, in, out);
+  return step_->RunInPlace(in, out, &traffic, cuda_graph_id);
 }
 
 absl::Status LlmStepGraph::DecodeFixed(std::span<const float> embeds,
@@ -314,14 +321,10 @@ absl::Status LlmStepGraph::DecodeFixed(std::span<const float> embeds,
       !s.ok()) {
     return s;
   }
-  total_length_ = config_.capacity;  // as Decode's
-  Bindings in = {{"inputs_embeds", embeds_.View(ElementType::kFloat, {b, 1, hidden_})},
-                 {"seqlens_k", seqlens_.View(ElementType::kInt32, {b})},
-                 {"total_sequence_length", Host(ElementType::kInt32, &total_length_, {})}};
-  Bindings out = {{"logits", logits_.View(ElementType::kFloat, {b, vocab_})}};
-  BindCache(0, b, in, out);
-  if (absl::Status s =
-          step_->RunInPlace(in, out, &traffic, cuda_graphs_ ? static_cast<int>(bucket) + 1 : 0);
+  if (absl::Status s = RunDecode(embeds_.View(ElementType::kFloat, {b, 1, hidden_}),
+                                 seqlens_.View(ElementType::kInt32, {b}),
+                                 logits_.View(ElementType::kFloat, {b, vocab_}), b, traffic,
+                                 cuda_graphs_ ? static_cast<int>(bucket) + 1 : 0);
       !s.ok()) {
     return s;
   }

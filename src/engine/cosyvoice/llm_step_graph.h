@@ -62,8 +62,9 @@ class LlmStepGraph {
   // lacks, bf16 without CUDA.
   static absl::StatusOr<std::string> ResolvePrecision(const BundleManifest& manifest,
                                                       const LlmStepGraphConfig& config);
-  // The stated bound of a precision's log-probabilities against the float32 goldens
-  // (verify-bundle, tests); 0 for fp32, whose bound is the goldens' own.
+  // The stated bound of a precision's log-probabilities against the float32 goldens, as
+  // BundleVerifier::AddStage takes it (verify-bundle, tests): -1 for fp32, whose bound is the
+  // goldens' own.
   static double LogpTolerance(const std::string& precision);
 
   // Row `row`'s prompt: `embeds` [S, hidden] go into its slots 0 .. S - 1 (what the row held
@@ -96,6 +97,10 @@ class LlmStepGraph {
   void BindCache(int64_t first, int64_t count,
                  std::vector<std::pair<std::string, onnx::TensorView>>& in,
                  std::vector<std::pair<std::string, onnx::TensorView>>& out) const;
+  // One decode run of `rows` rows (total_sequence_length the capacity) over the given views of
+  // its inputs and logits: host memory, or the fixed buffers.
+  absl::Status RunDecode(onnx::TensorView embeds, onnx::TensorView lengths, onnx::TensorView logits,
+                         int64_t rows, onnx::HostTraffic& traffic, int cuda_graph_id);
   // The bucket's decode through the fixed buffers (CUDA graph id = bucket index + 1 when on).
   absl::Status DecodeFixed(std::span<const float> embeds, std::span<const int32_t> lengths,
                            std::span<float> logits, onnx::HostTraffic& traffic);

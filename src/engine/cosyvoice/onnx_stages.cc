@@ -172,7 +172,7 @@ absl::Status AddOnnxStages(BundleVerifier& v) {
   llm.session = config;
   auto precision = LlmStepGraph::ResolvePrecision(v.manifest(), llm);
   if (!precision.ok()) return precision.status();
-  const double atol = *precision == "fp32" ? -1 : LlmStepGraph::LogpTolerance(*precision);
+  const double atol = LlmStepGraph::LogpTolerance(*precision);
   for (bool decode : {false, true}) {
     v.AddStage(
         decode ? "llm.decode" : "llm.prefill",
