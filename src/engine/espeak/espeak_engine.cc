@@ -96,8 +96,8 @@ absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakC
     info.default_voice = config.default_voice;
     g_espeak_in_use = true;
   }
-  // The listing above is all this process's library is asked for; synthesis runs in children
-  // of the template, each from the same freshly initialized state (espeak_synth_process.h).
+  // The listing above is all this process's library is asked for; synthesis runs in the
+  // template's speakers, each from its voice's checkpoint (espeak_synth_process.h).
   auto synth = EspeakSynthProcess::Start(config.data_path);
   if (!synth.ok()) {
     auto lock = (*library)->Lock();

@@ -23,12 +23,11 @@ struct EspeakConfig {
 
 // libespeak-ng keeps one global synthesizer per process, and state that carries from one
 // synthesis to the next: this process's library (EspeakLibrary, shared with the espeak
-// phonemizer of the ONNX voices) only lists voices, and each synthesis runs in a child of a
-// template process that starts from the same freshly initialized state every time
-// (espeak_synth_process.h), so the same request always gives the same samples, as the espeak-ng
-// command line does. Syntheses are serialized whatever the number of scheduler instances
-// (worker processes, one engine each, run in parallel), and only one EspeakEngine may exist at a
-// time. Safe cross thread.
+// phonemizer of the ONNX voices) only lists voices, and each synthesis runs in a speaker process
+// that puts the library's state back to its voice's checkpoint first (espeak_synth_process.h),
+// so the same request always gives the same samples, as the espeak-ng command line does. Syntheses
+// are serialized whatever the number of scheduler instances (worker processes, one engine each, run
+// in parallel), and only one EspeakEngine may exist at a time. Safe cross thread.
 class EspeakEngine final : public Engine {
  public:
   static absl::StatusOr<std::unique_ptr<EspeakEngine>> Create(const EspeakConfig& config);

@@ -2,9 +2,11 @@
 
 #include <espeak-ng/espeak_ng.h>
 #include <espeak-ng/speak_lib.h>
-#include <fcntl.h>
+#include <link.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,8 +17,20 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 #include "core/error.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define VOXSERVE_SANITIZED_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define VOXSERVE_SANITIZED_HEAP 1
+#endif
+#endif
+#if VOXSERVE_SANITIZED_HEAP
+#include <sanitizer/allocator_interface.h>
+#endif
 
 extern char** environ;
 
@@ -33,13 +47,18 @@ constexpr int kTemplateFd = 3;  // where the template finds its end of the socke
 constexpr uint32_t kMaxRequestBytes = 4 << 20;
 // A reply holds one segment's samples: 16 bits at 22050 Hz, an hour is 159 MB.
 constexpr uint32_t kMaxReplyBytes = 1u << 30;
+// Buffers kept between requests up to this (a minute of audio); a longer one's is given back.
+constexpr size_t kKeptBufferBytes = 8 << 20;
+
+void ReleaseIfLarge(std::string& buffer) {
+  if (buffer.capacity() > kKeptBufferBytes) std::string().swap(buffer);
+}
 
 // ---- Bytes on the socket and the pipe: a u32 length, then that many bytes.
 
 bool WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
     ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == ENOTSOCK) n = ::write(fd, data, size);  // the child's pipe
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     data += n;
@@ -63,10 +82,21 @@ void PutU32(std::string& out, uint32_t value) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
 
-bool WriteMessage(int fd, const std::string& payload) {
+// One message made of `parts` in order (a reply's samples are sent from where they lie).
+bool WriteMessage(int fd, std::span<const std::string_view> parts) {
+  size_t size = 0;
+  for (std::string_view part : parts) size += part.size();
   std::string length;
-  PutU32(length, static_cast<uint32_t>(payload.size()));
-  return WriteAll(fd, length.data(), length.size()) && WriteAll(fd, payload.data(), payload.size());
+  PutU32(length, static_cast<uint32_t>(size));
+  if (!WriteAll(fd, length.data(), length.size())) return false;
+  for (std::string_view part : parts) {
+    if (!WriteAll(fd, part.data(), part.size())) return false;
+  }
+  return true;
+}
+
+bool WriteMessage(int fd, std::string_view payload) {
+  return WriteMessage(fd, std::span<const std::string_view>(&payload, 1));
 }
 
 bool ReadMessage(int fd, uint32_t max_bytes, std::string* payload) {
@@ -106,62 +136,197 @@ class Cursor {
   std::string_view bytes_;
 };
 
-// Reply: "E" + message, or "K" + u32 samples + int16 samples (little-endian, as espeak-ng
-// gives them) + u32 words + three u32 (position, length, audio ms) each.
+// Reply: "E" + message, or "K" + u32 the speaker's pid + u32 samples + int16 samples
+// (little-endian, as espeak-ng gives them) + u32 words + three u32 (position, length, audio ms)
+// each.
 std::string ErrorReply(std::string_view message) { return "E" + std::string(message); }
 
-// ---- The template and its children (this file's half that runs before main).
+// ---- The template and its speakers (this file's half that runs before main).
 
-struct Collected {
-  std::string samples;  // int16, as delivered
-  std::vector<EspeakWordEvent> words;
-};
-
-// espeak_Synth's callback, in a child: the samples and word events of the one synthesis.
-int Collect(short* samples, int count, espeak_EVENT* events) {
-  auto* out = static_cast<Collected*>(events->user_data);
-  for (const espeak_EVENT* event = events; event->type != espeakEVENT_LIST_TERMINATED; ++event) {
-    if (event->type == espeakEVENT_WORD) {
-      out->words.push_back({event->text_position, event->length, event->audio_position});
+// Bytes appended outside malloc (an anonymous mapping grown with mremap): a speaker's output must
+// not move the heap's in-use count, which is how it tells that the library kept memory.
+class MappedBuffer {
+ public:
+  MappedBuffer() = default;
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+  ~MappedBuffer() {
+    if (data_ != nullptr) ::munmap(data_, capacity_);
+  }
+  bool Append(const void* bytes, size_t size) {
+    if (size_ + size > capacity_ && !Grow(size_ + size)) return false;
+    std::memcpy(static_cast<char*>(data_) + size_, bytes, size);
+    size_ += size;
+    return true;
+  }
+  void Clear() {
+    size_ = 0;
+    if (capacity_ > kKeptBufferBytes) {
+      ::munmap(data_, capacity_);
+      data_ = nullptr;
+      capacity_ = 0;
     }
   }
-  if (samples != nullptr && count > 0) {
-    out->samples.append(reinterpret_cast<const char*>(samples), count * sizeof(short));
+  std::string_view view() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  bool Grow(size_t needed) {
+    size_t capacity = std::max<size_t>(capacity_ * 2, 1 << 20);
+    while (capacity < needed) capacity *= 2;
+    void* grown = data_ == nullptr ? ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE,
+                                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                   : ::mremap(data_, capacity_, capacity, MREMAP_MAYMOVE);
+    if (grown == MAP_FAILED) return false;
+    data_ = grown;
+    capacity_ = capacity;
+    return true;
   }
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+struct Collected {
+  MappedBuffer samples;  // int16, as delivered
+  MappedBuffer words;    // three u32 each: position, length, audio ms
+  bool overflowed = false;
+};
+
+void PutU32(MappedBuffer& out, uint32_t value, bool* ok) {
+  unsigned char bytes[4];
+  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<unsigned char>((value >> (8 * i)) & 0xff);
+  *ok = out.Append(bytes, 4) && *ok;
+}
+
+// espeak_Synth's callback, in a speaker: the samples and word events of the one synthesis.
+int Collect(short* samples, int count, espeak_EVENT* events) {
+  auto* out = static_cast<Collected*>(events->user_data);
+  if (out == nullptr) return 0;  // PrimeTheLibrary's
+  bool ok = true;
+  for (const espeak_EVENT* event = events; event->type != espeakEVENT_LIST_TERMINATED; ++event) {
+    if (event->type == espeakEVENT_WORD) {
+      PutU32(out->words, static_cast<uint32_t>(event->text_position), &ok);
+      PutU32(out->words, static_cast<uint32_t>(event->length), &ok);
+      PutU32(out->words, static_cast<uint32_t>(event->audio_position), &ok);
+    }
+  }
+  if (samples != nullptr && count > 0)
+    ok = out->samples.Append(samples, count * sizeof(short)) && ok;
+  out->overflowed = out->overflowed || !ok;
   return 0;  // continue
 }
 
-// In a fresh child: the one synthesis a request asks for.
-std::string SynthesizeInChild(const std::string& request) {
+// libespeak-ng's own writable data: .data and .bss past the RELRO part, which hold every static
+// of the library (wavegen's phase and flutter, the pause pending, the command queue, the
+// parameters). Empty when the library is not a shared object of this process.
+std::span<char> LibraryData() {
+  std::span<char> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (std::strstr(info->dlpi_name, "libespeak-ng") == nullptr) return 0;
+        uintptr_t begin = 0, end = 0, relro_end = 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& header = info->dlpi_phdr[i];
+          const uintptr_t start = info->dlpi_addr + header.p_vaddr;
+          if (header.p_type == PT_LOAD && (header.p_flags & PF_W) != 0) {
+            begin = start;
+            end = start + header.p_memsz;
+          }
+          if (header.p_type == PT_GNU_RELRO) relro_end = start + header.p_memsz;
+        }
+        begin = std::max(begin, relro_end);
+        if (end > begin)
+          *static_cast<std::span<char>*>(out) = {reinterpret_cast<char*>(begin), end - begin};
+        return 1;
+      },
+      &found);
+  return found;
+}
+
+// Bytes the process has allocated: a speaker is single-threaded, so glibc's main arena and its
+// mapped chunks; the sanitizers' own allocator under a sanitizer (glibc's is unused there).
+size_t HeapInUse() {
+#if VOXSERVE_SANITIZED_HEAP
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  const struct mallinfo2 info = ::mallinfo2();
+  return info.uordblks + info.hblkhd;
+#endif
+}
+
+void PrimeTheLibrary() {  // an empty synthesis: the text decoder made, a queued voice applied
+  espeak_Synth("", 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, nullptr, nullptr);
+}
+
+// A speaker's first byte of each reply: whether it stays (its state was put back) or exits.
+constexpr char kSpeakerStays = 'S';
+constexpr char kSpeakerExits = 'X';
+
+// In a speaker: one request, spoken from the voice's checkpoint. Writes the reply (first byte
+// kSpeakerStays or kSpeakerExits, then the reply for the server) and says whether it stays.
+bool SpeakOne(int fd, const std::string& request, std::span<char> data,
+              const std::vector<char>& checkpoint, Collected& out) {
   Cursor in(request);
   std::string_view voice, text;
   uint32_t rate = 0, pitch = 0;
   if (!in.String(&voice) || !in.U32(&rate) || !in.U32(&pitch) || !in.String(&text) || !in.done()) {
-    return ErrorReply("malformed synthesis request");
+    WriteMessage(fd, kSpeakerExits + ErrorReply("malformed synthesis request"));
+    return false;
   }
-  const std::string voice_name(voice), text_z(text);  // NUL-terminated for the library
-  if (espeak_SetVoiceByName(voice_name.c_str()) != EE_OK) {
-    return ErrorReply("espeak-ng could not select voice '" + voice_name + "'");
-  }
+  const std::string text_z(text);  // NUL-terminated for the library
+  out.samples.Clear();
+  out.words.Clear();
+  out.overflowed = false;
+  // Every static of the library back as it was after the voice was set, and rand() (breathy
+  // voices' noise) reseeded: the state a fresh speaker of this voice starts from.
+  if (!data.empty()) std::memcpy(data.data(), checkpoint.data(), data.size());
+  std::srand(1);
+  const size_t heap_before = HeapInUse();
   espeak_SetParameter(espeakRATE, static_cast<int>(rate), 0);
   // kVoicePitch: left at the voice's own, so plain requests keep their bytes.
   if (pitch <= 100) espeak_SetParameter(espeakPITCH, static_cast<int>(pitch), 0);
+  const espeak_ERROR error = espeak_Synth(text_z.c_str(), text_z.size() + 1, 0, POS_CHARACTER, 0,
+                                          espeakCHARS_UTF8, nullptr, &out);
+  // Memory the library kept (a second language's translator for a foreign word, say) would be
+  // lost, or freed twice, once its pointer is put back: such a speaker answers and exits.
+  const bool stays = !data.empty() && error == EE_OK && HeapInUse() == heap_before;
+  const char first = stays ? kSpeakerStays : kSpeakerExits;
+  if (error != EE_OK || out.overflowed) {
+    const std::string why = error != EE_OK
+                                ? "espeak-ng synthesis failed with code " + std::to_string(error)
+                                : std::string("out of memory for espeak-ng's samples");
+    WriteMessage(fd, kSpeakerExits + ErrorReply(why));  // the state after a failure is unknown
+    return false;
+  }
+  std::string header(1, first);
+  header += 'K';
+  PutU32(header, static_cast<uint32_t>(::getpid()));
+  PutU32(header, static_cast<uint32_t>(out.samples.view().size() / sizeof(short)));
+  std::string word_count;
+  PutU32(word_count, static_cast<uint32_t>(out.words.view().size() / 12));
+  const std::string_view parts[] = {header, out.samples.view(), word_count, out.words.view()};
+  return WriteMessage(fd, parts) && stays;
+}
+
+// A speaker: a child of the template that sets one voice, keeps the library's data as it is
+// then, and speaks every request for that voice from it. Its first message says whether the
+// voice was set.
+[[noreturn]] void RunSpeaker(int fd, const std::string& voice) {
+  espeak_SetSynthCallback(Collect);
+  if (espeak_SetVoiceByName(voice.c_str()) != EE_OK) {
+    WriteMessage(fd, ErrorReply("espeak-ng could not select voice '" + voice + "'"));
+    std::_Exit(0);
+  }
+  PrimeTheLibrary();
+  const std::span<char> data = LibraryData();
+  const std::vector<char> checkpoint(data.begin(), data.end());
+  if (!WriteMessage(fd, "K")) std::_Exit(0);
   Collected out;
-  espeak_ERROR error = espeak_Synth(text_z.c_str(), text_z.size() + 1, 0, POS_CHARACTER, 0,
-                                    espeakCHARS_UTF8, nullptr, &out);
-  if (error != EE_OK) {
-    return ErrorReply("espeak-ng synthesis failed with code " + std::to_string(error));
+  std::string request;
+  while (ReadMessage(fd, kMaxRequestBytes, &request)) {
+    if (!SpeakOne(fd, request, data, checkpoint, out)) break;
   }
-  std::string reply = "K";
-  PutU32(reply, static_cast<uint32_t>(out.samples.size() / sizeof(short)));
-  reply += out.samples;
-  PutU32(reply, static_cast<uint32_t>(out.words.size()));
-  for (const EspeakWordEvent& word : out.words) {
-    PutU32(reply, static_cast<uint32_t>(word.text_position));
-    PutU32(reply, static_cast<uint32_t>(word.length));
-    PutU32(reply, static_cast<uint32_t>(word.audio_ms));
-  }
-  return reply;
+  std::_Exit(0);
 }
 
 std::string DescribeExit(int status) {
@@ -170,37 +335,119 @@ std::string DescribeExit(int status) {
   return "ended";
 }
 
-// Forks the child for one request and relays its reply (or why there is none).
-std::string ForkAndSynthesize(const std::string& request) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    return ErrorReply(std::string("pipe failed: ") + std::strerror(errno));
+// The template's speakers, one per recently used voice; the least recently used one goes when a
+// new voice needs room.
+class Speakers {
+ public:
+  // Sends the reply for the server to `request` (whose first field is the voice) on `fd`.
+  bool Answer(int fd, const std::string& request) {
+    const std::string error = Ask(request);
+    const bool written = error.empty() ? WriteMessage(fd, std::string_view(reply_).substr(1))
+                                       : WriteMessage(fd, error);
+    ReleaseIfLarge(reply_);
+    return written;
   }
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    return ErrorReply(std::string("fork failed: ") + std::strerror(errno));
+
+ private:
+  // Leaves the speaker's reply in reply_ and answers empty, or answers the error reply. A
+  // speaker found dead (killed between requests, or by this one) is replaced and asked once
+  // more: a synthesis has no effect but its reply.
+  std::string Ask(const std::string& request) {
+    Cursor in(request);
+    std::string_view voice_field;
+    if (!in.String(&voice_field)) return ErrorReply("malformed synthesis request");
+    const std::string voice(voice_field);
+    std::string error;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      Speaker* speaker = Find(voice);
+      if (speaker == nullptr) speaker = Fork(voice);
+      if (speaker == nullptr)
+        return ErrorReply(std::string("fork failed: ") + std::strerror(errno));
+      speaker->last_used = ++clock_;
+      if (!speaker->ready) {  // its voice is being set: the first message says how that went
+        std::string ready;
+        if (!ReadMessage(speaker->fd, 1 << 16, &ready) || ready.empty() || ready[0] != 'K') {
+          const int status = Drop(voice);
+          if (!ready.empty() && ready[0] == 'E') return ready;  // the voice, not the process
+          error = ErrorReply("espeak-ng's synthesis process " + DescribeExit(status));
+          continue;
+        }
+        speaker->ready = true;
+      }
+      if (!WriteMessage(speaker->fd, request) ||
+          !ReadMessage(speaker->fd, kMaxReplyBytes + 1, &reply_) || reply_.empty()) {
+        error = ErrorReply("espeak-ng's synthesis process " + DescribeExit(Drop(voice)));
+        continue;
+      }
+      if (reply_[0] == kSpeakerExits) {
+        Drop(voice);
+        Fork(voice);  // the next one sets its voice while this reply travels
+      }
+      return {};
+    }
+    return error;
   }
-  if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    ::close(pipe_fds[0]);
-    ::close(kTemplateFd);
-    const std::string reply = SynthesizeInChild(request);
-    std::_Exit(WriteMessage(pipe_fds[1], reply) ? 0 : 1);
+
+  struct Speaker {
+    std::string voice;
+    pid_t pid = 0;
+    int fd = -1;
+    bool ready = false;
+    uint64_t last_used = 0;
+  };
+  static constexpr size_t kMaxSpeakers = 4;
+
+  Speaker* Find(const std::string& voice) {
+    for (Speaker& speaker : speakers_) {
+      if (speaker.voice == voice) return &speaker;
+    }
+    return nullptr;
   }
-  ::close(pipe_fds[1]);
-  std::string reply;
-  const bool read = ReadMessage(pipe_fds[0], kMaxReplyBytes, &reply);  // while the child writes
-  ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+
+  Speaker* Fork(const std::string& voice) {
+    if (speakers_.size() >= kMaxSpeakers) {
+      Drop(std::min_element(speakers_.begin(), speakers_.end(), [](const auto& a, const auto& b) {
+             return a.last_used < b.last_used;
+           })->voice);
+    }
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return nullptr;
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(pair[0]);
+      ::close(pair[1]);
+      return nullptr;
+    }
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() == 1) std::_Exit(0);  // the template died before the line above
+      ::close(kTemplateFd);
+      ::close(pair[0]);
+      for (const Speaker& other : speakers_) ::close(other.fd);
+      RunSpeaker(pair[1], voice);
+    }
+    ::close(pair[1]);
+    speakers_.push_back({voice, pid, pair[0], false, clock_});
+    return &speakers_.back();
   }
-  if (!read || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return ErrorReply("espeak-ng's synthesis process " + DescribeExit(status));
+
+  // Closes a speaker's socket (it exits when it reads the end), reaps it and says how it ended.
+  int Drop(const std::string& voice) {
+    auto it = std::find_if(speakers_.begin(), speakers_.end(),
+                           [&](const Speaker& speaker) { return speaker.voice == voice; });
+    if (it == speakers_.end()) return 0;
+    ::close(it->fd);
+    int status = 0;
+    while (::waitpid(it->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    speakers_.erase(it);
+    return status;
   }
-  return reply;
-}
+
+  std::vector<Speaker> speakers_;
+  uint64_t clock_ = 0;
+  std::string reply_;  // kept: a reply is as big as its audio, and pages faulted in cost
+};
 
 [[noreturn]] void RunTemplate(pid_t parent, const char* data_path) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -221,11 +468,12 @@ std::string ForkAndSynthesize(const std::string& request) {
     PutU32(ready, static_cast<uint32_t>(espeak_ng_GetSampleRate()));
   }
   if (!WriteMessage(kTemplateFd, ready) || status != ENS_OK) std::_Exit(0);
-  espeak_SetSynthCallback(Collect);
+  PrimeTheLibrary();  // its default voice's translator and the decoder, made once for all speakers
+  Speakers speakers;
   std::string request;
   // One request at a time, until the parent closes the socket.
   while (ReadMessage(kTemplateFd, kMaxRequestBytes, &request)) {
-    if (!WriteMessage(kTemplateFd, ForkAndSynthesize(request))) break;
+    if (!speakers.Answer(kTemplateFd, request)) break;
   }
   std::_Exit(0);
 }
@@ -293,7 +541,7 @@ absl::StatusOr<std::pair<int, pid_t>> SpawnTemplate(const std::string& data_path
 void KillAndReap(int fd, pid_t pid) {
   if (fd >= 0) ::close(fd);
   if (pid <= 0) return;
-  ::kill(pid, SIGKILL);  // its child, if any, follows (PR_SET_PDEATHSIG)
+  ::kill(pid, SIGKILL);  // its speakers follow (PR_SET_PDEATHSIG)
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -357,7 +605,7 @@ absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Synthesize(std::s
   if (request.size() > kMaxRequestBytes) {
     return core::InvalidArgument("text too long for one espeak-ng synthesis");
   }
-  std::string reply;
+  std::string& reply = reply_;
   // A template found gone (killed, or it died between calls) is started again and asked once
   // more: a synthesis has no effect but its reply, so asking twice is safe.
   bool answered = false;
@@ -374,10 +622,12 @@ absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Synthesize(std::s
                                         : reply.substr(1));
   }
   Cursor in(std::string_view(reply).substr(1));
-  uint32_t count = 0, words = 0;
+  uint32_t speaker = 0, count = 0, words = 0;
   std::string_view samples;
   Output out;
-  bool ok = in.U32(&count) && in.Bytes(static_cast<size_t>(count) * 2, &samples) && in.U32(&words);
+  bool ok = in.U32(&speaker) && in.U32(&count) &&
+            in.Bytes(static_cast<size_t>(count) * 2, &samples) && in.U32(&words);
+  out.speaker = static_cast<pid_t>(speaker);
   out.samples.reserve(count);
   for (size_t i = 0; ok && i < count; ++i) {
     const auto* b = reinterpret_cast<const unsigned char*>(samples.data() + 2 * i);
@@ -390,7 +640,9 @@ absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Synthesize(std::s
     out.words.push_back(
         {static_cast<int>(position), static_cast<int>(length), static_cast<int>(ms)});
   }
-  if (!ok || !in.done()) {
+  const bool well_formed = ok && in.done();
+  ReleaseIfLarge(reply_);
+  if (!well_formed) {
     Stop();
     return core::Internal("malformed reply from espeak-ng's process");
   }

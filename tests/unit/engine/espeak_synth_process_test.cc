@@ -1,5 +1,6 @@
-// EspeakSynthProcess: every synthesis in a child of a template process that never synthesizes,
-// so each starts from the same state (issue 29), and a template that dies is replaced.
+// EspeakSynthProcess: every synthesis starts from the same state (issue 29) without a process
+// start per request (issue 38): a kept speaker per voice, its library data put back each time;
+// what it cannot put back replaces the speaker; a template or speaker that dies is replaced.
 #include "engine/espeak/espeak_synth_process.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace voxserve::engine {
 namespace {
@@ -27,6 +29,105 @@ TEST(EspeakSynthProcess, GivesTheSameSamplesAndWordsForTheSameRequestEveryTime) 
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->samples, first->samples);
   EXPECT_EQ(again->words[1].audio_ms, first->words[1].audio_ms);
+}
+
+struct Spoken {
+  const char* voice;
+  int rate;
+  int pitch;
+  const char* text;
+};
+
+// Klatt and breathy variants (rand()), another language, a rate, a pitch, and a German text with
+// English words (a second translator the library keeps: the speaker is replaced after it).
+const std::vector<Spoken>& Mixed() {
+  static const std::vector<Spoken> mixed = {
+      {kVoice, 175, -1, "The quick brown fox jumps over the lazy dog."},
+      {"roa/fr", 175, -1, "Bonjour, comment allez-vous? Très bien."},
+      {"gmw/en-US+klatt", 175, -1, "Breathy klatt voice, one two three."},
+      {kVoice, 120, 80, "Slow and high: the quick brown fox."},
+      {"gmw/de", 175, -1, "Guten Tag. Computer und Software sind hier."},
+      {"gmw/en-US+whisper", 250, -1, "A whisper, fast."},
+  };
+  return mixed;
+}
+
+TEST(EspeakSynthProcess, AnyOrderOfRequestsGivesWhatAFreshProcessGivesForEach) {
+  std::vector<std::vector<float>> fresh;
+  for (const Spoken& one : Mixed()) {
+    auto process = EspeakSynthProcess::Start("");
+    ASSERT_TRUE(process.ok()) << process.status();
+    auto output = (*process)->Synthesize(one.voice, one.rate, one.pitch, one.text);
+    ASSERT_TRUE(output.ok()) << one.voice << ": " << output.status();
+    ASSERT_FALSE(output->samples.empty());
+    fresh.push_back(std::move(output->samples));
+  }
+  auto process = EspeakSynthProcess::Start("");
+  ASSERT_TRUE(process.ok()) << process.status();
+  // Every request after every other one, each voice's speaker kept between them: more voices
+  // than speakers, so some are forked again.
+  const size_t n = Mixed().size();
+  for (size_t round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t k = (i * (round + 2) + round) % n;
+      const Spoken& one = Mixed()[k];
+      auto output = (*process)->Synthesize(one.voice, one.rate, one.pitch, one.text);
+      ASSERT_TRUE(output.ok()) << one.voice << ": " << output.status();
+      EXPECT_EQ(output->samples, fresh[k])
+          << "round " << round << ", " << one.voice << ": " << one.text;
+    }
+  }
+}
+
+TEST(EspeakSynthProcess, AVoicesRequestsAreSpokenByOneKeptProcessNotAForkEach) {
+  auto process = EspeakSynthProcess::Start("");
+  ASSERT_TRUE(process.ok()) << process.status();
+  auto first = (*process)->Synthesize(kVoice, 175, -1, "One.");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_GT(first->speaker, 0);
+  EXPECT_NE(first->speaker, (*process)->pid());
+  for (const char* text : {"Two.", "Three, four.", "One."}) {
+    auto next = (*process)->Synthesize(kVoice, 175, -1, text);
+    ASSERT_TRUE(next.ok()) << next.status();
+    EXPECT_EQ(next->speaker, first->speaker) << "a process per request came back";
+  }
+  auto other = (*process)->Synthesize("roa/fr", 175, -1, "Un.");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(other->speaker, first->speaker);
+  auto back = (*process)->Synthesize(kVoice, 175, -1, "One.");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->speaker, first->speaker) << "the voice's speaker is kept beside another's";
+  EXPECT_EQ(back->samples, first->samples);
+}
+
+TEST(EspeakSynthProcess, ATextThatLeavesLibraryMemoryBehindReplacesItsSpeakerAndSpeaksTheSame) {
+  auto process = EspeakSynthProcess::Start("");
+  ASSERT_TRUE(process.ok()) << process.status();
+  constexpr const char* kGermanWithEnglish = "Guten Tag. Computer und Software sind hier.";
+  auto plain = (*process)->Synthesize("gmw/de", 175, -1, "Guten Tag.");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  auto first = (*process)->Synthesize("gmw/de", 175, -1, kGermanWithEnglish);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->speaker, plain->speaker);
+  auto again = (*process)->Synthesize("gmw/de", 175, -1, kGermanWithEnglish);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NE(again->speaker, first->speaker) << "the speaker that kept memory was not replaced";
+  EXPECT_EQ(again->samples, first->samples);
+  auto plain_again = (*process)->Synthesize("gmw/de", 175, -1, "Guten Tag.");
+  ASSERT_TRUE(plain_again.ok()) << plain_again.status();
+  EXPECT_EQ(plain_again->samples, plain->samples);
+}
+
+TEST(EspeakSynthProcess, ASpeakerKilledBetweenRequestsIsReplacedAndSpeaksTheSame) {
+  auto process = EspeakSynthProcess::Start("");
+  ASSERT_TRUE(process.ok()) << process.status();
+  auto before = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(::kill(before->speaker, SIGKILL), 0);
+  auto after = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_NE(after->speaker, before->speaker);
+  EXPECT_EQ(after->samples, before->samples);
 }
 
 TEST(EspeakSynthProcess, ATemplateThatDiedIsReplacedAndSpeaksTheSame) {
