@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -78,8 +79,16 @@ bool ReadAll(int fd, char* data, size_t size) {
   return true;
 }
 
+// Little-endian, as every u32 on the socket.
+std::array<char, 4> U32Bytes(uint32_t value) {
+  std::array<char, 4> bytes;
+  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+  return bytes;
+}
+
 void PutU32(std::string& out, uint32_t value) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  const std::array<char, 4> bytes = U32Bytes(value);
+  out.append(bytes.data(), bytes.size());
 }
 
 // One message made of `parts` in order (a reply's samples are sent from where they lie).
@@ -192,22 +201,15 @@ struct Collected {
   bool overflowed = false;
 };
 
-void PutU32(MappedBuffer& out, uint32_t value, bool* ok) {
-  unsigned char bytes[4];
-  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<unsigned char>((value >> (8 * i)) & 0xff);
-  *ok = out.Append(bytes, 4) && *ok;
-}
-
 // espeak_Synth's callback, in a speaker: the samples and word events of the one synthesis.
 int Collect(short* samples, int count, espeak_EVENT* events) {
   auto* out = static_cast<Collected*>(events->user_data);
   if (out == nullptr) return 0;  // PrimeTheLibrary's
   bool ok = true;
   for (const espeak_EVENT* event = events; event->type != espeakEVENT_LIST_TERMINATED; ++event) {
-    if (event->type == espeakEVENT_WORD) {
-      PutU32(out->words, static_cast<uint32_t>(event->text_position), &ok);
-      PutU32(out->words, static_cast<uint32_t>(event->length), &ok);
-      PutU32(out->words, static_cast<uint32_t>(event->audio_position), &ok);
+    if (event->type != espeakEVENT_WORD) continue;
+    for (int field : {event->text_position, event->length, event->audio_position}) {
+      ok = out->words.Append(U32Bytes(static_cast<uint32_t>(field)).data(), 4) && ok;
     }
   }
   if (samples != nullptr && count > 0)
@@ -329,6 +331,19 @@ bool SpeakOne(int fd, const std::string& request, std::span<char> data,
   std::_Exit(0);
 }
 
+// Closes our socket to a child (the template, or a speaker), kills and reaps it, and answers how
+// it ended (a child that died by itself keeps its own status). A template's speakers follow it
+// (PR_SET_PDEATHSIG).
+int KillAndReap(int fd, pid_t pid) {
+  if (fd >= 0) ::close(fd);
+  if (pid <= 0) return 0;
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 std::string DescribeExit(int status) {
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
@@ -367,7 +382,7 @@ class Speakers {
       if (!speaker->ready) {  // its voice is being set: the first message says how that went
         std::string ready;
         if (!ReadMessage(speaker->fd, 1 << 16, &ready) || ready.empty() || ready[0] != 'K') {
-          const int status = Drop(voice);
+          const int status = Drop(speaker);
           if (!ready.empty() && ready[0] == 'E') return ready;  // the voice, not the process
           error = ErrorReply("espeak-ng's synthesis process " + DescribeExit(status));
           continue;
@@ -376,11 +391,11 @@ class Speakers {
       }
       if (!WriteMessage(speaker->fd, request) ||
           !ReadMessage(speaker->fd, kMaxReplyBytes + 1, &reply_) || reply_.empty()) {
-        error = ErrorReply("espeak-ng's synthesis process " + DescribeExit(Drop(voice)));
+        error = ErrorReply("espeak-ng's synthesis process " + DescribeExit(Drop(speaker)));
         continue;
       }
       if (reply_[0] == kSpeakerExits) {
-        Drop(voice);
+        Drop(speaker);
         Fork(voice);  // the next one sets its voice while this reply travels
       }
       return {};
@@ -406,9 +421,9 @@ class Speakers {
 
   Speaker* Fork(const std::string& voice) {
     if (speakers_.size() >= kMaxSpeakers) {
-      Drop(std::min_element(speakers_.begin(), speakers_.end(), [](const auto& a, const auto& b) {
-             return a.last_used < b.last_used;
-           })->voice);
+      Drop(&*std::min_element(speakers_.begin(), speakers_.end(), [](const auto& a, const auto& b) {
+        return a.last_used < b.last_used;
+      }));
     }
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return nullptr;
@@ -431,16 +446,10 @@ class Speakers {
     return &speakers_.back();
   }
 
-  // Closes a speaker's socket (it exits when it reads the end), reaps it and says how it ended.
-  int Drop(const std::string& voice) {
-    auto it = std::find_if(speakers_.begin(), speakers_.end(),
-                           [&](const Speaker& speaker) { return speaker.voice == voice; });
-    if (it == speakers_.end()) return 0;
-    ::close(it->fd);
-    int status = 0;
-    while (::waitpid(it->pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    speakers_.erase(it);
+  // Ends a speaker and forgets it; answers how it ended.
+  int Drop(Speaker* speaker) {
+    const int status = KillAndReap(speaker->fd, speaker->pid);
+    speakers_.erase(speakers_.begin() + (speaker - speakers_.data()));
     return status;
   }
 
@@ -538,15 +547,6 @@ absl::StatusOr<std::pair<int, pid_t>> SpawnTemplate(const std::string& data_path
   return std::pair{pair[0], pid};
 }
 
-void KillAndReap(int fd, pid_t pid) {
-  if (fd >= 0) ::close(fd);
-  if (pid <= 0) return;
-  ::kill(pid, SIGKILL);  // its speakers follow (PR_SET_PDEATHSIG)
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-}
-
 absl::Status AwaitReady(int fd) {
   std::string ready;
   if (!ReadMessage(fd, 4096, &ready) || ready.empty()) {
@@ -605,7 +605,6 @@ absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Synthesize(std::s
   if (request.size() > kMaxRequestBytes) {
     return core::InvalidArgument("text too long for one espeak-ng synthesis");
   }
-  std::string& reply = reply_;
   // A template found gone (killed, or it died between calls) is started again and asked once
   // more: a synthesis has no effect but its reply, so asking twice is safe.
   bool answered = false;
@@ -613,15 +612,15 @@ absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Synthesize(std::s
     if (fd_ < 0) {
       if (absl::Status restarted = Restart(); !restarted.ok()) return restarted;
     }
-    answered = WriteMessage(fd_, request) && ReadMessage(fd_, kMaxReplyBytes, &reply);
+    answered = WriteMessage(fd_, request) && ReadMessage(fd_, kMaxReplyBytes, &reply_);
     if (!answered) Stop();
   }
   if (!answered) return core::Internal("espeak-ng's template process died twice in a row");
-  if (reply.empty() || reply[0] != 'K') {
-    return core::Internal(reply.empty() ? std::string("empty reply from espeak-ng's process")
-                                        : reply.substr(1));
+  if (reply_.empty() || reply_[0] != 'K') {
+    return core::Internal(reply_.empty() ? std::string("empty reply from espeak-ng's process")
+                                         : reply_.substr(1));
   }
-  Cursor in(std::string_view(reply).substr(1));
+  Cursor in(std::string_view(reply_).substr(1));
   uint32_t speaker = 0, count = 0, words = 0;
   std::string_view samples;
   Output out;
