@@ -42,6 +42,10 @@ struct ModelInfo {
   int max_batch_size = 1;
   // True when every segment of a batch must use the same voice.
   bool batch_requires_same_voice = true;
+  // True when calls from several threads run at once, each on a core of its own (espeak-ng: a
+  // speaker process per call), so `instances: auto` in-process means one instance per core.
+  // False: the engine spreads one call over the cores itself (ONNX Runtime), or serializes.
+  bool parallel_calls = false;
   // SSML support beyond text and speed (docs/ssml.md): the engine speaks SegmentInput::phonemes
   // (IPA), and follows SegmentInput::pitch. Engines without them are never sent either.
   bool speaks_ipa = false;

@@ -1,6 +1,7 @@
 #include "engine/engine_factory.h"
 
 #include "core/error.h"
+#include "core/options.h"
 #include "engine/espeak/espeak_engine.h"
 #include "engine/tone/tone_engine.h"
 #if VOXSERVE_ONNX
@@ -19,8 +20,16 @@ absl::StatusOr<EspeakConfig> EspeakConfigFor(const EngineSpec& spec) {
   for (const auto& [key, value] : spec.options) {
     if (key == "data_path") {
       config.data_path = value;
+    } else if (key == "synthesis_timeout_ms") {
+      long long ms = 0;
+      if (absl::Status parsed = core::ParseInt(value, 100, 3'600'000, &ms); !parsed.ok()) {
+        return core::InvalidArgument("espeak option synthesis_timeout_ms: " +
+                                     std::string(parsed.message()));
+      }
+      config.synthesis_timeout = std::chrono::milliseconds(ms);
     } else {
-      return core::InvalidArgument("unknown espeak option '" + key + "' (allowed: data_path)");
+      return core::InvalidArgument("unknown espeak option '" + key +
+                                   "' (allowed: data_path, synthesis_timeout_ms)");
     }
   }
   return config;

@@ -5,6 +5,9 @@ namespace {
 
 constexpr EngineOptionDoc kEspeak[] = {
     {"data_path", "string", "the library's own", "", "espeak-ng's data folder (`espeak-ng-data`)."},
+    {"synthesis_timeout_ms", "integer", "30000", "100..3600000",
+     "A synthesis still running after this is ended (its speaker process killed and replaced) and "
+     "answered with an error: a hang in the library costs one request, not an instance."},
 };
 
 constexpr EngineOptionDoc kPiper[] = {

@@ -56,7 +56,8 @@ struct SchedulerConfig {
 
   absl::Status Validate(const std::string& model_id) const;
   // `instances` with auto resolved: devices.size() when devices are listed, else the CPUs this
-  // process may use (threads: 1, since one engine is shared).
+  // process may use (threads: 1, since one engine is shared; ModelHost makes it one per CPU
+  // for an engine whose calls run in parallel, ModelInfo::parallel_calls).
   int ResolvedInstances() const;
 };
 

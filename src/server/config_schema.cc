@@ -505,17 +505,19 @@ core::YamlSchema SchedulingSchema() {
                  {.description =
                       "Where instances run: threads of the server, or each in a worker process "
                       "of its own (the same binary; a crash or hang loses only that worker, which "
-                      "is restarted alone).",
+                      "is restarted alone). espeak speaks in processes of its own either way "
+                      "(a crash or hang there costs one request), so threads are its default: "
+                      "no worker hop on the request path.",
                   .type = "string",
-                  .default_value = "process for espeak, else thread",
+                  .default_value = "thread (process when `devices` or `cpus` are listed)",
                   .bounds = "thread, process",
                   .example = "process"}))
       .Field("instances",
              YamlSchema::Scalar().Doc(
                  {.description =
                       "Engine instances (threads or workers). `auto`: one worker per usable CPU; "
-                      "one per device with `devices`; one for cosyvoice without `devices`; 1 for "
-                      "threads.",
+                      "one per device with `devices`; one for cosyvoice without `devices`; for "
+                      "threads, one per usable CPU for espeak (its calls run in parallel), else 1.",
                   .type = "integer or auto",
                   .default_value = "auto for espeak, else 1",
                   .bounds = "1..256, auto",
@@ -531,7 +533,7 @@ core::YamlSchema SchedulingSchema() {
       .Field("devices",
              YamlSchema::ScalarOrListOf(YamlSchema::Scalar())
                  .Doc({.description =
-                           "GPU ids, one worker each (needs `isolation: process`): worker i runs "
+                           "GPU ids, one worker each (implies `isolation: process`): worker i runs "
                            "with `CUDA_VISIBLE_DEVICES=devices[i]` (ONNX engines use their CUDA "
                            "device 0 then).",
                        .type = "list of strings",
@@ -539,7 +541,7 @@ core::YamlSchema SchedulingSchema() {
       .Field("cpus",
              YamlSchema::ScalarOrListOf(YamlSchema::Scalar())
                  .Doc({.description =
-                           "CPU affinity (needs `isolation: process`): one cpu list for every "
+                           "CPU affinity (implies `isolation: process`): one cpu list for every "
                            "worker, or a list where worker i gets entry i mod n. Unless `options` "
                            "set `intra_op_threads`, an ONNX worker gets max(1, cores / workers "
                            "sharing its CPU set) threads.",

@@ -33,12 +33,14 @@ absl::Status ReadSchedulingInt(const YAML::Node& node, const std::string& where,
   return absl::OkStatus();
 }
 
-// espeak-ng keeps global state, so one process runs one synthesis at a time: its default is a
-// worker process per core (every core used with no configuration). Other engines default to
-// one in-process instance (ONNX Runtime's intra-op threads already use the cores).
+// espeak-ng speaks in processes of its own (a speaker per voice and caller, see
+// engine/espeak/espeak_synth_process.h): its default is in-process instances, one per core
+// (auto, ModelInfo::parallel_calls), with no worker process between a request and its speaker
+// (issue 38: that hop cost more than the rest of serving). Other engines default to one
+// in-process instance (ONNX Runtime's intra-op threads already use the cores).
 void ApplyEngineDefaults(service::ModelConfig& model) {
   if (model.engine.engine == "espeak") {
-    model.scheduling.isolation = scheduler::Isolation::kProcess;
+    model.scheduling.isolation = scheduler::Isolation::kThread;
     model.scheduling.instances = scheduler::kInstancesAuto;
   }
 }
@@ -103,6 +105,10 @@ absl::Status ReadWorkerKeys(const YAML::Node& scheduling, const std::string& at,
       }
     }
     s.cpus = *listed;
+  }
+  // cpus and devices place worker processes: listing them without an isolation asks for those.
+  if (!scheduling["isolation"] && (!s.cpus.empty() || !s.devices.empty())) {
+    s.isolation = scheduler::Isolation::kProcess;
   }
   return absl::OkStatus();
 }

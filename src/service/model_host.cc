@@ -47,6 +47,10 @@ absl::Status ModelHost::Load() {
   if (auto status = engine_->Warmup(config_.warmup); !status.ok()) return fail(status);
   scheduler::InstanceFactory instances;  // empty: threads over engine_
   scheduler::SchedulerConfig scheduling = config_.scheduling;
+  if (scheduling.isolation == scheduler::Isolation::kThread &&
+      scheduling.instances == scheduler::kInstancesAuto && engine_->info().parallel_calls) {
+    scheduling.instances = scheduler::UsableCpus();  // a call per core at once (espeak-ng)
+  }
   if (scheduling.isolation == scheduler::Isolation::kProcess) {
     if (engine_->AsStreaming() != nullptr && scheduling.instances == scheduler::kInstancesAuto &&
         scheduling.devices.empty()) {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -73,7 +72,9 @@ absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakC
     const int sample_rate = (*library)->sample_rate();
     info.id = config.model_id;
     info.engine = "espeak";
-    info.max_batch_size = 1;  // one synthesis at a time (EspeakSynthProcess): batching buys nothing
+    // A synthesis per call, each in a speaker process: calls run in parallel, batching buys nothing.
+    info.max_batch_size = 1;
+    info.parallel_calls = true;
     info.batch_requires_same_voice = true;
     info.controls_pitch = true;  // espeakPITCH; phonemes: docs/ssml.md says why not
     std::set<std::string> taken;
@@ -98,7 +99,7 @@ absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakC
   }
   // The listing above is all this process's library is asked for; synthesis runs in the
   // template's speakers, each from its voice's checkpoint (espeak_synth_process.h).
-  auto synth = EspeakSynthProcess::Start(config.data_path);
+  auto synth = EspeakSynthProcess::Start(config.data_path, config.synthesis_timeout);
   if (!synth.ok()) {
     auto lock = (*library)->Lock();
     g_espeak_in_use = false;
@@ -158,27 +159,28 @@ absl::StatusOr<audio::PcmAudio> EspeakEngine::SynthesizeOne(const SegmentInput& 
   const size_t plus = voice.find('+');
   std::string file = voice_files_.at(std::string(voice.substr(0, plus)));
   if (plus != std::string_view::npos) file += voice.substr(plus);
-  absl::StatusOr<EspeakSynthProcess::Output> output;
-  {
-    std::lock_guard lock(synth_mutex_);
-    output = synth_->Synthesize(file, static_cast<int>(std::lround(rate)), EspeakPitch(input.pitch),
-                                input.text);
-  }
+  const int sample_rate = library_->sample_rate();
+  const auto pause =
+      static_cast<size_t>(std::lround(kSentencePauseSeconds / input.speed * sample_rate));
+  const bool stretch = remaining_speed < 1.0;
+  // The pause comes with the samples (one allocation and no copy of the speech), unless the
+  // speech is stretched first.
+  absl::StatusOr<EspeakSynthProcess::Output> output =
+      synth_->Synthesize(file, static_cast<int>(std::lround(rate)), EspeakPitch(input.pitch),
+                         input.text, stretch ? 0 : pause);
   if (!output.ok()) return output.status();
   audio::PcmAudio pcm;
-  pcm.sample_rate = library_->sample_rate();
+  pcm.sample_rate = sample_rate;
   pcm.samples = std::move(output->samples);
-  pcm.words = WordTimingsFromEvents(input.text, output->words, pcm.samples, pcm.sample_rate);
+  std::span<const float> speech(pcm.samples.data(), pcm.samples.size() - (stretch ? 0 : pause));
+  pcm.words = WordTimingsFromEvents(input.text, output->words, speech, pcm.sample_rate);
   pcm.timings = TimingsKind::kExact;  // espeak-ng's own clock (speak_lib.h audio_position)
-  if (remaining_speed < 1.0) {
+  if (stretch) {
     auto stretched = audio::TimeStretch(pcm, remaining_speed);
     if (!stretched.ok()) return stretched.status();
     pcm = *std::move(stretched);
+    pcm.samples.resize(pcm.samples.size() + pause, 0.0f);
   }
-  pcm.samples.resize(
-      pcm.samples.size() +
-          static_cast<size_t>(std::lround(kSentencePauseSeconds / input.speed * pcm.sample_rate)),
-      0.0f);
   return pcm;
 }
 

@@ -4,16 +4,17 @@
 #include <espeak-ng/speak_lib.h>
 #include <link.h>
 #include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -40,9 +41,10 @@ namespace {
 
 // What makes a start of this executable the template (read by RunTemplateIfAsked, before main).
 constexpr char kTemplateFdVariable[] = "VOXSERVE_ESPEAK_TEMPLATE_FD";
-constexpr char kParentVariable[] = "VOXSERVE_ESPEAK_TEMPLATE_PARENT";
 constexpr char kDataPathVariable[] = "VOXSERVE_ESPEAK_DATA_PATH";
 constexpr int kTemplateFd = 3;  // where the template finds its end of the socketpair
+// A fork request holds a voice name ("gmw/en-US+klatt"); a template reply, a status and a pid.
+constexpr uint32_t kMaxVoiceBytes = 4096;
 // A request holds a voice name and one segment (limits.max_segment_chars, 100000 at most);
 // anything longer is not ours.
 constexpr uint32_t kMaxRequestBytes = 4 << 20;
@@ -86,6 +88,11 @@ std::array<char, 4> U32Bytes(uint32_t value) {
   return bytes;
 }
 
+uint32_t FromU32Bytes(const char* bytes) {
+  const auto* b = reinterpret_cast<const unsigned char*>(bytes);
+  return b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+}
+
 void PutU32(std::string& out, uint32_t value) {
   const std::array<char, 4> bytes = U32Bytes(value);
   out.append(bytes.data(), bytes.size());
@@ -109,13 +116,72 @@ bool WriteMessage(int fd, std::string_view payload) {
 }
 
 bool ReadMessage(int fd, uint32_t max_bytes, std::string* payload) {
-  unsigned char length[4];
-  if (!ReadAll(fd, reinterpret_cast<char*>(length), 4)) return false;
-  const uint32_t size =
-      length[0] | (length[1] << 8) | (length[2] << 16) | (static_cast<uint32_t>(length[3]) << 24);
+  char length[4];
+  if (!ReadAll(fd, length, 4)) return false;
+  const uint32_t size = FromU32Bytes(length);
   if (size > max_bytes) return false;
   payload->resize(size);
   return ReadAll(fd, payload->data(), size);
+}
+
+// A message with a descriptor attached to its first byte (SCM_RIGHTS): how the template hands a
+// speaker's socket over. The sender keeps its own copy open until it closes it.
+bool WriteMessageWithFd(int fd, std::string_view payload, int attached) {
+  std::string message;
+  PutU32(message, static_cast<uint32_t>(payload.size()));
+  message += payload;
+  iovec data{message.data(), message.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr header{};
+  header.msg_iov = &data;
+  header.msg_iovlen = 1;
+  header.msg_control = control;
+  header.msg_controllen = sizeof control;
+  cmsghdr* rights = CMSG_FIRSTHDR(&header);
+  rights->cmsg_level = SOL_SOCKET;
+  rights->cmsg_type = SCM_RIGHTS;
+  rights->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(rights), &attached, sizeof(int));
+  ssize_t sent = 0;
+  do {
+    sent = ::sendmsg(fd, &header, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent <= 0) return false;
+  return WriteAll(fd, message.data() + sent, message.size() - static_cast<size_t>(sent));
+}
+
+// Reads a message and the descriptor that came with it (*attached, close-on-exec; -1 when none).
+// On false nothing is left open.
+bool ReadMessageWithFd(int fd, uint32_t max_bytes, std::string* payload, int* attached) {
+  *attached = -1;
+  char length[4];
+  iovec data{length, sizeof length};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr header{};
+  header.msg_iov = &data;
+  header.msg_iovlen = 1;
+  header.msg_control = control;
+  header.msg_controllen = sizeof control;
+  ssize_t got = 0;
+  do {
+    got = ::recvmsg(fd, &header, MSG_CMSG_CLOEXEC);
+  } while (got < 0 && errno == EINTR);
+  if (got <= 0) return false;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr; c = CMSG_NXTHDR(&header, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int))) {
+      std::memcpy(attached, CMSG_DATA(c), sizeof(int));
+    }
+  }
+  const bool whole =
+      ReadAll(fd, length + got, sizeof length - static_cast<size_t>(got)) &&
+      FromU32Bytes(length) <= max_bytes &&
+      (payload->resize(FromU32Bytes(length)), ReadAll(fd, payload->data(), payload->size()));
+  if (!whole && *attached >= 0) {
+    ::close(*attached);
+    *attached = -1;
+  }
+  return whole;
 }
 
 // Reads what a message holds, in order; false once something is missing.
@@ -124,8 +190,7 @@ class Cursor {
   explicit Cursor(std::string_view bytes) : bytes_(bytes) {}
   bool U32(uint32_t* out) {
     if (bytes_.size() < 4) return false;
-    const auto* b = reinterpret_cast<const unsigned char*>(bytes_.data());
-    *out = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+    *out = FromU32Bytes(bytes_.data());
     bytes_.remove_prefix(4);
     return true;
   }
@@ -331,136 +396,35 @@ bool SpeakOne(int fd, const std::string& request, std::span<char> data,
   std::_Exit(0);
 }
 
-// Closes our socket to a child (the template, or a speaker), kills and reaps it, and answers how
-// it ended (a child that died by itself keeps its own status). A template's speakers follow it
-// (PR_SET_PDEATHSIG).
-int KillAndReap(int fd, pid_t pid) {
-  if (fd >= 0) ::close(fd);
-  if (pid <= 0) return 0;
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+// In the template: forks a speaker for `voice` and hands its socket to the server with the reply
+// "K" + u32 its pid (or answers "E" + why not). The template keeps no copy of the socket, so the
+// speaker's only peer is the server. False once the server is gone.
+bool HandOverSpeaker(const std::string& voice) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return WriteMessage(kTemplateFd, ErrorReply(std::string("socketpair: ") + std::strerror(errno)));
   }
-  return status;
-}
-
-std::string DescribeExit(int status) {
-  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
-  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
-  return "ended";
-}
-
-// The template's speakers, one per recently used voice; the least recently used one goes when a
-// new voice needs room.
-class Speakers {
- public:
-  // Sends the reply for the server to `request` (whose first field is the voice) on `fd`.
-  bool Answer(int fd, const std::string& request) {
-    const std::string error = Ask(request);
-    const bool written = error.empty() ? WriteMessage(fd, std::string_view(reply_).substr(1))
-                                       : WriteMessage(fd, error);
-    ReleaseIfLarge(reply_);
-    return written;
-  }
-
- private:
-  // Leaves the speaker's reply in reply_ and answers empty, or answers the error reply. A
-  // speaker found dead (killed between requests, or by this one) is replaced and asked once
-  // more: a synthesis has no effect but its reply.
-  std::string Ask(const std::string& request) {
-    Cursor in(request);
-    std::string_view voice_field;
-    if (!in.String(&voice_field)) return ErrorReply("malformed synthesis request");
-    const std::string voice(voice_field);
-    std::string error;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      Speaker* speaker = Find(voice);
-      if (speaker == nullptr) speaker = Fork(voice);
-      if (speaker == nullptr)
-        return ErrorReply(std::string("fork failed: ") + std::strerror(errno));
-      speaker->last_used = ++clock_;
-      if (!speaker->ready) {  // its voice is being set: the first message says how that went
-        std::string ready;
-        if (!ReadMessage(speaker->fd, 1 << 16, &ready) || ready.empty() || ready[0] != 'K') {
-          const int status = Drop(speaker);
-          if (!ready.empty() && ready[0] == 'E') return ready;  // the voice, not the process
-          error = ErrorReply("espeak-ng's synthesis process " + DescribeExit(status));
-          continue;
-        }
-        speaker->ready = true;
-      }
-      if (!WriteMessage(speaker->fd, request) ||
-          !ReadMessage(speaker->fd, kMaxReplyBytes + 1, &reply_) || reply_.empty()) {
-        error = ErrorReply("espeak-ng's synthesis process " + DescribeExit(Drop(speaker)));
-        continue;
-      }
-      if (reply_[0] == kSpeakerExits) {
-        Drop(speaker);
-        Fork(voice);  // the next one sets its voice while this reply travels
-      }
-      return {};
-    }
-    return error;
-  }
-
-  struct Speaker {
-    std::string voice;
-    pid_t pid = 0;
-    int fd = -1;
-    bool ready = false;
-    uint64_t last_used = 0;
-  };
-  static constexpr size_t kMaxSpeakers = 4;
-
-  Speaker* Find(const std::string& voice) {
-    for (Speaker& speaker : speakers_) {
-      if (speaker.voice == voice) return &speaker;
-    }
-    return nullptr;
-  }
-
-  Speaker* Fork(const std::string& voice) {
-    if (speakers_.size() >= kMaxSpeakers) {
-      Drop(&*std::min_element(speakers_.begin(), speakers_.end(), [](const auto& a, const auto& b) {
-        return a.last_used < b.last_used;
-      }));
-    }
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return nullptr;
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(pair[0]);
-      ::close(pair[1]);
-      return nullptr;
-    }
-    if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() == 1) std::_Exit(0);  // the template died before the line above
-      ::close(kTemplateFd);
-      ::close(pair[0]);
-      for (const Speaker& other : speakers_) ::close(other.fd);
-      RunSpeaker(pair[1], voice);
-    }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(pair[0]);
     ::close(pair[1]);
-    speakers_.push_back({voice, pid, pair[0], false, clock_});
-    return &speakers_.back();
+    return WriteMessage(kTemplateFd, ErrorReply(std::string("fork: ") + std::strerror(error)));
   }
-
-  // Ends a speaker and forgets it; answers how it ended.
-  int Drop(Speaker* speaker) {
-    const int status = KillAndReap(speaker->fd, speaker->pid);
-    speakers_.erase(speakers_.begin() + (speaker - speakers_.data()));
-    return status;
+  if (pid == 0) {
+    ::close(kTemplateFd);
+    ::close(pair[0]);
+    RunSpeaker(pair[1], voice);
   }
+  ::close(pair[1]);
+  std::string reply = "K";
+  PutU32(reply, static_cast<uint32_t>(pid));
+  const bool sent = WriteMessageWithFd(kTemplateFd, reply, pair[0]);
+  ::close(pair[0]);
+  return sent;
+}
 
-  std::vector<Speaker> speakers_;
-  uint64_t clock_ = 0;
-  std::string reply_;  // kept: a reply is as big as its audio, and pages faulted in cost
-};
-
-[[noreturn]] void RunTemplate(pid_t parent, const char* data_path) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) std::_Exit(0);  // the parent died before the line above
+[[noreturn]] void RunTemplate(const char* data_path) {
   // As the espeak-ng command line starts (src/espeak-ng.c); espeak_Initialize would exit(1)
   // on a data folder it cannot read, or go on as if it had read it.
   espeak_ng_InitializePath(data_path[0] == '\0' ? nullptr : data_path);
@@ -478,11 +442,11 @@ class Speakers {
   }
   if (!WriteMessage(kTemplateFd, ready) || status != ENS_OK) std::_Exit(0);
   PrimeTheLibrary();  // its default voice's translator and the decoder, made once for all speakers
-  Speakers speakers;
-  std::string request;
-  // One request at a time, until the parent closes the socket.
-  while (ReadMessage(kTemplateFd, kMaxRequestBytes, &request)) {
-    if (!speakers.Answer(kTemplateFd, request)) break;
+  ::signal(SIGCHLD, SIG_IGN);  // speakers that end are reaped by the kernel
+  // One fork request at a time, until the server closes the socket (or dies: the same to us).
+  std::string voice;
+  while (ReadMessage(kTemplateFd, kMaxVoiceBytes, &voice)) {
+    if (!HandOverSpeaker(voice)) break;
   }
   std::_Exit(0);
 }
@@ -493,11 +457,11 @@ class Speakers {
 [[gnu::constructor]] void RunTemplateIfAsked() {
   const char* fd = std::getenv(kTemplateFdVariable);
   if (fd == nullptr || std::atoi(fd) != kTemplateFd) return;
-  const char* parent = std::getenv(kParentVariable);
   const char* data_path = std::getenv(kDataPathVariable);
-  RunTemplate(parent != nullptr ? static_cast<pid_t>(std::atol(parent)) : 0,
-              data_path != nullptr ? data_path : "");
+  RunTemplate(data_path != nullptr ? data_path : "");
 }
+
+// ---- The server's half.
 
 absl::Status Errno(const std::string& what) {
   return core::Internal("espeak-ng's template process: " + what + ": " + std::strerror(errno));
@@ -512,7 +476,6 @@ absl::StatusOr<std::pair<int, pid_t>> SpawnTemplate(const std::string& data_path
     if (std::strncmp(*entry, "VOXSERVE_ESPEAK_", 16) != 0) env.emplace_back(*entry);
   }
   env.push_back(std::string(kTemplateFdVariable) + "=" + std::to_string(kTemplateFd));
-  env.push_back(std::string(kParentVariable) + "=" + std::to_string(::getpid()));
   env.push_back(std::string(kDataPathVariable) + "=" + data_path);
   std::vector<char*> envp;
   for (std::string& entry : env) envp.push_back(entry.data());
@@ -559,42 +522,199 @@ absl::Status AwaitReady(int fd) {
   return absl::OkStatus();
 }
 
+// Whether `fd` has something to read (or its peer closed it) before `deadline`.
+bool AwaitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd readable{fd, POLLIN, 0};
+    const int ready = ::poll(&readable, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    if (ready > 0) return true;
+    if (ready == 0) return false;
+    if (errno != EINTR) return true;  // the read that follows says what is wrong
+  }
+}
+
+// Closes our socket to the template, kills it and reaps it.
+void KillAndReap(int fd, pid_t pid) {
+  if (fd >= 0) ::close(fd);
+  if (pid <= 0) return;
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// A speaker's reply past its first byte: "E" + message, or "K" + u32 pid + the samples and words;
+// `trailing_zeros` silent samples follow the spoken ones.
+absl::StatusOr<EspeakSynthProcess::Output> DecodeReply(std::string_view reply,
+                                                       size_t trailing_zeros) {
+  if (reply.empty()) return core::Internal("empty reply from espeak-ng's speaker process");
+  if (reply[0] != 'K') return core::Internal(std::string(reply.substr(1)));
+  Cursor in(reply.substr(1));
+  uint32_t speaker = 0, count = 0, words = 0;
+  std::string_view samples;
+  EspeakSynthProcess::Output out;
+  bool ok = in.U32(&speaker) && in.U32(&count) &&
+            in.Bytes(static_cast<size_t>(count) * 2, &samples) && in.U32(&words);
+  out.speaker = static_cast<pid_t>(speaker);
+  if (ok) out.samples.resize(count + trailing_zeros);
+  for (size_t i = 0; ok && i < count; ++i) {
+    const auto* b = reinterpret_cast<const unsigned char*>(samples.data() + 2 * i);
+    out.samples[i] = static_cast<float>(static_cast<int16_t>(b[0] | (b[1] << 8))) / 32768.0f;
+  }
+  for (uint32_t i = 0; ok && i < words; ++i) {
+    uint32_t position = 0, length = 0, ms = 0;
+    ok = in.U32(&position) && in.U32(&length) && in.U32(&ms);
+    out.words.push_back(
+        {static_cast<int>(position), static_cast<int>(length), static_cast<int>(ms)});
+  }
+  if (!ok || !in.done()) return core::Internal("malformed reply from espeak-ng's speaker process");
+  return out;
+}
+
 }  // namespace
 
+struct EspeakSynthProcess::Speaker {
+  std::string voice;
+  pid_t pid = 0;
+  int fd = -1;         // ours alone: closing it ends the speaker
+  bool ready = false;  // its first message (whether the voice was set) has been read
+  uint64_t last_used = 0;
+};
+
+// One caller's speakers: one per recently used voice, the least recently used one closed when a
+// new voice needs room. Used by one thread at a time (taken and given back whole).
+class EspeakSynthProcess::Lane {
+ public:
+  Lane() = default;
+  Lane(const Lane&) = delete;
+  Lane& operator=(const Lane&) = delete;
+  ~Lane() {
+    for (const Speaker& speaker : speakers_) ::close(speaker.fd);
+  }
+
+  Speaker* Find(std::string_view voice) {
+    for (Speaker& speaker : speakers_) {
+      if (speaker.voice == voice) return &speaker;
+    }
+    return nullptr;
+  }
+  Speaker* Add(Speaker speaker) {
+    if (speakers_.size() >= kMaxSpeakers) {
+      Drop(&*std::min_element(speakers_.begin(), speakers_.end(), [](const auto& a, const auto& b) {
+        return a.last_used < b.last_used;
+      }));
+    }
+    speakers_.push_back(std::move(speaker));
+    return &speakers_.back();
+  }
+  void Drop(Speaker* speaker) {  // it reads end-of-file (or fails its next write) and exits
+    ::close(speaker->fd);
+    speakers_.erase(speakers_.begin() + (speaker - speakers_.data()));
+  }
+  uint64_t Tick() { return ++clock_; }
+  std::string& reply() { return reply_; }
+
+ private:
+  static constexpr size_t kMaxSpeakers = 4;
+  std::vector<Speaker> speakers_;
+  uint64_t clock_ = 0;
+  std::string reply_;  // kept: a reply is as big as its audio, and pages faulted in cost
+};
+
+EspeakSynthProcess::EspeakSynthProcess(std::string data_path, std::chrono::milliseconds timeout,
+                                       int fd, pid_t pid)
+    : data_path_(std::move(data_path)), timeout_(timeout), fd_(fd), pid_(pid) {}
+
 absl::StatusOr<std::unique_ptr<EspeakSynthProcess>> EspeakSynthProcess::Start(
-    const std::string& data_path) {
+    const std::string& data_path, std::chrono::milliseconds timeout) {
   auto spawned = SpawnTemplate(data_path);
   if (!spawned.ok()) return spawned.status();
   std::unique_ptr<EspeakSynthProcess> process(
-      new EspeakSynthProcess(data_path, spawned->first, spawned->second));
+      new EspeakSynthProcess(data_path, timeout, spawned->first, spawned->second));
   if (absl::Status ready = AwaitReady(process->fd_); !ready.ok()) return ready;
   return process;
 }
 
-EspeakSynthProcess::~EspeakSynthProcess() { Stop(); }
+EspeakSynthProcess::~EspeakSynthProcess() {
+  idle_lanes_.clear();  // every speaker's socket closed
+  std::lock_guard lock(template_mutex_);
+  StopTemplate();
+}
 
-void EspeakSynthProcess::Stop() {
+pid_t EspeakSynthProcess::pid() const {
+  std::lock_guard lock(template_mutex_);
+  return pid_;
+}
+
+void EspeakSynthProcess::StopTemplate() {
   KillAndReap(fd_, pid_);
   fd_ = -1;
   pid_ = 0;
 }
 
-absl::Status EspeakSynthProcess::Restart() {
-  Stop();
+absl::Status EspeakSynthProcess::RestartTemplate() {
+  StopTemplate();
   auto spawned = SpawnTemplate(data_path_);
   if (!spawned.ok()) return spawned.status();
   fd_ = spawned->first;
   pid_ = spawned->second;
   if (absl::Status ready = AwaitReady(fd_); !ready.ok()) {
-    Stop();
+    StopTemplate();
     return ready;
   }
   return absl::OkStatus();
 }
 
+absl::StatusOr<EspeakSynthProcess::Speaker> EspeakSynthProcess::ForkSpeaker(
+    const std::string& voice) {
+  std::lock_guard lock(template_mutex_);
+  // A template found gone (killed, or it died since the last fork) is started again and asked
+  // once more.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (fd_ < 0) {
+      if (absl::Status restarted = RestartTemplate(); !restarted.ok()) return restarted;
+    }
+    std::string reply;
+    int socket = -1;
+    if (WriteMessage(fd_, voice) && ReadMessageWithFd(fd_, kMaxVoiceBytes, &reply, &socket)) {
+      uint32_t pid = 0;
+      if (socket >= 0 && reply.size() == 5 && reply[0] == 'K' &&
+          Cursor(std::string_view(reply).substr(1)).U32(&pid)) {
+        return Speaker{voice, static_cast<pid_t>(pid), socket};
+      }
+      if (socket >= 0) ::close(socket);
+      if (!reply.empty() && reply[0] == 'E') {
+        return core::Internal("espeak-ng's template process: " + reply.substr(1));
+      }
+    }
+    StopTemplate();  // gone, or it said something we do not understand
+  }
+  return core::Internal("espeak-ng's template process died twice in a row");
+}
+
+std::unique_ptr<EspeakSynthProcess::Lane> EspeakSynthProcess::TakeLane() {
+  {
+    std::lock_guard lock(lanes_mutex_);
+    if (!idle_lanes_.empty()) {
+      std::unique_ptr<Lane> lane = std::move(idle_lanes_.back());
+      idle_lanes_.pop_back();
+      return lane;
+    }
+  }
+  return std::make_unique<Lane>();
+}
+
+void EspeakSynthProcess::GiveBack(std::unique_ptr<Lane> lane) {
+  ReleaseIfLarge(lane->reply());
+  std::lock_guard lock(lanes_mutex_);
+  idle_lanes_.push_back(std::move(lane));
+}
+
 absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Synthesize(std::string_view voice,
                                                                           int rate_wpm, int pitch,
-                                                                          std::string_view text) {
+                                                                          std::string_view text,
+                                                                          size_t trailing_zeros) {
   std::string request;
   PutU32(request, static_cast<uint32_t>(voice.size()));
   request += voice;
@@ -605,47 +725,67 @@ absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Synthesize(std::s
   if (request.size() > kMaxRequestBytes) {
     return core::InvalidArgument("text too long for one espeak-ng synthesis");
   }
-  // A template found gone (killed, or it died between calls) is started again and asked once
-  // more: a synthesis has no effect but its reply, so asking twice is safe.
-  bool answered = false;
-  for (int attempt = 0; attempt < 2 && !answered; ++attempt) {
-    if (fd_ < 0) {
-      if (absl::Status restarted = Restart(); !restarted.ok()) return restarted;
-    }
-    answered = WriteMessage(fd_, request) && ReadMessage(fd_, kMaxReplyBytes, &reply_);
-    if (!answered) Stop();
-  }
-  if (!answered) return core::Internal("espeak-ng's template process died twice in a row");
-  if (reply_.empty() || reply_[0] != 'K') {
-    return core::Internal(reply_.empty() ? std::string("empty reply from espeak-ng's process")
-                                         : reply_.substr(1));
-  }
-  Cursor in(std::string_view(reply_).substr(1));
-  uint32_t speaker = 0, count = 0, words = 0;
-  std::string_view samples;
-  Output out;
-  bool ok = in.U32(&speaker) && in.U32(&count) &&
-            in.Bytes(static_cast<size_t>(count) * 2, &samples) && in.U32(&words);
-  out.speaker = static_cast<pid_t>(speaker);
-  out.samples.reserve(count);
-  for (size_t i = 0; ok && i < count; ++i) {
-    const auto* b = reinterpret_cast<const unsigned char*>(samples.data() + 2 * i);
-    const auto sample = static_cast<int16_t>(b[0] | (b[1] << 8));
-    out.samples.push_back(static_cast<float>(sample) / 32768.0f);
-  }
-  for (uint32_t i = 0; ok && i < words; ++i) {
-    uint32_t position = 0, length = 0, ms = 0;
-    ok = in.U32(&position) && in.U32(&length) && in.U32(&ms);
-    out.words.push_back(
-        {static_cast<int>(position), static_cast<int>(length), static_cast<int>(ms)});
-  }
-  const bool well_formed = ok && in.done();
-  ReleaseIfLarge(reply_);
-  if (!well_formed) {
-    Stop();
-    return core::Internal("malformed reply from espeak-ng's process");
-  }
+  if (voice.size() > kMaxVoiceBytes) return core::InvalidArgument("espeak-ng voice name too long");
+  std::unique_ptr<Lane> lane = TakeLane();
+  absl::StatusOr<Output> out = Speak(*lane, std::string(voice), request, trailing_zeros);
+  GiveBack(std::move(lane));
   return out;
+}
+
+absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Speak(Lane& lane,
+                                                                     const std::string& voice,
+                                                                     const std::string& request,
+                                                                     size_t trailing_zeros) {
+  // A speaker found dead (killed between requests, or by this one) is replaced and asked once
+  // more: a synthesis has no effect but its reply.
+  std::string lost;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Speaker* speaker = lane.Find(voice);
+    if (speaker == nullptr) {
+      auto forked = ForkSpeaker(voice);
+      if (!forked.ok()) return forked.status();
+      speaker = lane.Add(*std::move(forked));
+    }
+    speaker->last_used = lane.Tick();
+    if (!speaker->ready) {  // its voice is being set: the first message says how that went
+      std::string ready;
+      if (!ReadMessage(speaker->fd, 1 << 16, &ready) || ready.empty() || ready[0] != 'K') {
+        lane.Drop(speaker);
+        if (!ready.empty() && ready[0] == 'E') return core::Internal(ready.substr(1));
+        lost = "before its voice was set";
+        continue;
+      }
+      speaker->ready = true;
+    }
+    std::string& reply = lane.reply();
+    if (!WriteMessage(speaker->fd, request)) {
+      lane.Drop(speaker);
+      lost = "before a synthesis";
+      continue;
+    }
+    if (!AwaitReadable(speaker->fd, deadline)) {  // a hang: not asked again
+      ::kill(speaker->pid, SIGKILL);  // alive, so its pid is still its own
+      lane.Drop(speaker);
+      return absl::DeadlineExceededError("espeak-ng's synthesis ran past synthesis_timeout_ms (" +
+                                    std::to_string(timeout_.count()) + " ms)");
+    }
+    if (!ReadMessage(speaker->fd, kMaxReplyBytes + 1, &reply) || reply.empty()) {
+      lane.Drop(speaker);
+      lost = "during a synthesis";
+      continue;
+    }
+    absl::StatusOr<Output> out = DecodeReply(std::string_view(reply).substr(1), trailing_zeros);
+    if (reply[0] != kSpeakerStays || !out.ok()) {
+      lane.Drop(speaker);  // it exits (or it said something we do not understand)
+      // Its successor sets its voice while this reply travels on.
+      if (auto successor = ForkSpeaker(voice); successor.ok()) {
+        lane.Add(*std::move(successor))->last_used = lane.Tick();
+      }
+    }
+    return out;
+  }
+  return core::Internal("espeak-ng's speaker process ended " + lost + ", twice in a row");
 }
 
 }  // namespace voxserve::engine

@@ -1,6 +1,7 @@
 // EspeakSynthProcess: every synthesis starts from the same state (issue 29) without a process
 // start per request (issue 38): a kept speaker per voice, its library data put back each time;
-// what it cannot put back replaces the speaker; a template or speaker that dies is replaced.
+// what it cannot put back replaces the speaker; a template or speaker that dies is replaced;
+// callers on several threads speak at once.
 #include "engine/espeak/espeak_synth_process.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace voxserve::engine {
@@ -130,7 +133,9 @@ TEST(EspeakSynthProcess, ASpeakerKilledBetweenRequestsIsReplacedAndSpeaksTheSame
   EXPECT_EQ(after->samples, before->samples);
 }
 
-TEST(EspeakSynthProcess, ATemplateThatDiedIsReplacedAndSpeaksTheSame) {
+// The template only forks: the speakers it handed over go on without it, and the next fork
+// starts a new one.
+TEST(EspeakSynthProcess, ATemplateThatDiedIsReplacedWhenASpeakerIsNeededAndKeptSpeakersGoOn) {
   auto process = EspeakSynthProcess::Start("");
   ASSERT_TRUE(process.ok()) << process.status();
   auto before = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
@@ -138,9 +143,85 @@ TEST(EspeakSynthProcess, ATemplateThatDiedIsReplacedAndSpeaksTheSame) {
   const pid_t old_pid = (*process)->pid();
   ASSERT_GT(old_pid, 0);
   ASSERT_EQ(::kill(old_pid, SIGKILL), 0);
+  auto kept = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->speaker, before->speaker);
+  EXPECT_EQ(kept->samples, before->samples);
+  auto fresh = EspeakSynthProcess::Start("");
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  auto expected = (*fresh)->Synthesize("roa/fr", 175, -1, "Encore ici.");
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  auto forked = (*process)->Synthesize("roa/fr", 175, -1, "Encore ici.");
+  ASSERT_TRUE(forked.ok()) << forked.status();
+  EXPECT_NE((*process)->pid(), old_pid);
+  EXPECT_EQ(forked->samples, expected->samples);
+}
+
+// PR_SET_PDEATHSIG fires when the *thread* that spawned a process ends: a template bound to it
+// died with the server's loading thread, and the first request paid a restart (issue 38).
+TEST(EspeakSynthProcess, ATemplateStartedOnAThreadThatHasEndedStaysAlive) {
+  absl::StatusOr<std::unique_ptr<EspeakSynthProcess>> process;
+  std::thread loader([&] { process = EspeakSynthProcess::Start(""); });
+  loader.join();
+  ASSERT_TRUE(process.ok()) << process.status();
+  const pid_t started = (*process)->pid();
+  auto spoken = (*process)->Synthesize(kVoice, 175, -1, "Hello.");
+  ASSERT_TRUE(spoken.ok()) << spoken.status();
+  EXPECT_EQ((*process)->pid(), started) << "the template died with the thread that started it";
+  EXPECT_EQ(::kill(started, 0), 0);
+}
+
+// Callers on several threads at once each get their own speakers, and the bytes a fresh process
+// gives: the lanes share nothing but the template.
+TEST(EspeakSynthProcess, CallersOnSeveralThreadsAtOnceGetWhatAFreshProcessGives) {
+  std::vector<std::vector<float>> fresh;
+  for (const Spoken& one : Mixed()) {
+    auto process = EspeakSynthProcess::Start("");
+    ASSERT_TRUE(process.ok()) << process.status();
+    auto output = (*process)->Synthesize(one.voice, one.rate, one.pitch, one.text);
+    ASSERT_TRUE(output.ok()) << one.voice << ": " << output.status();
+    fresh.push_back(std::move(output->samples));
+  }
+  auto process = EspeakSynthProcess::Start("");
+  ASSERT_TRUE(process.ok()) << process.status();
+  constexpr int kThreads = 4;
+  const size_t n = Mixed().size();
+  std::vector<std::vector<std::string>> mismatches(kThreads);
+  std::vector<std::thread> callers;
+  for (int t = 0; t < kThreads; ++t) {
+    callers.emplace_back([&, t] {
+      for (size_t i = 0; i < 2 * n; ++i) {
+        const size_t k = (i + static_cast<size_t>(t)) % n;
+        const Spoken& one = Mixed()[k];
+        auto output = (*process)->Synthesize(one.voice, one.rate, one.pitch, one.text);
+        if (!output.ok()) {
+          mismatches[t].push_back(std::string(output.status().message()));
+        } else if (output->samples != fresh[k]) {
+          mismatches[t].push_back(std::string(one.voice) + ": " + one.text);
+        }
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_TRUE(mismatches[t].empty()) << "thread " << t << ": " << mismatches[t].front();
+  }
+}
+
+// A hang in the library (a stopped speaker here) costs that request, not the caller's thread;
+// the voice's next request is spoken by a new speaker, as before.
+TEST(EspeakSynthProcess, ASpeakerSilentPastTheTimeoutIsKilledAndThatRequestFails) {
+  auto process = EspeakSynthProcess::Start("", std::chrono::milliseconds(300));
+  ASSERT_TRUE(process.ok()) << process.status();
+  auto before = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(::kill(before->speaker, SIGSTOP), 0);
+  auto stalled = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
+  EXPECT_EQ(stalled.status().code(), absl::StatusCode::kDeadlineExceeded) << stalled.status();
+  EXPECT_NE(stalled.status().message().find("synthesis_timeout_ms"), std::string::npos);
   auto after = (*process)->Synthesize(kVoice, 175, -1, "Still here.");
   ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_NE((*process)->pid(), old_pid);
+  EXPECT_NE(after->speaker, before->speaker);
   EXPECT_EQ(after->samples, before->samples);
 }
 
