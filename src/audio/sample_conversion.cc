@@ -34,6 +34,10 @@ void ConvertBlock(const float* in, std::int16_t* out) {
   for (std::size_t i = 0; i < kBlock; ++i) out[i] = ToInt16(in[i]);
 }
 
+void ConvertBlock(const std::int16_t* in, float* out) {
+  for (std::size_t i = 0; i < kBlock; ++i) out[i] = static_cast<float>(in[i]) * (1.0f / 32768.0f);
+}
+
 }  // namespace
 
 std::int16_t FloatToInt16(float sample) { return ToInt16(sample); }
@@ -62,6 +66,30 @@ void AppendPcm16Le(std::span<const float> samples, std::string* out) {
     std::copy_n(samples.data() + done, left, tail);
     ConvertBlock(tail, converted);
     std::memcpy(bytes + 2 * done, converted, 2 * left);
+  }
+}
+
+void Pcm16LeToFloat(std::string_view bytes, float* out) {
+  const std::size_t count = bytes.size() / 2;
+  if constexpr (std::endian::native != std::endian::little) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto* b = reinterpret_cast<const unsigned char*>(bytes.data() + 2 * i);
+      out[i] = static_cast<float>(static_cast<std::int16_t>(b[0] | (b[1] << 8))) / 32768.0f;
+    }
+    return;
+  }
+  std::int16_t block[kBlock];  // aligned, for the vectorized loop
+  for (std::size_t done = 0; done < count; done += kBlock) {
+    const std::size_t n = std::min(kBlock, count - done);
+    std::memcpy(block, bytes.data() + 2 * done, 2 * n);
+    if (n == kBlock) {
+      ConvertBlock(block, out + done);
+    } else {
+      std::fill(block + n, block + kBlock, std::int16_t{0});
+      float tail[kBlock];
+      ConvertBlock(block, tail);
+      std::copy_n(tail, n, out + done);
+    }
   }
 }
 

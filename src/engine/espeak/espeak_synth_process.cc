@@ -21,6 +21,7 @@
 #include <cstring>
 #include <span>
 
+#include "audio/sample_conversion.h"
 #include "core/error.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -558,10 +559,7 @@ absl::StatusOr<EspeakSynthProcess::Output> DecodeReply(std::string_view reply,
             in.Bytes(static_cast<size_t>(count) * 2, &samples) && in.U32(&words);
   out.speaker = static_cast<pid_t>(speaker);
   if (ok) out.samples.resize(count + trailing_zeros);
-  for (size_t i = 0; ok && i < count; ++i) {
-    const auto* b = reinterpret_cast<const unsigned char*>(samples.data() + 2 * i);
-    out.samples[i] = static_cast<float>(static_cast<int16_t>(b[0] | (b[1] << 8))) / 32768.0f;
-  }
+  if (ok) audio::Pcm16LeToFloat(samples, out.samples.data());
   for (uint32_t i = 0; ok && i < words; ++i) {
     uint32_t position = 0, length = 0, ms = 0;
     ok = in.U32(&position) && in.U32(&length) && in.U32(&ms);

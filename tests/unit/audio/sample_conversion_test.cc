@@ -8,6 +8,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace voxserve::audio {
@@ -72,6 +73,26 @@ TEST(AppendPcm16LeTest, MatchesScaleClipAndRoundHalfToEvenForEverySample) {
     }
     EXPECT_EQ(out.substr(0, 2), "ab");
   }
+}
+
+// Every int16 value, from an odd offset (unaligned) and in a count that is no multiple of the
+// conversion's block: each sample is value / 32768, in order.
+TEST(Pcm16LeToFloatTest, GivesEveryValueOver32768FromAnyAlignment) {
+  std::string bytes = "x";  // the samples start at an odd address
+  for (int value = -32768; value <= 32767; ++value) {
+    const auto bits = static_cast<std::uint16_t>(value);
+    bytes += static_cast<char>(bits & 0xFF);
+    bytes += static_cast<char>(bits >> 8);
+  }
+  // All but 32767: 65535 samples, a partial block at the end.
+  const std::string_view odd = std::string_view(bytes).substr(1, bytes.size() - 3);
+  ASSERT_NE(odd.size() / 2 % 256, 0u);
+  std::vector<float> out(odd.size() / 2 + 1, 7.0f);
+  Pcm16LeToFloat(odd, out.data());
+  for (size_t i = 0; i + 1 < out.size(); ++i) {
+    ASSERT_EQ(out[i], static_cast<float>(static_cast<int>(i) - 32768) / 32768.0f) << i;
+  }
+  EXPECT_EQ(out.back(), 7.0f) << "wrote past the samples";
 }
 
 TEST(ClipToUnitRangeTest, ClipsAndSilencesNan) {
