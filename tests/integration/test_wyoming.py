@@ -364,6 +364,45 @@ def test_clients_outside_the_allow_list_are_closed_without_a_word(voxserve_bin):
         assert allowed.stop() == 0, allowed.log()
 
 
+def peak_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
+
+
+def test_a_client_that_writes_and_never_reads_holds_bounded_memory_and_is_cut_off(voxserve_bin):
+    # Issue 39: 40,000 describes (~800 KB) sent and no reply read grew the server by 23 MB/s, each
+    # ~23 KB info reply queued, and the write timeout never cut the client off. Now the
+    # connection stops reading while 1 MiB waits to be written, and the stalled write ends it.
+    import socket
+    reference()
+    server = start_wyoming_server(voxserve_bin, "--write-timeout-ms", "5000")
+    try:
+        before = peak_rss_mb(server.process.pid)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # take almost nothing in
+        sock.connect(("127.0.0.1", server.wyoming_port))
+        sock.setblocking(False)
+        lines = b'{"type":"describe"}\n' * 1000
+        sent, refused_since = 0, None
+        while sent < 40_000:
+            try:
+                sock.send(lines)
+                sent += 1000
+                refused_since = None
+            except BlockingIOError:
+                refused_since = refused_since or time.monotonic()
+                if time.monotonic() - refused_since > 1:
+                    break  # the server has stopped reading: TCP holds us back
+                time.sleep(0.01)
+        assert wait_for(lambda: metric(server, "voxserve_wyoming_connections") == 0, timeout=30)
+        grown = peak_rss_mb(server.process.pid) - before
+        assert grown < 30, f"{sent} describes unread grew the server's peak RSS by {grown:.0f} MB"
+        sock.close()
+        assert run(synthesize(server, "Still here.", name="en-us")).types[-1] == "audio-stop"
+    finally:
+        assert server.stop() == 0, server.log()
+
+
 def test_a_connection_over_the_limit_gets_an_error_and_a_close(voxserve_bin):
     reference()
     server = start_wyoming_server(voxserve_bin, "--wyoming-max-connections", "1")

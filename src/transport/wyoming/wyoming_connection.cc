@@ -24,6 +24,10 @@ FrameLimits ClientEventLimits() {
 
 // One write takes what is queued up to this much: an audio-chunk is 2 KiB, so many go at once.
 constexpr size_t kMaxWriteBytes = 256 << 10;
+// Events are taken only while less than this waits to be written (an info reply listing every
+// voice is ~23 KiB): beyond it the connection stops reading, TCP holds the client back, and a
+// client that never reads is cut off by the write timeout. Audio is bounded by the handler.
+constexpr size_t kMaxOutgoingBytes = 1 << 20;
 // After our side is shut down, how long the client may take to close its own: time for the last
 // bytes to be read, not a reason to keep a descriptor.
 constexpr auto kLinger = std::chrono::seconds(1);
@@ -71,11 +75,14 @@ void WyomingConnection::Post(absl::AnyInvocable<void() &&> task) {
             [self = shared_from_this(), task = std::move(task)]() mutable { std::move(task)(); });
 }
 
-// While an event is held nothing is read (TCP holds the client back); otherwise a read stays
-// pending, so a client that leaves while its work runs is noticed at once and the work dropped.
+bool WyomingConnection::Backlogged() const { return outgoing_bytes_ >= kMaxOutgoingBytes; }
+
+// While an event is held, or replies wait unread, nothing is read (TCP holds the client back);
+// otherwise a read stays pending, so a client that leaves while its work runs is noticed at once
+// and the work dropped.
 void WyomingConnection::ReadNext() {
   if (ended_ || reading_) return;
-  if (!lingering_ && (close_requested_ || held_)) return;
+  if (!lingering_ && (close_requested_ || held_ || Backlogged())) return;
   reading_ = true;
   socket_.async_read_some(net::buffer(read_buffer_),
                           [self = shared_from_this()](boost::system::error_code ec, size_t bytes) {
@@ -97,7 +104,7 @@ void WyomingConnection::OnRead(boost::system::error_code ec, size_t bytes) {
 void WyomingConnection::Pump() {
   if (pumping_) return;  // SetReading(true) from inside an event: the loop below goes on
   pumping_ = true;
-  while (!ended_ && !close_requested_ && reading_wanted_) {
+  while (!ended_ && !close_requested_ && reading_wanted_ && !Backlogged()) {
     std::optional<Event> event;
     if (held_) {
       event = std::move(held_);
@@ -115,7 +122,7 @@ void WyomingConnection::Pump() {
     handler_->OnEvent(*std::move(event));
   }
   // Paused: one event is held, and reading stops until it is taken.
-  if (!ended_ && !close_requested_ && !reading_wanted_ && !held_) {
+  if (!ended_ && !close_requested_ && !reading_wanted_ && !held_ && !Backlogged()) {
     absl::StatusOr<std::optional<Event>> next = parser_.Next();
     if (!next.ok()) {
       handler_->OnBadFrame(next.status());
@@ -139,6 +146,7 @@ void WyomingConnection::Send(std::string frame, size_t audio_bytes) {
     queued_audio_bytes_.fetch_sub(audio_bytes);
     return;
   }
+  outgoing_bytes_ += frame.size();
   outgoing_.push_back({std::move(frame), audio_bytes});
   if (writing_ == 0) WriteNext();
 }
@@ -175,9 +183,11 @@ void WyomingConnection::WriteNext() {
 
 void WyomingConnection::OnWritten(boost::system::error_code ec) {
   write_timer_.cancel();
+  const bool was_backlogged = Backlogged();
   size_t audio = 0;
   for (; writing_ > 0 && !outgoing_.empty(); --writing_) {
     audio += outgoing_.front().audio_bytes;
+    outgoing_bytes_ -= outgoing_.front().bytes.size();
     outgoing_.pop_front();
   }
   writing_ = 0;
@@ -186,6 +196,7 @@ void WyomingConnection::OnWritten(boost::system::error_code ec) {
   if (ec) return End();  // the client has gone
   if (audio > 0) handler_->OnAudioWritten();
   WriteNext();
+  if (was_backlogged && !Backlogged()) Pump();  // the events that waited, then reading again
 }
 
 // Everything is written: our side is shut down, so the client reads to the end (closing with its
@@ -225,6 +236,7 @@ void WyomingConnection::End() {
   socket_.close(ignored);
   for (size_t i = writing_; i < outgoing_.size(); ++i) {
     queued_audio_bytes_.fetch_sub(outgoing_[i].audio_bytes);
+    outgoing_bytes_ -= outgoing_[i].bytes.size();
   }
   // The frames being written keep their buffers until OnWritten has run.
   outgoing_.erase(outgoing_.begin() + static_cast<std::ptrdiff_t>(writing_), outgoing_.end());

@@ -59,6 +59,10 @@ class WyomingConnection final : public EventOutput,
     size_t audio_bytes = 0;
   };
 
+  // More than kMaxOutgoingBytes waits to be written: no event is taken and nothing is read until
+  // the client has read enough (issue 39: a client that sent describes and read nothing grew the
+  // server by 23 MB/s).
+  bool Backlogged() const;
   void ReadNext();
   void OnRead(boost::system::error_code ec, size_t bytes);
   void Pump();
@@ -84,7 +88,8 @@ class WyomingConnection final : public EventOutput,
   bool pumping_ = false;
 
   std::deque<Frame> outgoing_;
-  size_t writing_ = 0;  // frames at the front of outgoing_ being written
+  size_t outgoing_bytes_ = 0;  // the bytes of the frames in outgoing_
+  size_t writing_ = 0;         // frames at the front of outgoing_ being written
   bool close_requested_ = false;
   bool lingering_ = false;  // our side is shut down; waiting for the client's EOF
   bool ended_ = false;
