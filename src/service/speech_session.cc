@@ -194,6 +194,12 @@ void SpeechSession::ResumeAudio() {
     job = job_;
   }
   if (job != nullptr) job->Resume();  // cheap when it is not paused
+  // A next sentence held back for the client's unread audio: try again on the owner's context.
+  if (held_back_.exchange(false)) {
+    channel_->post([channel = channel_, keep_alive = keep_alive_.lock()] {
+      if (channel->session != nullptr) channel->session->Advance();
+    });
+  }
 }
 
 SynthesisSummary SpeechSession::Totals() const {
@@ -256,6 +262,16 @@ void SpeechSession::Advance() {
         return Finish({core::InvalidArgument("text has nothing to speak", "text", "empty_input")});
       }
       return Finish({absl::OkStatus()});
+    }
+    // Each sentence is a job of its own, whose first segment always runs: the stream's buffer
+    // bound is kept here, between sentences (issue 39: a client that never read got every
+    // sentence synthesized and queued, ~17 MB/s). Waiting sentences then fill up, reading
+    // stops, and the write timeout cuts such a client off.
+    if (channel_->listener->QueuedAudioBytes() > service_.config().stream_buffer_bytes) {
+      held_back_.store(true);
+      // Audio written meanwhile would have found nothing held back: look once more.
+      if (channel_->listener->QueuedAudioBytes() > service_.config().stream_buffer_bytes) return;
+      held_back_.store(false);
     }
     Sentence sentence = std::move(waiting_.front());
     waiting_.pop_front();

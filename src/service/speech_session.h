@@ -17,6 +17,7 @@
 // request; its segments are the document's sentences).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -203,6 +204,9 @@ class SpeechSession {
   // ResumeAudio (cross thread) takes to read it.
   std::shared_ptr<SynthesisJob> job_;
   mutable std::mutex job_mutex_;
+  // The next sentence waits for the client to read its audio (Advance sets it; ResumeAudio,
+  // from any thread, clears it and posts Advance).
+  std::atomic<bool> held_back_{false};
   Sentence current_;
   size_t input_chars_ = 0;  // code points taken by AddText so far
   // Whether the stream is SSML: decided by input_format, else by its first text that is not
