@@ -558,8 +558,10 @@ absl::StatusOr<EspeakSynthProcess::Output> DecodeReply(std::string_view reply,
   bool ok = in.U32(&speaker) && in.U32(&count) &&
             in.Bytes(static_cast<size_t>(count) * 2, &samples) && in.U32(&words);
   out.speaker = static_cast<pid_t>(speaker);
-  if (ok) out.samples.resize(count + trailing_zeros);
-  if (ok) audio::Pcm16LeToFloat(samples, out.samples.data());
+  if (ok) {
+    out.samples.resize(count + trailing_zeros);
+    audio::Pcm16LeToFloat(samples, out.samples.data());
+  }
   for (uint32_t i = 0; ok && i < words; ++i) {
     uint32_t position = 0, length = 0, ms = 0;
     ok = in.U32(&position) && in.U32(&length) && in.U32(&ms);
