@@ -179,7 +179,7 @@ def test_a_misspelled_config_key_stops_startup_naming_it(voxserve_bin, tmp_path)
     ("models:\n  - id: e\n    engine: espek\n",
      "models[0] (e): unknown engine 'espek' (available: espeak"),
     ("models:\n  - id: e\n    options: {data_pth: /x}\n",
-     "models[0] (e): unknown espeak option 'data_pth' (allowed: data_path)"),
+     "models[0] (e): unknown espeak option 'data_pth' (allowed: data_path, synthesis_timeout_ms)"),
     ("models:\n  - id: e\n    scheduling: {cpus: \"1023\"}\n",
      "models[0] (e).scheduling.cpus: cpu 1023 (in \"1023\") is not one this process may run on"),
     ("openai_voices:\n  allloy: en-us+f2\n",

@@ -31,6 +31,14 @@ absl::StatusOr<std::vector<service::DictionaryLocator>> ParseDictionaryLocators(
         return core::InvalidArgument(at + ".version_id must be a string", at, "invalid_type");
       }
       locator.version_id = version->get<std::string>();
+      // "" would read as "the newest" (the service's unset): a client that meant a version and
+      // sent an empty one must hear so, not get another version's rules (issue 39).
+      if (locator.version_id.empty()) {
+        return core::InvalidArgument(
+            at + ".version_id is empty: name a version, or leave version_id out (or null) for "
+                 "the newest",
+            at, "invalid_value");
+      }
     }
     locators.push_back(std::move(locator));
   }

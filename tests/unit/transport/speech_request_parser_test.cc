@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "transport/http/dictionary_locators_field.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -36,6 +37,25 @@ void ExpectFieldError(const absl::StatusOr<T>& result, const std::string& param,
 constexpr const char* kMinimalOpenAi = R"({"model": "tts-1", "input": "Hello.", "voice": "alloy"})";
 
 // ---- /v1/audio/speech ----
+
+// An empty version_id is refused: it would silently mean the newest version (issue 39). Left
+// out or null, it does mean the newest.
+TEST(ParseDictionaryLocators, AnEmptyVersionIdIsRefusedAndAMissingOrNullOneIsTheNewest) {
+  auto empty = ParseDictionaryLocators(
+      nlohmann::json::parse(R"([{"pronunciation_dictionary_id": "d1", "version_id": ""}])"));
+  ASSERT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(empty.status().message()), ::testing::HasSubstr("version_id is empty"));
+  for (const char* newest : {R"([{"pronunciation_dictionary_id": "d1"}])",
+                             R"([{"pronunciation_dictionary_id": "d1", "version_id": null}])"}) {
+    auto parsed = ParseDictionaryLocators(nlohmann::json::parse(newest));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->at(0).version_id, "");
+  }
+  auto named = ParseDictionaryLocators(
+      nlohmann::json::parse(R"([{"pronunciation_dictionary_id": "d1", "version_id": "v2"}])"));
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->at(0).version_id, "v2");
+}
 
 TEST(ParseOpenAiSpeechRequest, MinimalBodyGetsOpenAiDefaults) {
   auto parsed = ParseOpenAiSpeechRequest(PostJson(kMinimalOpenAi));
