@@ -72,7 +72,8 @@ absl::StatusOr<std::unique_ptr<EspeakEngine>> EspeakEngine::Create(const EspeakC
     const int sample_rate = (*library)->sample_rate();
     info.id = config.model_id;
     info.engine = "espeak";
-    // A synthesis per call, each in a speaker process: calls run in parallel, batching buys nothing.
+    // A synthesis per call, each in a speaker process: calls run in parallel, batching buys
+    // nothing.
     info.max_batch_size = 1;
     info.parallel_calls = true;
     info.batch_requires_same_voice = true;

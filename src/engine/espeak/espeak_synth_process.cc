@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -403,7 +403,8 @@ bool SpeakOne(int fd, const std::string& request, std::span<char> data,
 bool HandOverSpeaker(const std::string& voice) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    return WriteMessage(kTemplateFd, ErrorReply(std::string("socketpair: ") + std::strerror(errno)));
+    return WriteMessage(kTemplateFd,
+                        ErrorReply(std::string("socketpair: ") + std::strerror(errno)));
   }
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -526,8 +527,8 @@ absl::Status AwaitReady(int fd) {
 // Whether `fd` has something to read (or its peer closed it) before `deadline`.
 bool AwaitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd readable{fd, POLLIN, 0};
     const int ready = ::poll(&readable, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
     if (ready > 0) return true;
@@ -764,11 +765,12 @@ absl::StatusOr<EspeakSynthProcess::Output> EspeakSynthProcess::Speak(Lane& lane,
       lost = "before a synthesis";
       continue;
     }
-    if (!AwaitReadable(speaker->fd, deadline)) {  // a hang: not asked again
-      ::kill(speaker->pid, SIGKILL);  // alive, so its pid is still its own
+    if (!AwaitReadable(speaker->fd, deadline)) {
+      // A hang: not asked again. The speaker is alive, so its pid is still its own.
+      ::kill(speaker->pid, SIGKILL);
       lane.Drop(speaker);
       return absl::DeadlineExceededError("espeak-ng's synthesis ran past synthesis_timeout_ms (" +
-                                    std::to_string(timeout_.count()) + " ms)");
+                                         std::to_string(timeout_.count()) + " ms)");
     }
     if (!ReadMessage(speaker->fd, kMaxReplyBytes + 1, &reply) || reply.empty()) {
       lane.Drop(speaker);

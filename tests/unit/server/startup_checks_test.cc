@@ -38,7 +38,8 @@ TEST(CheckModelsCanStart, RefusesAnUnknownEngineNamingTheModelAndTheChoices) {
 
 TEST(CheckModelsCanStart, RefusesAMisspelledOrOutOfRangeEngineOption) {
   EXPECT_THAT(MessageOf(CheckModelsCanStart(WithModel("espeak", {{"data_pth", "/x"}}))),
-              HasSubstr("models[0] (m): unknown espeak option 'data_pth' (allowed: data_path, synthesis_timeout_ms)"));
+              HasSubstr("models[0] (m): unknown espeak option 'data_pth' (allowed: data_path, "
+                        "synthesis_timeout_ms)"));
   EXPECT_THAT(MessageOf(CheckModelsCanStart(WithModel("tone", {{"step_ms", "5000"}}))),
               HasSubstr("models[0] (m): "));
 }

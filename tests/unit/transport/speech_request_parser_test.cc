@@ -4,9 +4,9 @@
 #include <string>
 
 #include "core/error.h"
-#include "transport/http/dictionary_locators_field.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "transport/http/dictionary_locators_field.h"
 
 namespace voxserve::transport::http {
 namespace {
