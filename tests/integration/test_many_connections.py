@@ -2,6 +2,7 @@
 http.max_connections to it; 2,000 idle WebSocket and 2,000 idle keep-alive HTTP connections do
 not stop synthesis, and once they close the server's descriptors are back where they were."""
 import asyncio
+import concurrent.futures
 import http.client
 import json
 import os
@@ -171,6 +172,10 @@ def test_thousands_of_idle_connections_leave_synthesis_working_and_fds_return(
     assert soft_nofile_limit(server) >= IDLE_WEBSOCKETS + IDLE_HTTP + 512
     expected_audio = synthesize_rest(server)  # warm: encoders, pools, lazily opened files
     assert expected_audio > 0
+    # And espeak's lanes, one per instance running at once (each holds its speaker's socket):
+    # as many requests side by side as the scenario sends.
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(lambda _: synthesize_rest(server), range(8))) == [expected_audio] * 8
     probe = MetricsProbe(server)
     # Baseline: no connection open but the probe's own.
     assert wait_for(lambda: probe.gauges() == (1, 0), timeout=30), probe.gauges()
