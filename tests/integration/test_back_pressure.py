@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from conftest import VoxServer
-from probes import metric, wait_for
+from probes import metric, peak_rss_mb, small_sanitizer_quarantine, wait_for
 
 # Peak RSS growth allowed for one such client: a few replies and their buffers, against the
 # hundreds of MB that queueing every reply takes (issue 39's Wyoming trial: 23 MB/s).
@@ -20,22 +20,11 @@ BOUND_MB = 30
 SENTENCES = " ".join(f"Sentence number {i} is here to make the reply long." for i in range(8))
 
 
-# Under AddressSanitizer freed memory waits in a quarantine (256 MB) before reuse, so peak RSS
-# would count every reply made, not the ones held: a small quarantine keeps the measure honest.
-SANITIZER_ENV = {"ASAN_OPTIONS": ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
-                                                        "quarantine_size_mb=4"]))}
-
-
 @pytest.fixture(scope="module")
 def server(voxserve_bin):
-    instance = VoxServer(voxserve_bin, ["--write-timeout-ms", "3000"], env=SANITIZER_ENV).start()
+    instance = VoxServer(voxserve_bin, ["--write-timeout-ms", "3000"], env=small_sanitizer_quarantine()).start()
     yield instance
     assert instance.stop() == 0, instance.log()
-
-
-def peak_rss_mb(pid):
-    with open(f"/proc/{pid}/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
 
 
 def stingy_socket(server):

@@ -35,9 +35,10 @@ def reference():
     return wyoming
 
 
-def start_wyoming_server(voxserve_bin, *args):
+def start_wyoming_server(voxserve_bin, *args, env=None):
     """A voxserve with the Wyoming listener on a free port (server.wyoming_port)."""
-    server = VoxServer(voxserve_bin, ["--wyoming-enabled", "true", "--wyoming-port", "0", *args])
+    server = VoxServer(voxserve_bin, ["--wyoming-enabled", "true", "--wyoming-port", "0", *args],
+                       env=env)
     server.start()
     server.wyoming_port  # noqa: B018 (waits for the listener's log line)
     return server
