@@ -267,10 +267,13 @@ void SpeechSession::Advance() {
     // bound is kept here, between sentences (issue 39: a client that never read got every
     // sentence synthesized and queued, ~17 MB/s). Waiting sentences then fill up, reading
     // stops, and the write timeout cuts such a client off.
-    if (channel_->listener->QueuedAudioBytes() > service_.config().stream_buffer_bytes) {
+    const auto client_behind = [&] {
+      return channel_->listener->QueuedAudioBytes() > service_.config().stream_buffer_bytes;
+    };
+    if (client_behind()) {
       held_back_.store(true);
       // Audio written meanwhile would have found nothing held back: look once more.
-      if (channel_->listener->QueuedAudioBytes() > service_.config().stream_buffer_bytes) return;
+      if (client_behind()) return;
       held_back_.store(false);
     }
     Sentence sentence = std::move(waiting_.front());

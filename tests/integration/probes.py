@@ -1,6 +1,7 @@
 """What the integration tests read from a running server besides its answers: metric samples,
 requests in flight, its worker processes, and polling for a condition."""
 import os
+import socket
 import time
 
 import requests
@@ -19,10 +20,8 @@ def in_flight(server):
     return requests.get(server.url + "/health", timeout=5).json()["in_flight"]
 
 
-def workers_of(server, engine=None):
-    """Pids of the server's live worker processes (children running `--worker`); with `engine`,
-    only those whose worker spec names it (another model beside it has workers of its own)."""
-    pids = []
+def live_processes():
+    """(pid, parent pid, argv as bytes) of every process that is not a zombie."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -33,11 +32,16 @@ def workers_of(server, engine=None):
                 args = cmdline.read().split(b"\0")
         except OSError:
             continue
-        state, ppid = fields[0], int(fields[1])
-        if ppid == server.process.pid and b"--worker" in args and state != "Z" and (
-                engine is None or engine.encode() in b" ".join(args)):
-            pids.append(int(entry))
-    return sorted(pids)
+        if fields[0] != "Z":
+            yield int(entry), int(fields[1]), args
+
+
+def workers_of(server, engine=None):
+    """Pids of the server's live worker processes (children running `--worker`); with `engine`,
+    only those whose worker spec names it (another model beside it has workers of its own)."""
+    return sorted(pid for pid, ppid, args in live_processes()
+                  if ppid == server.process.pid and b"--worker" in args and
+                  (engine is None or engine.encode() in b" ".join(args)))
 
 
 def wait_for(condition, timeout=20.0, interval=0.02):
@@ -61,3 +65,33 @@ def small_sanitizer_quarantine():
 def peak_rss_mb(pid):
     with open(f"/proc/{pid}/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
+
+
+def stingy_socket(port):
+    """A connection to `port` with a 4 KiB receive buffer: a client that takes almost nothing in."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def send_until_held_back(sock, unit, most):
+    """Sends `unit` up to `most` times and reads nothing; stops once the server has taken nothing
+    for a second (it stopped reading and TCP holds us back). Answers how many went."""
+    sock.setblocking(False)
+    sent, refused_since = 0, None
+    while sent < most:
+        try:
+            view = memoryview(unit)
+            while view:
+                view = view[sock.send(view):]
+            sent += 1
+            refused_since = None
+        except BlockingIOError:
+            refused_since = refused_since or time.monotonic()
+            if time.monotonic() - refused_since > 1:
+                break
+            time.sleep(0.01)
+        except (BrokenPipeError, ConnectionResetError):
+            break  # cut off already
+    return sent

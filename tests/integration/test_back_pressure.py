@@ -5,14 +5,13 @@ http.write_timeout_ms, and goes on serving everyone else. Each client here is a 
 import base64
 import json
 import os
-import socket
-import time
 
 import pytest
 import requests
 
 from conftest import VoxServer
-from probes import metric, peak_rss_mb, small_sanitizer_quarantine, wait_for
+from probes import (metric, peak_rss_mb, send_until_held_back, small_sanitizer_quarantine,
+                    stingy_socket, wait_for)
 
 # Peak RSS growth allowed for one such client: a few replies and their buffers, against the
 # hundreds of MB that queueing every reply takes (issue 39's Wyoming trial: 23 MB/s).
@@ -27,38 +26,9 @@ def server(voxserve_bin):
     assert instance.stop() == 0, instance.log()
 
 
-def stingy_socket(server):
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # take almost nothing in
-    sock.connect(("127.0.0.1", server.port))
-    return sock
-
-
-def send_until_held_back(sock, unit, most):
-    """Sends `unit` up to `most` times; stops once the server has taken nothing for a second
-    (it stopped reading and TCP holds us back). Answers how many went."""
-    sock.setblocking(False)
-    sent, refused_since = 0, None
-    while sent < most:
-        try:
-            view = memoryview(unit)
-            while view:
-                view = view[sock.send(view):]
-            sent += 1
-            refused_since = None
-        except BlockingIOError:
-            refused_since = refused_since or time.monotonic()
-            if time.monotonic() - refused_since > 1:
-                break
-            time.sleep(0.01)
-        except (BrokenPipeError, ConnectionResetError):
-            break  # cut off already
-    return sent
-
-
 def websocket_upgrade(server, path):
     """A raw WebSocket: the upgrade, its 101 read, and nothing read after it."""
-    sock = stingy_socket(server)
+    sock = stingy_socket(server.port)
     key = base64.b64encode(os.urandom(16)).decode()
     sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                   f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
@@ -97,7 +67,7 @@ def test_http_pipelined_requests_never_read(server):
     request = (b"POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
     before = peak_rss_mb(server.process.pid)
-    sock = stingy_socket(server)
+    sock = stingy_socket(server.port)
     send_until_held_back(sock, request, 20_000)  # 14 MB: more than the kernel buffers hold
     # The scrape is an HTTP connection of its own: one left means ours is gone.
     assert_held_to_a_bound_and_cut_off(

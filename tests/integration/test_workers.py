@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from audio_check import decode
-from probes import metric, wait_for, workers_of
+from probes import live_processes, metric, wait_for, workers_of
 
 SENTENCE = "The quick brown fox jumps over the lazy dog."
 
@@ -110,18 +110,8 @@ def espeak_processes_of(server):
     """Pids of the server's espeak template and speakers (its descendants started as
     voxserve-espeak-template), living ones only."""
     children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                name = cmdline.read().split(b"\0")[0]
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append((int(entry), name))
+    for pid, ppid, args in live_processes():
+        children.setdefault(ppid, []).append((pid, args[0]))
     found, todo = [], [server.process.pid]
     while todo:
         for pid, name in children.get(todo.pop(), []):

@@ -12,7 +12,8 @@ import time
 import pytest
 import requests
 
-from probes import in_flight, metric, peak_rss_mb, small_sanitizer_quarantine, wait_for
+from probes import (in_flight, metric, peak_rss_mb, send_until_held_back,
+                    small_sanitizer_quarantine, stingy_socket, wait_for)
 from wyoming_support import (TIMEOUT, Speech, assert_same_speech, client, raw_connection,
                              read_to_end, read_until, reference, rest_pcm, run,
                              start_wyoming_server, synthesize)
@@ -368,28 +369,13 @@ def test_a_client_that_writes_and_never_reads_holds_bounded_memory_and_is_cut_of
     # Issue 39: 40,000 describes (~800 KB) sent and no reply read grew the server by 23 MB/s, each
     # ~23 KB info reply queued, and the write timeout never cut the client off. Now the
     # connection stops reading while 1 MiB waits to be written, and the stalled write ends it.
-    import socket
     reference()
     server = start_wyoming_server(voxserve_bin, "--write-timeout-ms", "5000",
                                   env=small_sanitizer_quarantine())
     try:
         before = peak_rss_mb(server.process.pid)
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # take almost nothing in
-        sock.connect(("127.0.0.1", server.wyoming_port))
-        sock.setblocking(False)
-        lines = b'{"type":"describe"}\n' * 1000
-        sent, refused_since = 0, None
-        while sent < 40_000:
-            try:
-                sock.send(lines)
-                sent += 1000
-                refused_since = None
-            except BlockingIOError:
-                refused_since = refused_since or time.monotonic()
-                if time.monotonic() - refused_since > 1:
-                    break  # the server has stopped reading: TCP holds us back
-                time.sleep(0.01)
+        sock = stingy_socket(server.wyoming_port)
+        sent = 1000 * send_until_held_back(sock, b'{"type":"describe"}\n' * 1000, 40)
         assert wait_for(lambda: metric(server, "voxserve_wyoming_connections") == 0, timeout=30)
         grown = peak_rss_mb(server.process.pid) - before
         assert grown < 30, f"{sent} describes unread grew the server's peak RSS by {grown:.0f} MB"

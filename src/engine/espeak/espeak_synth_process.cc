@@ -116,14 +116,34 @@ bool WriteMessage(int fd, std::string_view payload) {
   return WriteMessage(fd, std::span<const std::string_view>(&payload, 1));
 }
 
-bool ReadMessage(int fd, uint32_t max_bytes, std::string* payload) {
-  char length[4];
-  if (!ReadAll(fd, length, 4)) return false;
+// A message's payload once its four length bytes are in.
+bool ReadPayload(int fd, const char* length, uint32_t max_bytes, std::string* payload) {
   const uint32_t size = FromU32Bytes(length);
   if (size > max_bytes) return false;
   payload->resize(size);
   return ReadAll(fd, payload->data(), size);
 }
+
+bool ReadMessage(int fd, uint32_t max_bytes, std::string* payload) {
+  char length[4];
+  return ReadAll(fd, length, 4) && ReadPayload(fd, length, max_bytes, payload);
+}
+
+// sendmsg/recvmsg's header over one buffer, with room for one descriptor (SCM_RIGHTS).
+struct OneDescriptorHeader {
+  OneDescriptorHeader(void* bytes, size_t size) : data{bytes, size} {
+    header.msg_iov = &data;
+    header.msg_iovlen = 1;
+    header.msg_control = control;
+    header.msg_controllen = sizeof control;
+  }
+  OneDescriptorHeader(const OneDescriptorHeader&) = delete;  // it points into itself
+  OneDescriptorHeader& operator=(const OneDescriptorHeader&) = delete;
+
+  iovec data;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr header{};
+};
 
 // A message with a descriptor attached to its first byte (SCM_RIGHTS): how the template hands a
 // speaker's socket over. The sender keeps its own copy open until it closes it.
@@ -131,21 +151,15 @@ bool WriteMessageWithFd(int fd, std::string_view payload, int attached) {
   std::string message;
   PutU32(message, static_cast<uint32_t>(payload.size()));
   message += payload;
-  iovec data{message.data(), message.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr header{};
-  header.msg_iov = &data;
-  header.msg_iovlen = 1;
-  header.msg_control = control;
-  header.msg_controllen = sizeof control;
-  cmsghdr* rights = CMSG_FIRSTHDR(&header);
+  OneDescriptorHeader out(message.data(), message.size());
+  cmsghdr* rights = CMSG_FIRSTHDR(&out.header);
   rights->cmsg_level = SOL_SOCKET;
   rights->cmsg_type = SCM_RIGHTS;
   rights->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(rights), &attached, sizeof(int));
   ssize_t sent = 0;
   do {
-    sent = ::sendmsg(fd, &header, MSG_NOSIGNAL);
+    sent = ::sendmsg(fd, &out.header, MSG_NOSIGNAL);
   } while (sent < 0 && errno == EINTR);
   if (sent <= 0) return false;
   return WriteAll(fd, message.data() + sent, message.size() - static_cast<size_t>(sent));
@@ -156,28 +170,20 @@ bool WriteMessageWithFd(int fd, std::string_view payload, int attached) {
 bool ReadMessageWithFd(int fd, uint32_t max_bytes, std::string* payload, int* attached) {
   *attached = -1;
   char length[4];
-  iovec data{length, sizeof length};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr header{};
-  header.msg_iov = &data;
-  header.msg_iovlen = 1;
-  header.msg_control = control;
-  header.msg_controllen = sizeof control;
+  OneDescriptorHeader in(length, sizeof length);
   ssize_t got = 0;
   do {
-    got = ::recvmsg(fd, &header, MSG_CMSG_CLOEXEC);
+    got = ::recvmsg(fd, &in.header, MSG_CMSG_CLOEXEC);
   } while (got < 0 && errno == EINTR);
   if (got <= 0) return false;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr; c = CMSG_NXTHDR(&header, c)) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&in.header); c != nullptr; c = CMSG_NXTHDR(&in.header, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
         c->cmsg_len == CMSG_LEN(sizeof(int))) {
       std::memcpy(attached, CMSG_DATA(c), sizeof(int));
     }
   }
-  const bool whole =
-      ReadAll(fd, length + got, sizeof length - static_cast<size_t>(got)) &&
-      FromU32Bytes(length) <= max_bytes &&
-      (payload->resize(FromU32Bytes(length)), ReadAll(fd, payload->data(), payload->size()));
+  const bool whole = ReadAll(fd, length + got, sizeof length - static_cast<size_t>(got)) &&
+                     ReadPayload(fd, length, max_bytes, payload);
   if (!whole && *attached >= 0) {
     ::close(*attached);
     *attached = -1;

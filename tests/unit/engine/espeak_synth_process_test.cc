@@ -55,16 +55,21 @@ const std::vector<Spoken>& Mixed() {
   return mixed;
 }
 
-TEST(EspeakSynthProcess, AnyOrderOfRequestsGivesWhatAFreshProcessGivesForEach) {
-  std::vector<std::vector<float>> fresh;
+// Each of Mixed() spoken by a process of its own, which spoke nothing before it.
+void SpeakEachInAFreshProcess(std::vector<std::vector<float>>* fresh) {
   for (const Spoken& one : Mixed()) {
     auto process = EspeakSynthProcess::Start("");
     ASSERT_TRUE(process.ok()) << process.status();
     auto output = (*process)->Synthesize(one.voice, one.rate, one.pitch, one.text);
     ASSERT_TRUE(output.ok()) << one.voice << ": " << output.status();
     ASSERT_FALSE(output->samples.empty());
-    fresh.push_back(std::move(output->samples));
+    fresh->push_back(std::move(output->samples));
   }
+}
+
+TEST(EspeakSynthProcess, AnyOrderOfRequestsGivesWhatAFreshProcessGivesForEach) {
+  std::vector<std::vector<float>> fresh;
+  ASSERT_NO_FATAL_FAILURE(SpeakEachInAFreshProcess(&fresh));
   auto process = EspeakSynthProcess::Start("");
   ASSERT_TRUE(process.ok()) << process.status();
   // Every request after every other one, each voice's speaker kept between them: more voices
@@ -175,13 +180,7 @@ TEST(EspeakSynthProcess, ATemplateStartedOnAThreadThatHasEndedStaysAlive) {
 // gives: the lanes share nothing but the template.
 TEST(EspeakSynthProcess, CallersOnSeveralThreadsAtOnceGetWhatAFreshProcessGives) {
   std::vector<std::vector<float>> fresh;
-  for (const Spoken& one : Mixed()) {
-    auto process = EspeakSynthProcess::Start("");
-    ASSERT_TRUE(process.ok()) << process.status();
-    auto output = (*process)->Synthesize(one.voice, one.rate, one.pitch, one.text);
-    ASSERT_TRUE(output.ok()) << one.voice << ": " << output.status();
-    fresh.push_back(std::move(output->samples));
-  }
+  ASSERT_NO_FATAL_FAILURE(SpeakEachInAFreshProcess(&fresh));
   auto process = EspeakSynthProcess::Start("");
   ASSERT_TRUE(process.ok()) << process.status();
   constexpr int kThreads = 4;
