@@ -395,7 +395,9 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       "full re-read of the shared registry, a fallback to LISTEN/NOTIFY",
       std::to_string(v.postgres_resync_ms), IntSetter(&v.postgres_resync_ms, 100, 3'600'000));
   add("voices.postgres.statement_timeout_ms", "voices-postgres-timeout-ms",
-      "longest a database statement may run before the request gets 503",
+      "longest a database call may take before the request gets 503 (a registration or "
+      "deletion as a whole, each statement of the listener; kept by voxserve, so a frozen "
+      "database is bounded too)",
       std::to_string(v.postgres_statement_timeout_ms),
       IntSetter(&v.postgres_statement_timeout_ms, 100, 600'000));
   add("voices.postgres.idle_in_transaction_timeout_ms", "voices-postgres-idle-timeout-ms",

@@ -1,5 +1,9 @@
 #include "service/pg_connection.h"
 
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <string_view>
 #include <utility>
@@ -42,7 +46,8 @@ std::string UserOptions(const std::string& dsn) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& dsn,
-                                                                    const PgSessionLimits& limits) {
+                                                                    const PgSessionLimits& limits,
+                                                                    Clock::time_point deadline) {
   // Server-side bounds first: a later `-c` of the same setting (the user's) wins.
   std::string options = "-c statement_timeout=" + std::to_string(limits.statement_timeout_ms) +
                         " -c idle_in_transaction_session_timeout=" +
@@ -66,26 +71,64 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::s
   }
   keywords.push_back(nullptr);
   values.push_back(nullptr);
-  PGconn* conn = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
+  // The handshake step by step (PQconnectPoll), so that a server that accepts TCP and then
+  // says nothing costs no more than the deadline.
+  PGconn* conn = PQconnectStartParams(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (conn == nullptr) return core::StoreUnavailable("PostgreSQL: out of memory", 1);
+  std::unique_ptr<PgConnection> connection(new PgConnection(conn, limits));
   // NOTICEs (e.g. "relation already exists, skipping") go to the log, not raw to stderr.
   PQsetNoticeProcessor(
       conn,
-      [](void*, const char* message) {
-        spdlog::debug("voices: PostgreSQL: {}", Trimmed(message));
-      },
+      [](void*, const char* message) { spdlog::debug("voices: PostgreSQL: {}", Trimmed(message)); },
       nullptr);
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string why = Trimmed(PQerrorMessage(conn));
-    PQfinish(conn);
-    return core::StoreUnavailable("cannot connect to PostgreSQL: " + why, 1);
+  PostgresPollingStatusType step =
+      PQstatus(conn) == CONNECTION_BAD ? PGRES_POLLING_FAILED : PGRES_POLLING_WRITING;
+  while (step != PGRES_POLLING_OK && step != PGRES_POLLING_FAILED) {
+    if (!connection->WaitFor(step == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline)) {
+      connection->abandoned_ = true;
+      return core::StoreUnavailable(
+          "cannot connect to PostgreSQL: no answer within the timeout (the server is frozen or "
+          "unreachable)",
+          1);
+    }
+    step = PQconnectPoll(conn);
   }
-  return std::unique_ptr<PgConnection>(new PgConnection(conn));
+  if (step == PGRES_POLLING_FAILED || PQstatus(conn) != CONNECTION_OK) {
+    return core::StoreUnavailable("cannot connect to PostgreSQL: " + Trimmed(PQerrorMessage(conn)),
+                                  1);
+  }
+  // Non-blocking from here: sends that would block are polled under a deadline, and PQfinish
+  // does not wait on a peer that reads nothing.
+  if (PQsetnonblocking(conn, 1) != 0) {
+    return core::StoreUnavailable("PostgreSQL: " + Trimmed(PQerrorMessage(conn)), 1);
+  }
+  return connection;
+}
+
+bool PgConnection::WaitFor(short events, Clock::time_point deadline) const {
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd fd = {PQsocket(conn_), events, 0};
+    if (fd.fd < 0) return true;  // no socket: libpq reports the failure itself
+    const int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left, 60'000)));
+    if (ready != 0 && !(ready < 0 && errno == EINTR)) return true;
+  }
+}
+
+absl::Status PgConnection::Abandon(std::string_view during) {
+  abandoned_ = true;
+  return core::StoreUnavailable("PostgreSQL did not answer " + std::string(during) +
+                                    " in time (statement_timeout " +
+                                    std::to_string(limits_.statement_timeout_ms) +
+                                    " ms): the server is frozen, overloaded or cut off",
+                                1);
 }
 
 PgConnection::~PgConnection() { PQfinish(conn_); }
 
-bool PgConnection::broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+bool PgConnection::broken() const { return abandoned_ || PQstatus(conn_) != CONNECTION_OK; }
 
 absl::StatusOr<PgResult> PgConnection::Exec(std::string_view sql,
                                             const std::vector<PgParam>& params,
@@ -106,10 +149,43 @@ absl::StatusOr<PgResult> PgConnection::Exec(std::string_view sql,
     formats.push_back(param.binary ? 1 : 0);
   }
   const std::string statement(sql);
-  PgResult result(PQexecParams(conn_, statement.c_str(), static_cast<int>(params.size()), nullptr,
-                               values.data(), lengths.data(), formats.data(),
-                               binary_result ? 1 : 0));
   sqlstate_.clear();
+  if (abandoned_) return core::StoreUnavailable("PostgreSQL connection abandoned", 1);
+  const Clock::time_point deadline =
+      deadline_.value_or(Clock::now() + std::chrono::milliseconds(limits_.statement_timeout_ms));
+  if (PQsendQueryParams(conn_, statement.c_str(), static_cast<int>(params.size()), nullptr,
+                        values.data(), lengths.data(), formats.data(),
+                        binary_result ? 1 : 0) == 0) {
+    return core::StoreUnavailable("PostgreSQL connection lost: " + Trimmed(PQerrorMessage(conn_)),
+                                  1);
+  }
+  // Send (a large bytea may not fit the socket buffer at once), reading while we wait: the
+  // server may be sending too.
+  for (int flushed; (flushed = PQflush(conn_)) != 0;) {
+    if (flushed < 0) {
+      return core::StoreUnavailable("PostgreSQL connection lost: " + Trimmed(PQerrorMessage(conn_)),
+                                    1);
+    }
+    if (!WaitFor(POLLIN | POLLOUT, deadline)) return Abandon("a statement being sent");
+    if (PQconsumeInput(conn_) == 0) break;  // the error surfaces as the result below
+  }
+  // One statement gives one result (PQexecParams allows no more); keep the first, drain the
+  // rest (none) so the connection is ready for the next call.
+  PgResult result;
+  while (true) {
+    while (PQisBusy(conn_) != 0) {
+      if (!WaitFor(POLLIN, deadline)) return Abandon("a statement");
+      if (PQconsumeInput(conn_) == 0) break;
+    }
+    PGresult* next = PQgetResult(conn_);
+    if (next == nullptr) break;
+    if (!result) {
+      result.reset(next);
+    } else {
+      PQclear(next);
+    }
+    if (PQstatus(conn_) == CONNECTION_BAD) break;
+  }
   const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
     return absl::StatusOr<PgResult>(std::move(result));

@@ -109,7 +109,7 @@ void PgListener::Loop() {
   };
   while (!stopping_) {
     if (!connection) {
-      auto connected = PgConnection::Connect(dsn_, limits_);
+      auto connected = PgConnection::Connect(dsn_, limits_, Clock::now() + CallTimeout());
       absl::Status status = connected.status();
       if (status.ok()) {
         connection = *std::move(connected);
@@ -141,6 +141,15 @@ void PgListener::Loop() {
       hooks_.state(false, "connection lost: " + why);
       continue;
     }
+    if (check_requested_.exchange(false)) {
+      // A request's call failed: is ours alive? A frozen server answers nothing, and this probe
+      // times out like the request did.
+      if (absl::Status status = connection->Run("SELECT 1"); !status.ok()) {
+        connection.reset();
+        hooks_.state(false, std::string(status.message()));
+        continue;
+      }
+    }
     bool changed = false;
     while (PGnotify* notify = PQnotifies(connection->raw())) {
       changed = true;
@@ -160,20 +169,34 @@ void PgListener::Loop() {
 
 absl::Status PgListener::WithRequestConnection(
     const std::function<absl::Status(PgConnection&)>& work) {
-  std::lock_guard lock(request_mutex_);
+  const Clock::time_point deadline = Clock::now() + CallTimeout();
+  std::unique_lock lock(request_mutex_, std::defer_lock);
+  if (!lock.try_lock_until(deadline)) {
+    return core::StoreUnavailable(
+        "PostgreSQL: the calls before this one did not finish within statement_timeout (" +
+            std::to_string(limits_.statement_timeout_ms) + " ms)",
+        1);
+  }
   // After the listener reconnected, the old request connection is a stale socket to a server
   // that may have restarted: replace it before use rather than fail the first request.
   const uint64_t generation = generation_.load();
   if (!request_connection_ || request_connection_->broken() || request_generation_ != generation) {
     request_connection_.reset();
-    auto connected = PgConnection::Connect(dsn_, limits_);
-    if (!connected.ok()) return connected.status();
+    auto connected = PgConnection::Connect(dsn_, limits_, deadline);
+    if (!connected.ok()) {
+      check_requested_ = true;
+      Wake();
+      return connected.status();
+    }
     request_connection_ = *std::move(connected);
     request_generation_ = generation;
   }
+  request_connection_->set_deadline(deadline);
   absl::Status status = work(*request_connection_);
+  request_connection_->set_deadline(std::nullopt);
   if (!status.ok() && request_connection_->broken()) {
     request_connection_.reset();
+    check_requested_ = true;
     Wake();  // the listener checks its own at once
   }
   return status;

@@ -7,6 +7,12 @@
 // one request connection for the owner's writes, used one statement sequence at a time on the
 // caller's thread, and replaced after the listener reconnected (the old socket may point at a
 // server that has restarted since).
+//
+// Deadlines (PgConnection keeps them on the client): each of the listener's statements and
+// (re)connections gets statement_timeout; a request gets statement_timeout for all of it, its
+// wait for the request connection included. A request that times out or loses its connection
+// makes the listener check its own connection at once, so a frozen database shows as
+// disconnected (the owners' /health degraded, their calls 503) instead of looking alive.
 #pragma once
 
 #include <atomic>
@@ -60,9 +66,10 @@ class PgListener {
   // The listener checks its connection (and resyncs) at once.
   void Wake() const;
 
-  // Runs `work` on the request connection ((re)connecting it first when needed). Returns the
-  // connection's error (Unavailable) when it cannot connect, else what `work` returned; a
-  // connection that broke under `work` is dropped and the listener woken. Safe cross thread.
+  // Runs `work` on the request connection ((re)connecting it first when needed), all of it
+  // within statement_timeout from now. Returns Unavailable when it cannot connect or wait its
+  // turn in time, else what `work` returned; a connection that broke or timed out under `work`
+  // is dropped and the listener checks its own. Safe cross thread.
   absl::Status WithRequestConnection(const std::function<absl::Status(PgConnection&)>& work);
 
   // WithRequestConnection for work returning absl::StatusOr<T>.
@@ -81,6 +88,9 @@ class PgListener {
   PgListener(std::string dsn, PgSessionLimits limits, std::string channel,
              std::chrono::milliseconds resync_every, std::string log_name, Hooks hooks);
   void Loop();
+  std::chrono::milliseconds CallTimeout() const {
+    return std::chrono::milliseconds(limits_.statement_timeout_ms);
+  }
 
   const std::string dsn_;
   const PgSessionLimits limits_;
@@ -90,9 +100,10 @@ class PgListener {
   const Hooks hooks_;
   std::atomic<uint64_t> generation_{0};  // listener connections so far
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> check_requested_{false};  // a request's connection failed: probe ours
   int wake_fd_ = -1;  // eventfd: wakes the listener to stop or to reconnect at once
 
-  std::mutex request_mutex_;                          // one request statement sequence at a time
+  std::timed_mutex request_mutex_;                    // one request statement sequence at a time
   std::unique_ptr<PgConnection> request_connection_;  // guarded by request_mutex_
   uint64_t request_generation_ = 0;                   // guarded by request_mutex_
 

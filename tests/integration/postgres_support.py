@@ -100,14 +100,33 @@ class Postgres:
                          "-v", "ON_ERROR_STOP=1", "-d", self.dsn, "-c", statement])
         return [line.split("\t") for line in out.splitlines() if line]
 
-    def kill(self):
-        """SIGKILL, the postmaster and its backends alike (a crash, no shutdown)."""
-        if self.process is None or self.process.poll() is not None:
-            return
+    def _children(self):
         children = []
         for task in glob.glob(f"/proc/{self.process.pid}/task/*/children"):
             with open(task) as f:
                 children += [int(pid) for pid in f.read().split()]
+        return children
+
+    def _signal_all(self, signum):
+        for pid in [self.process.pid] + self._children():
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+    def freeze(self):
+        """SIGSTOP to the postmaster and its backends: a paused VM, or a node that stops
+        answering while the kernel keeps TCP open and acknowledged."""
+        self._signal_all(signal.SIGSTOP)
+
+    def thaw(self):
+        self._signal_all(signal.SIGCONT)
+
+    def kill(self):
+        """SIGKILL, the postmaster and its backends alike (a crash, no shutdown)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        children = self._children()
         for pid in children + [self.process.pid]:
             try:
                 os.kill(pid, signal.SIGKILL)

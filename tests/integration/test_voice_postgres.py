@@ -2,7 +2,8 @@
 PostgreSQL that the test starts (postgres_support.py): the schema the server creates, the bounds,
 two servers sharing one registry (one name registered at once on both: one 200, one 409; a
 deletion on one seen by the other within 1 s), restarts losing nothing, the database failing:
-down at startup, killed (SIGKILL) in the middle of a registration, back again, and a server
+down at startup, killed (SIGKILL) in the middle of a registration, back again, frozen (SIGSTOP:
+calls answer 503 within voices.postgres.statement_timeout_ms, kept on the client), and a server
 stopped (SIGSTOP) in the middle of a registration, holding the registration lock, which the
 database takes back within voices.postgres.idle_in_transaction_timeout_ms.
 
@@ -249,6 +250,69 @@ def test_the_database_killed_mid_registration_leaves_nothing_and_recovers(make_s
     retried = register(a, "half written")
     assert retried.status_code == 200, retried.text
     assert requests.delete(a.url + VOICES + "/" + kept["id"], timeout=10).status_code == 200
+
+
+def test_a_frozen_database_answers_503_within_the_timeout_and_degrades(make_server, postgres):
+    """Every PostgreSQL process stopped (SIGSTOP): the kernel keeps the connections open and
+    acknowledged, so nothing but a deadline on the client ends a call. Both stores (voices and
+    dictionaries) answer 503 with Retry-After within the configured timeout, /health turns
+    degraded, synthesis goes on, and all recovers after SIGCONT."""
+    timeout_s = 2.0
+    server = start(make_server, postgres, "--voices-postgres-timeout-ms",
+                   str(int(timeout_s * 1000)), "--dictionaries-backend", "postgres")
+    wait_connected(server)
+    wait_for(lambda: health(server).get("dictionaries", {}).get("status") == "ok", 30,
+             "the dictionary store to connect")
+    kept = register(server, "kept").json()
+
+    def timed(call):
+        started = time.monotonic()
+        answer = call()
+        return answer, time.monotonic() - started
+
+    postgres.freeze()
+    try:
+        answer, waited = timed(lambda: register(server, "frozen"))
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["error"]["code"] == "voice_store_unavailable"
+        assert int(answer.headers["Retry-After"]) >= 1
+        # The timeout, plus slack for a loaded machine (it hung for good before: > 100 s).
+        assert waited < timeout_s + 4.0, waited
+        print(f"the registration answered 503 after {waited:.2f} s (timeout {timeout_s} s)")
+
+        # The listener probes its own connection after a request's call failed: degraded.
+        wait_for(lambda: health(server)["voices"]["status"] == "unavailable", 3 * timeout_s + 10,
+                 "/health to say the voice store is unavailable")
+        assert health(server)["status"] == "degraded"
+        refused, waited = timed(lambda: requests.delete(server.url + VOICES + "/" + kept["id"],
+                                                        timeout=30))
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "voice_store_unavailable"
+        assert waited < timeout_s + 4.0, waited
+
+        dictionary, waited = timed(lambda: requests.post(
+            server.url + "/v1/pronunciation-dictionaries/add-from-rules", timeout=30,
+            json={"name": "terms", "rules": [{"type": "alias", "string_to_replace": "WWW",
+                                              "alias": "web"}]}))
+        assert dictionary.status_code == 503, dictionary.text
+        assert dictionary.json()["error"]["code"] == "dictionary_store_unavailable"
+        assert int(dictionary.headers["Retry-After"]) >= 1
+        assert waited < timeout_s + 4.0, waited
+        wait_for(lambda: health(server)["dictionaries"]["status"] == "unavailable",
+                 3 * timeout_s + 10, "/health to say the dictionary store is unavailable")
+
+        assert speak(server, "alloy").status_code == 200  # synthesis does not wait on it
+        assert voice_ids(server) == [kept["id"]]  # the last known registry stays listed
+    finally:
+        postgres.thaw()
+
+    wait_connected(server)
+    wait_for(lambda: health(server)["dictionaries"]["status"] == "ok", 30,
+             "the dictionary store to reconnect")
+    assert health(server)["status"] == "ready"
+    assert register(server, "frozen").status_code == 200
+    assert [r[0] for r in postgres.sql("SELECT name FROM voxserve_voices ORDER BY name")] == \
+        ["frozen", "kept"]
 
 
 @pytest.mark.parametrize("bound_from", ["config", "config beside dsn options", "dsn options"])
