@@ -6,8 +6,10 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "core/error.h"
 #include "text/utf8.h"
+#include "text/visible_text.h"
 
 namespace voxserve::service {
 namespace {
@@ -54,6 +56,13 @@ absl::Status ValidateDictionaryName(std::string_view name) {
     const bool c1 =
         c == 0xc2 && i + 1 < name.size() && static_cast<unsigned char>(name[i + 1]) <= 0x9f;
     if (c < 0x20 || c == 0x7f || c1) return bad("must not contain control characters");
+  }
+  // As voice names: a name that shows nothing where a character stands would look like another.
+  if (std::optional<text::InvisibleCharacter> hidden = text::FirstInvisibleCharacter(name)) {
+    return bad(
+        absl::StrFormat("must not contain invisible or format characters (U+%04X at "
+                        "character %d)",
+                        static_cast<uint32_t>(hidden->code_point), hidden->index + 1));
   }
   return absl::OkStatus();
 }

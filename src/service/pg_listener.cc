@@ -51,6 +51,9 @@ absl::Status PgMigrate(PgConnection& c, const PgSchema& schema) {
     if (absl::Status s = c.Run(schema.migrations[next - 1]); !s.ok()) return fail(s);
     spdlog::info("PostgreSQL: the {} schema migrated to version {}", schema.what, next);
   }
+  if (version < newest && schema.rewrite != nullptr) {
+    if (absl::Status s = schema.rewrite(c, version); !s.ok()) return fail(s);
+  }
   if (version < newest) {
     if (absl::Status s = c.Run("DELETE FROM " + table); !s.ok()) return fail(s);
     if (absl::Status s =

@@ -34,10 +34,13 @@ namespace voxserve::service {
 
 // A component's schema: its own version table (one row), migrations N = 1.. taking it from
 // version N-1 to N (append only). `what` names it in messages ("voice", "dictionary").
+// `rewrite`, when set, runs after the SQL migrations in the same transaction, given the version
+// the database had: for what SQL cannot compute (a key that needs ICU).
 struct PgSchema {
   const char* what;
   const char* version_table;
   std::span<const char* const> migrations;
+  absl::Status (*rewrite)(PgConnection& connection, int from_version) = nullptr;
 };
 
 // Brings `schema` to its newest version in one transaction, under an advisory lock that every

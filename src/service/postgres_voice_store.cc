@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -13,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "core/error.h"
 #include "spdlog/spdlog.h"
+#include "text/visible_text.h"
 
 namespace voxserve::service {
 namespace {
@@ -27,8 +29,8 @@ constexpr int kRetryAfterSeconds = 2;
 
 // Migration N (1-based) takes the schema from version N-1 to N. Append only.
 constexpr const char* kMigrations[] = {
-    // 1: the registry. name_key is the name in ASCII lower case (VoiceNameKey's notion of the
-    // same name, independent of the database's collation); bytes is octet_length(profile).
+    // 1: the registry. name_key was the name in ASCII lower case (schema 2 changed it: below),
+    // independent of the database's collation; bytes is octet_length(profile).
     "CREATE TABLE voxserve_voices ("
     " id text PRIMARY KEY,"
     " model text NOT NULL,"
@@ -41,9 +43,60 @@ constexpr const char* kMigrations[] = {
     " bytes bigint NOT NULL,"
     " profile bytea NOT NULL,"
     " UNIQUE (model, name_key))",
+    // 2: name_key becomes the name's NFKC_Casefold (text::LookAlikeKey: "é" and "e" + U+0301,
+    // "Ｒace2" and "race2" are one name). SQL has no case folding that ignores the collation,
+    // so RewriteNameKeys recomputes the keys in this migration's transaction.
+    "COMMENT ON COLUMN voxserve_voices.name_key IS "
+    "'the name''s NFKC_Casefold, unique per model (voxserve schema 2)'",
 };
 static_assert(std::size(kMigrations) == kVoiceSchemaVersion);
-constexpr PgSchema kSchema = {"voice", "voxserve_schema", kMigrations};
+
+// Schema 2's keys for the rows written before it. Names registered apart that now read as one
+// (both were allowed under ASCII-only folding) keep both voices: the oldest keeps the name, the
+// others answer by id only, their key made unique with their id (a warning says which).
+absl::Status RewriteNameKeys(PgConnection& c, int from_version) {
+  if (from_version >= 2) return absl::OkStatus();
+  auto rows =
+      c.Exec("SELECT id, model, name, name_key FROM voxserve_voices ORDER BY created_at, id");
+  if (!rows.ok()) return rows.status();
+  struct Rekey {
+    std::string id;
+    std::string key;
+  };
+  std::vector<Rekey> changes;
+  std::set<std::pair<std::string, std::string>> taken;  // (model, key)
+  for (int row = 0; row < PQntuples(rows->get()); ++row) {
+    std::string id = PgText(rows->get(), row, 0);
+    std::string model = PgText(rows->get(), row, 1);
+    std::string name = PgText(rows->get(), row, 2);
+    std::string key = text::LookAlikeKey(name);
+    if (!taken.emplace(model, key).second) {
+      spdlog::warn(
+          "voices: voice {} of model {} is named like an older voice ({}); it keeps answering "
+          "by its id, not by name",
+          id, model, core::Quoted(name));
+      key += "\n" + id;
+    }
+    if (key != PgText(rows->get(), row, 3)) changes.push_back({std::move(id), std::move(key)});
+  }
+  // Two passes: a key may move to one another row still holds until its own turn.
+  for (const char* statement : {"UPDATE voxserve_voices SET name_key = id || '\n' WHERE id = $1",
+                                "UPDATE voxserve_voices SET name_key = $2 WHERE id = $1"}) {
+    for (const Rekey& change : changes) {
+      std::vector<PgParam> params = {{change.id}};
+      if (std::string_view(statement).find("$2") != std::string_view::npos) {
+        params.push_back({change.key});
+      }
+      if (absl::Status s = c.Run(statement, params); !s.ok()) return s;
+    }
+  }
+  if (!changes.empty()) {
+    spdlog::info("voices: {} name keys rewritten for schema 2", changes.size());
+  }
+  return absl::OkStatus();
+}
+
+constexpr PgSchema kSchema = {"voice", "voxserve_schema", kMigrations, RewriteNameKeys};
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -216,7 +269,9 @@ void PostgresVoiceStore::ReportRemovedElsewhere(const std::vector<std::string>& 
 }
 
 void PostgresVoiceStore::IndexLocked(StoredVoice voice) {
-  by_name_[VoiceNameKey(voice.metadata.model, voice.metadata.name)] = voice.metadata.id;
+  // Resync indexes the oldest first: of names that read alike (from before schema 2), the
+  // oldest keeps the name.
+  by_name_.try_emplace(VoiceNameKey(voice.metadata.model, voice.metadata.name), voice.metadata.id);
   total_bytes_ += voice.file_bytes;
   std::string id = voice.metadata.id;
   voices_.insert_or_assign(std::move(id), std::move(voice));
@@ -251,8 +306,9 @@ auto PostgresVoiceStore::OnRequestConnection(const char* operation, Work&& work)
   }
   const Clock::time_point start = Clock::now();
   auto result = listener_->Request(std::forward<Work>(work));
-  const bool store_fault = !result.ok() && (result.status().code() == absl::StatusCode::kUnavailable ||
-                                            result.status().code() == absl::StatusCode::kInternal);
+  const bool store_fault =
+      !result.ok() && (result.status().code() == absl::StatusCode::kUnavailable ||
+                       result.status().code() == absl::StatusCode::kInternal);
   if (store_fault && metrics_) metrics_->errors.WithLabels({"postgres", operation}).Increment();
   if (metrics_) {
     metrics_->operation_seconds.WithLabels({"postgres", operation}).Observe(SecondsSince(start));
@@ -274,10 +330,10 @@ absl::StatusOr<std::unique_ptr<VoiceReservation>> PostgresVoiceStore::Reserve(
         "name", "voice_name_taken");
   }
   if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
-    return core::InsufficientStorage("the voice store is full (voices.max_count = " +
-                                         std::to_string(config_.max_count) +
-                                         "); delete a voice first",
-                                     "voice_limit_reached");
+    return core::InsufficientStorage(
+        "the voice store is full (voices.max_count = " + std::to_string(config_.max_count) +
+            "); delete a voice first",
+        "voice_limit_reached");
   }
   pending_.insert(key);
   std::string id;
@@ -311,16 +367,16 @@ absl::StatusOr<StoredVoice> PostgresVoiceStore::Insert(PgConnection& c, const St
   const long long count = std::strtoll(PQgetvalue(totals->get(), 0, 0), nullptr, 10);
   const unsigned long long bytes = std::strtoull(PQgetvalue(totals->get(), 0, 1), nullptr, 10);
   if (count >= config_.max_count) {
-    return fail(core::InsufficientStorage("the voice store is full (voices.max_count = " +
-                                              std::to_string(config_.max_count) +
-                                              "); delete a voice first",
-                                          "voice_limit_reached"));
+    return fail(core::InsufficientStorage(
+        "the voice store is full (voices.max_count = " + std::to_string(config_.max_count) +
+            "); delete a voice first",
+        "voice_limit_reached"));
   }
   if (bytes + encoded.size() > config_.max_bytes) {
-    return fail(core::InsufficientStorage("the voice store is full (voices.max_bytes = " +
-                                              std::to_string(config_.max_bytes) +
-                                              "); delete a voice first",
-                                          "voice_storage_full"));
+    return fail(core::InsufficientStorage(
+        "the voice store is full (voices.max_bytes = " + std::to_string(config_.max_bytes) +
+            "); delete a voice first",
+        "voice_storage_full"));
   }
   auto inserted = c.Exec(
       "INSERT INTO voxserve_voices (id, model, name, name_key, family, transcript, created_at, "
@@ -328,7 +384,7 @@ absl::StatusOr<StoredVoice> PostgresVoiceStore::Insert(PgConnection& c, const St
       {{m.id},
        {m.model},
        {m.name},
-       {absl::AsciiStrToLower(m.name)},
+       {text::LookAlikeKey(m.name)},
        {m.family},
        {m.transcript},
        {std::to_string(m.created_at)},
@@ -382,9 +438,8 @@ absl::StatusOr<StoredVoice> PostgresVoiceStore::Commit(VoiceReservation& held,
 }
 
 absl::Status PostgresVoiceStore::Import(const StoredVoice& voice, std::string_view encoded) {
-  auto stored = OnRequestConnection("register", [&](PgConnection& c) {
-    return Insert(c, voice, encoded, false);
-  });
+  auto stored = OnRequestConnection(
+      "register", [&](PgConnection& c) { return Insert(c, voice, encoded, false); });
   if (!stored.ok()) return stored.status();
   RecordLocalChange(stored->metadata.id, *stored);
   return absl::OkStatus();
@@ -426,13 +481,14 @@ absl::StatusOr<engine::VoiceProfile> PostgresVoiceStore::LoadProfile(std::string
     return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
   };
   if (!Get(id)) return not_found();
-  auto encoded = OnRequestConnection("load_profile", [&](PgConnection& c) -> absl::StatusOr<std::string> {
-    auto rows = c.Exec("SELECT profile FROM voxserve_voices WHERE id = $1", {{id}},
-                       /*binary_result=*/true);
-    if (!rows.ok()) return rows.status();
-    if (PQntuples(rows->get()) == 0) return not_found();
-    return PgText(rows->get(), 0, 0);
-  });
+  auto encoded =
+      OnRequestConnection("load_profile", [&](PgConnection& c) -> absl::StatusOr<std::string> {
+        auto rows = c.Exec("SELECT profile FROM voxserve_voices WHERE id = $1", {{id}},
+                           /*binary_result=*/true);
+        if (!rows.ok()) return rows.status();
+        if (PQntuples(rows->get()) == 0) return not_found();
+        return PgText(rows->get(), 0, 0);
+      });
   if (!encoded.ok()) return encoded.status();
   auto decoded = DecodeVoiceFile(*encoded);
   if (!decoded.ok()) {

@@ -34,7 +34,7 @@
 namespace voxserve::service {
 
 // The schema versions this server knows (voxserve_schema.version); a newer database is refused.
-inline constexpr int kVoiceSchemaVersion = 1;
+inline constexpr int kVoiceSchemaVersion = 2;
 
 class PostgresVoiceStore : public VoiceBackend {
  public:

@@ -60,7 +60,7 @@ class VoiceBackend {
 
   virtual std::vector<StoredVoice> List(std::string_view model = {}) const = 0;  // oldest first
   virtual std::optional<StoredVoice> Get(std::string_view id) const = 0;
-  // By name within a model (ASCII case-insensitive).
+  // By name within a model (names compared by VoiceNameKey).
   virtual std::optional<StoredVoice> FindByName(std::string_view model,
                                                 std::string_view name) const = 0;
   // NotFound, Unavailable (the store is unreachable), or Internal when it no longer decodes.
@@ -95,7 +95,8 @@ class VoiceBackend {
 // "voice_" (ids do). InvalidArgument with param "name".
 absl::Status ValidateVoiceName(std::string_view name);
 
-// The key two names of one model collide on: model + '\n' + the name in ASCII lower case.
+// The key two names of one model collide on: model + '\n' + the name's NFKC_Casefold
+// (text::LookAlikeKey), so names that read the same are one name.
 std::string VoiceNameKey(std::string_view model, std::string_view name);
 // "voice_" + 24 lower-case hex digits.
 bool IsVoiceId(std::string_view id);

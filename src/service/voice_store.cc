@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -37,7 +38,7 @@ std::string ErrnoText() { return std::strerror(errno); }
 }  // namespace
 
 std::string VoiceNameKey(std::string_view model, std::string_view name) {
-  return std::string(model) + '\n' + absl::AsciiStrToLower(std::string(name));
+  return std::string(model) + '\n' + text::LookAlikeKey(name);
 }
 
 bool IsVoiceId(std::string_view id) {
@@ -212,19 +213,22 @@ absl::Status VoiceStore::LoadAll() {
     loaded.push_back({std::move(decoded->metadata), bytes->size()});
   }
   std::sort(loaded.begin(), loaded.end(), [](const StoredVoice& a, const StoredVoice& b) {
-    return a.metadata.created_at < b.metadata.created_at;
+    return std::tie(a.metadata.created_at, a.metadata.id) <
+           std::tie(b.metadata.created_at, b.metadata.id);
   });
   std::lock_guard lock(mutex_);
   for (StoredVoice& voice : loaded) {
     std::string key = VoiceNameKey(voice.metadata.model, voice.metadata.name);
-    if (by_name_.contains(key)) {
-      spdlog::warn("voices: skipping {}: model {} already has a voice named '{}'",
-                   voice.metadata.id, voice.metadata.model, voice.metadata.name);
-      continue;
+    // Names that read alike can both be here from before NFKC folding (or a copied file): the
+    // oldest keeps the name, the others answer by their id only.
+    if (!by_name_.emplace(key, voice.metadata.id).second) {
+      spdlog::warn(
+          "voices: {}: model {} already has a voice named like '{}'; it answers by its "
+          "id only",
+          voice.metadata.id, voice.metadata.model, voice.metadata.name);
     }
     // Bounds are checked on registration; files already here are kept even if the operator
     // lowered the limits (nothing is deleted behind their back), new ones are refused.
-    by_name_.emplace(key, voice.metadata.id);
     total_bytes_ += voice.file_bytes;
     std::string id = voice.metadata.id;
     voices_.emplace(std::move(id), std::move(voice));
@@ -234,8 +238,8 @@ absl::Status VoiceStore::LoadAll() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<VoiceReservation>> VoiceStore::Reserve(
-    std::string_view model, std::string_view name) {
+absl::StatusOr<std::unique_ptr<VoiceReservation>> VoiceStore::Reserve(std::string_view model,
+                                                                      std::string_view name) {
   if (absl::Status status = ValidateVoiceName(name); !status.ok()) return status;
   std::string key = VoiceNameKey(model, name);
   std::lock_guard lock(mutex_);
@@ -419,7 +423,8 @@ absl::Status VoiceStore::Delete(std::string_view id) {
   if (absl::Status status = SyncDirectory(config_.dir); !status.ok()) {
     spdlog::warn("voices: {}", std::string(status.message()));
   }
-  by_name_.erase(VoiceNameKey(it->second.metadata.model, it->second.metadata.name));
+  auto name = by_name_.find(VoiceNameKey(it->second.metadata.model, it->second.metadata.name));
+  if (name != by_name_.end() && name->second == id) by_name_.erase(name);
   total_bytes_ -= it->second.file_bytes;
   voices_.erase(it);
   return absl::OkStatus();

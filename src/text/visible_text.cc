@@ -1,9 +1,12 @@
 #include "text/visible_text.h"
 
+#include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
+#include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
 #include <cstdint>
+#include <cstdio>
 
 namespace voxserve::text {
 namespace {
@@ -30,6 +33,38 @@ std::optional<InvisibleCharacter> FirstInvisibleCharacter(std::string_view valid
     ++index;
   }
   return std::nullopt;
+}
+
+std::string UnspeakableTextProblem(std::string_view valid_utf8) {
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(valid_utf8.data());
+  std::size_t offset = 0;
+  bool visible = false;
+  while (offset < valid_utf8.size()) {
+    UChar32 c;
+    U8_NEXT(bytes, offset, valid_utf8.size(), c);
+    if (c < 0) return "is not valid UTF-8";
+    if (u_charType(c) == U_CONTROL_CHAR) {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+      return std::string("holds a control character (") + code + ")";
+    }
+    if (!IsInvisible(c) && !u_isUWhiteSpace(c)) visible = true;
+  }
+  return visible ? std::string() : "shows nothing (only invisible characters or spaces)";
+}
+
+std::string LookAlikeKey(std::string_view valid_utf8) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* fold = icu::Normalizer2::getNFKCCasefoldInstance(status);
+  if (U_FAILURE(status)) return std::string(valid_utf8);
+  icu::UnicodeString folded =
+      fold->normalize(icu::UnicodeString::fromUTF8(icu::StringPiece(
+                          valid_utf8.data(), static_cast<int32_t>(valid_utf8.size()))),
+                      status);
+  if (U_FAILURE(status)) return std::string(valid_utf8);
+  std::string key;
+  folded.toUTF8String(key);
+  return key;
 }
 
 }  // namespace voxserve::text

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace voxserve::text {
@@ -19,5 +20,17 @@ struct InvisibleCharacter {
 // (variation selectors, Hangul fillers), line and paragraph separators, private-use and
 // unassigned code points. ICU's character properties decide (Unicode's own data).
 std::optional<InvisibleCharacter> FirstInvisibleCharacter(std::string_view valid_utf8);
+
+// Why `valid_utf8` cannot be matched or spoken as dictionary text (a grapheme, an alias, a
+// phoneme), empty when it can: a control character (a NUL cuts an engine's C string short), or
+// nothing visible at all (a grapheme of zero-width spaces would match where nobody sees a word).
+// Invisible characters between visible ones stay allowed: ZWNJ and ZWJ belong in Persian, Indic
+// and emoji text.
+std::string UnspeakableTextProblem(std::string_view valid_utf8);
+
+// The form two names that read the same share: Unicode's NFKC_Casefold of `valid_utf8` (NFKC
+// with case folding, ICU's tables). "é" and "e" + U+0301, "Ｒace2" (fullwidth) and "race2", "ﬁ"
+// and "FI" give one key. ASCII text folds to its lower case. Invalid UTF-8 is returned as is.
+std::string LookAlikeKey(std::string_view valid_utf8);
 
 }  // namespace voxserve::text

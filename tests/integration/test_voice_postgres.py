@@ -71,7 +71,7 @@ def speak(server, voice):
 def test_the_server_creates_a_versioned_schema_and_stores_profiles_as_bytea(make_server, postgres):
     server = start(make_server, postgres)
     wait_connected(server)
-    assert postgres.sql("SELECT version FROM voxserve_schema") == [["1"]]
+    assert postgres.sql("SELECT version FROM voxserve_schema") == [["2"]]
     columns = dict(postgres.sql("SELECT column_name, data_type FROM information_schema.columns "
                                 "WHERE table_name = 'voxserve_voices'"))
     assert columns["profile"] == "bytea" and columns["created_at"] == "bigint"
@@ -90,12 +90,53 @@ def test_the_server_creates_a_versioned_schema_and_stores_profiles_as_bytea(make
     other = start(make_server, postgres)
     wait_connected(other)
     assert voice_ids(other) == [voice["id"]]
-    assert postgres.sql("SELECT version FROM voxserve_schema") == [["1"]]
+    assert postgres.sql("SELECT version FROM voxserve_schema") == [["2"]]
     postgres.sql("UPDATE voxserve_schema SET version = 99")
     newer = start(make_server, postgres)
     state = wait_for(lambda: (lambda h: h if "version 99" in h["voices"].get("error", "") else None)(
         health(newer)), 30, "the newer schema to be reported")
     assert state["status"] == "degraded" and state["voices"]["status"] == "unavailable"
+
+
+def test_names_that_read_the_same_are_one_name_and_schema_1_keys_are_rewritten(make_server,
+                                                                                 postgres):
+    """Names compare after NFKC with case folding (issue 39). A registry written by schema 1
+    (keys in ASCII lower case, so look-alikes could both register) is migrated: its keys are
+    rewritten, both look-alike voices stay listed, the oldest keeps the name."""
+    # Schema 1 as an older server left it: two voices whose names read the same (the second a
+    # copy of the first's row, keyed as schema 1 keyed it).
+    first = start(make_server, postgres)
+    wait_connected(first)
+    older = register(first, "\u00e9cho").json()["id"]
+    younger = "voice_" + "f" * 24
+    postgres.sql("INSERT INTO voxserve_voices SELECT '{}', model, 'e\u0301cho', 'e\u0301cho', "
+                 "family, transcript, created_at + 1, prompt_seconds, bytes, profile "
+                 "FROM voxserve_voices WHERE id = '{}'".format(younger, older))
+    postgres.sql("UPDATE voxserve_schema SET version = 1")
+    server = start(make_server, postgres)
+    wait_connected(server)
+    assert postgres.sql("SELECT version FROM voxserve_schema") == [["2"]]
+    keys = dict(postgres.sql("SELECT id, replace(name_key, E'\\n', '|') FROM voxserve_voices"))
+    assert keys[older] == "\u00e9cho", keys
+    assert keys[younger] == "\u00e9cho|" + younger, keys  # unique, names no voice
+    assert voice_ids(server) == sorted([older, younger])
+    assert any("named like an older voice" in line for line in server.log_lines), server.log()
+    # The name resolves to the oldest: synthesis reaches its profile (501: espeak speaks no
+    # cloned voice; a 404 would mean the name is unknown).
+    assert speak(server, "e\u0301cho").status_code == 501
+
+    # New registrations: a look-alike of a known name is refused, here and in the database.
+    for name, look_alike in (("Race2", "\uff32ace2"), ("Stra\u00dfe", "STRASSE")):
+        assert register(server, name).status_code == 200
+        refused = register(server, look_alike)
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["code"] == "voice_name_taken"
+    other = start(make_server, postgres)
+    wait_connected(other)
+    assert register(other, "\u00c9CHO").status_code == 409
+    assert sorted(r[0] for r in postgres.sql("SELECT name_key FROM voxserve_voices "
+                                             "WHERE id NOT IN ('{}', '{}')".format(older, younger))) \
+        == ["race2", "strasse"]
 
 
 def test_the_bounds_hold_across_servers(make_server, postgres):

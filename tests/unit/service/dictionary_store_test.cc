@@ -227,7 +227,7 @@ TEST(DictionaryStore, UpdateReturnsTheEditsErrorUnchangedAndChangesNothing) {
 TEST(DictionaryStore, UpdateRefusesALexiconOutsideTheLimits) {
   TempDir dir;
   DictionaryStoreConfig config = Config(dir.path());
-  config.limits.max_lexemes = 1;
+  config.limits.max_rules = 1;
   auto store = Open(config);
   auto added = store->Add("d", "", OneRule());
   auto updated = store->Update(added->id, Append(AliasLexeme("WWW", "world wide web")));
@@ -343,7 +343,7 @@ TEST(DictionaryStore, StartupSkipsAFileOutsideTheLexiconLimits) {
     small = store->Add("small", "", OneRule())->id;
   }
   DictionaryStoreConfig config = Config(dir.path());
-  config.limits.max_lexemes = 2;
+  config.limits.max_rules = 2;
   auto store = Open(config);
   EXPECT_FALSE(store->Get(big));
   EXPECT_TRUE(store->Get(small));
@@ -465,7 +465,9 @@ TEST(DictionaryStore, ValidatesNamesAndDescriptions) {
   auto store = Open(Config(dir.path()));
   for (const std::string& bad :
        {std::string(), std::string(201, 'a'), std::string("bad \xff utf8"),
-        std::string("tab\there"), std::string("del\x7f"), std::string("c1 \xc2\x85 next line")}) {
+        std::string("tab\there"), std::string("del\x7f"), std::string("c1 \xc2\x85 next line"),
+        // Invisible and format characters, as in voice names (names that look like others).
+        std::string("zero\u200bwidth"), std::string("\u202eright-to-left")}) {
     auto added = store->Add(bad, "", OneRule());
     EXPECT_EQ(added.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_EQ(core::DetailOf(added.status()).param, "name") << bad;

@@ -205,6 +205,52 @@ TEST(VoiceStore, NamesAreUniquePerModelIgnoringAsciiCase) {
   EXPECT_EQ(FilesIn(dir.path()).size(), 2u);
 }
 
+TEST(VoiceStore, NamesThatReadTheSameAreOneName) {
+  // Issue 39: compared after NFKC with case folding, not ASCII case only.
+  TempDir dir;
+  auto store = Open(dir.path());
+  const std::pair<const char*, const char*> pairs[] = {
+      {"\u00e9cho", "e\u0301cho"},  // precomposed and combining
+      {"Race2", "\uff32ace2"},      // ASCII and fullwidth
+      {"Stra\u00dfe", "STRASSE"},   // full case folding
+  };
+  for (const auto& [first, look_alike] : pairs) {
+    auto stored = store->Add("cosy", first, Meta(), SmallProfile());
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    auto duplicate = store->Add("cosy", look_alike, Meta(), SmallProfile());
+    EXPECT_EQ(duplicate.status().code(), absl::StatusCode::kAlreadyExists) << look_alike;
+    ASSERT_TRUE(store->FindByName("cosy", look_alike)) << look_alike;
+    EXPECT_EQ(store->FindByName("cosy", look_alike)->metadata.id, stored->metadata.id);
+  }
+  EXPECT_EQ(store->List().size(), 3u);
+}
+
+TEST(VoiceStore, LookAlikeVoicesFromBeforeTheFoldingStayReachableById) {
+  // Two files whose names read the same (registered apart before NFKC folding): both load, one
+  // answers by name, the other by its id; deleting the other leaves the name alone.
+  TempDir first_dir;
+  TempDir second_dir;
+  std::string older;
+  std::string younger;
+  {
+    older = Open(first_dir.path())->Add("cosy", "\u00e9cho", Meta(), SmallProfile())->metadata.id;
+    younger =
+        Open(second_dir.path())->Add("cosy", "e\u0301cho", Meta(), SmallProfile())->metadata.id;
+  }
+  fs::copy_file(fs::path(second_dir.path()) / (younger + ".voice"),
+                fs::path(first_dir.path()) / (younger + ".voice"));
+  auto store = Open(first_dir.path());
+  EXPECT_EQ(store->List().size(), 2u);
+  EXPECT_TRUE(store->Get(younger));
+  EXPECT_TRUE(store->Get(older));
+  // The oldest holds the name (both were made within one second here: either may be).
+  const std::string holder = store->FindByName("cosy", "e\u0301cho")->metadata.id;
+  const std::string other = holder == older ? younger : older;
+  ASSERT_TRUE(store->Delete(other).ok());
+  ASSERT_TRUE(store->FindByName("cosy", "\u00e9cho"));
+  EXPECT_EQ(store->FindByName("cosy", "\u00e9cho")->metadata.id, holder);
+}
+
 TEST(VoiceStore, RefusesVoicesBeyondMaxCountWith507) {
   TempDir dir;
   auto store = Open(dir.path(), /*max_count=*/2);
@@ -356,8 +402,7 @@ TEST(VoiceStoreConfig, ChoosesABackendAndFindsThePostgresDsn) {
   config.backend = "postgres";
   EXPECT_TRUE(config.Validate().ok());
   EXPECT_TRUE(config.enabled());
-  EXPECT_NE(config.PostgresDsn().status().message().find("voices.postgres.dsn"),
-            std::string::npos);
+  EXPECT_NE(config.PostgresDsn().status().message().find("voices.postgres.dsn"), std::string::npos);
 
   config.postgres_dsn_env = "VOXSERVE_TEST_DSN_FOR_UNIT_TEST";
   ::unsetenv("VOXSERVE_TEST_DSN_FOR_UNIT_TEST");

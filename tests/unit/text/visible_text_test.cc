@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace voxserve::text {
 namespace {
 
@@ -37,6 +39,30 @@ TEST(FirstInvisibleCharacter, LeavesVisibleTextOfEveryScriptAlone) {
   }
   // A zero-width joiner is invisible even where it builds an emoji: names stay plain text.
   EXPECT_TRUE(FirstInvisibleCharacter("👩\u200D🚀").has_value());
+}
+
+TEST(LookAlikeKey, NamesThatReadTheSameShareOneKey) {
+  // Precomposed and combining, fullwidth and ASCII, ligature and letters, any case.
+  EXPECT_EQ(LookAlikeKey("\u00e9"), LookAlikeKey("e\u0301"));
+  EXPECT_EQ(LookAlikeKey("\uff32ace2"), LookAlikeKey("Race2"));
+  EXPECT_EQ(LookAlikeKey("\ufb01ne"), LookAlikeKey("FINE"));
+  EXPECT_EQ(LookAlikeKey("STRASSE"), LookAlikeKey("stra\u00dfe"));
+  EXPECT_EQ(LookAlikeKey("My Voice-2"), "my voice-2");  // ASCII: its lower case
+  // Different names stay different.
+  EXPECT_NE(LookAlikeKey("\u00e9"), LookAlikeKey("e"));
+  EXPECT_NE(LookAlikeKey("Race2"), LookAlikeKey("Race3"));
+}
+
+TEST(UnspeakableTextProblem, RefusesControlsAndTextThatShowsNothing) {
+  EXPECT_EQ(UnspeakableTextProblem("WWW"), "");
+  EXPECT_EQ(UnspeakableTextProblem("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"), "");
+  EXPECT_EQ(UnspeakableTextProblem("\U0001F468\u200d\U0001F469"), "");  // ZWJ inside: fine
+  EXPECT_EQ(UnspeakableTextProblem(std::string("a\0b", 3)), "holds a control character (U+0000)");
+  EXPECT_EQ(UnspeakableTextProblem("a\x7f"), "holds a control character (U+007F)");
+  EXPECT_EQ(UnspeakableTextProblem("\u200b"),
+            "shows nothing (only invisible characters or spaces)");
+  EXPECT_EQ(UnspeakableTextProblem("\u200b \u2060"),
+            "shows nothing (only invisible characters or spaces)");
 }
 
 }  // namespace
