@@ -360,8 +360,8 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       std::to_string(d.max_versions), IntSetter(&d.max_versions, 1, 1000))
       .Details("Every rules change (add-rules, remove-rules, set-rules) makes a version.");
   add("dictionaries.max_rules", "dictionaries-max-rules",
-      "rules (lexemes) one dictionary version may hold", std::to_string(d.limits.max_lexemes),
-      IntSetter(&d.limits.max_lexemes, 1, 1'000'000));
+      "rules one dictionary version may hold (one per grapheme, as ElevenLabs counts them)",
+      std::to_string(d.limits.max_rules), IntSetter(&d.limits.max_rules, 1, 1'000'000));
   service::VoiceStoreConfig& v = s.voices;
   add("voices.backend", "voices-backend",
       "where cloned voices live: dir (voices.dir, one machine) or postgres (shared by replicas)",

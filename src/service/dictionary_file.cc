@@ -119,8 +119,8 @@ absl::StatusOr<DictionaryVersion> DecodeVersion(const json& value, const std::st
   auto lexemes = ArrayMember(value, "lexemes", where);
   if (!lexemes.ok()) return lexemes.status();
   // Checked before decoding, so a huge file costs no more than the limit's worth of lexemes.
-  if ((*lexemes)->size() > limits.max_lexemes) {
-    return Invalid(where + ": more than " + std::to_string(limits.max_lexemes) + " lexemes");
+  if ((*lexemes)->size() > limits.max_rules) {
+    return Invalid(where + ": more than " + std::to_string(limits.max_rules) + " lexemes");
   }
   for (size_t i = 0; i < (*lexemes)->size(); ++i) {
     auto lexeme = DecodeLexeme((**lexemes)[i], where + " lexemes[" + std::to_string(i) + "]");
@@ -164,8 +164,8 @@ bool DictionaryRecord::operator==(const DictionaryRecord& other) const {
 }
 
 absl::Status ValidateStoredLexicon(const Lexicon& lexicon, const LexiconLimits& limits) {
-  if (lexicon.lexemes.size() > limits.max_lexemes) {
-    return Invalid("more than " + std::to_string(limits.max_lexemes) + " lexemes");
+  if (lexicon.lexemes.size() > limits.max_rules) {
+    return Invalid("more than " + std::to_string(limits.max_rules) + " lexemes");
   }
   auto utf8 = [](std::string_view text, const std::string& what) -> absl::Status {
     if (!text::ValidateUtf8(text, what).ok()) return Invalid(what + " is not valid UTF-8");

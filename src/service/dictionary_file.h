@@ -42,7 +42,7 @@ struct DictionaryRecord {
 
 // InvalidArgument, code "invalid_dictionary", unless every lexeme has 1 or more graphemes, each
 // 1..limits.max_grapheme_chars bytes, an alias or an IPA string (each at most that long), and
-// the lexicon has at most limits.max_lexemes lexemes; all of it valid UTF-8.
+// the lexicon has at most limits.max_rules lexemes; all of it valid UTF-8.
 absl::Status ValidateStoredLexicon(const text::lexicon::Lexicon& lexicon,
                                    const text::lexicon::LexiconLimits& limits);
 

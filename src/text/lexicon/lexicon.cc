@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
+#include "text/visible_text.h"
 
 namespace voxserve::text::lexicon {
 namespace {
@@ -101,9 +102,6 @@ class PlsParser {
     }
     if (name == "lexeme") {
       if (in_lexeme_) return Fail("<lexeme> inside <lexeme>");
-      if (lexicon_.lexemes.size() >= limits_.max_lexemes) {
-        return Fail("more than " + std::to_string(limits_.max_lexemes) + " lexemes");
-      }
       in_lexeme_ = true;
       lexeme_ = {};
       return;
@@ -140,6 +138,13 @@ class PlsParser {
                   std::to_string(limits_.max_grapheme_chars) + " bytes");
     }
     if (!value.empty()) {
+      if (std::string problem = UnspeakableTextProblem(value); !problem.empty()) {
+        return Fail("<" + std::string(name) + "> " + problem);
+      }
+      // Each grapheme is one rule (RuleCount): the bound counts them, not the lexemes.
+      if (field_ == Field::kGrapheme && ++rules_ > limits_.max_rules) {
+        return Fail("more than " + std::to_string(limits_.max_rules) + " graphemes (rules)");
+      }
       // The first <phoneme> and <alias> count (PLS: the first is preferred).
       if (field_ == Field::kGrapheme) lexeme_.graphemes.push_back(std::move(value));
       if (field_ == Field::kPhoneme && lexeme_.ipa.empty()) lexeme_.ipa = std::move(value);
@@ -158,6 +163,7 @@ class PlsParser {
   XML_Parser parser_ = nullptr;
   int depth_ = 0;
   bool in_lexeme_ = false;
+  size_t rules_ = 0;  // graphemes so far
   Field field_ = Field::kNone;
   std::string value_;
   Lexeme lexeme_;
@@ -338,6 +344,12 @@ absl::StatusOr<Lexicon> ParsePls(std::string_view xml, const LexiconLimits& limi
   return PlsParser(limits).Run(xml);
 }
 
+size_t RuleCount(const Lexicon& lexicon) {
+  size_t rules = 0;
+  for (const Lexeme& lexeme : lexicon.lexemes) rules += lexeme.graphemes.size();
+  return rules;
+}
+
 absl::StatusOr<Lexicon> ParseJsonLexicon(std::string_view json_text, const LexiconLimits& limits) {
   nlohmann::json json = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
@@ -353,13 +365,16 @@ absl::StatusOr<Lexicon> ParseJsonLexicon(std::string_view json_text, const Lexic
       lexicon.language = language->get<std::string>();
     }
   }
-  if (entries->size() > limits.max_lexemes) {
-    return Invalid("more than " + std::to_string(limits.max_lexemes) + " entries");
+  if (entries->size() > limits.max_rules) {
+    return Invalid("more than " + std::to_string(limits.max_rules) + " entries");
   }
   auto bounded = [&](const std::string& value, const std::string& what) -> absl::Status {
     if (value.empty() || value.size() > limits.max_grapheme_chars) {
       return Invalid(what + " must hold 1 to " + std::to_string(limits.max_grapheme_chars) +
                      " bytes");
+    }
+    if (std::string problem = UnspeakableTextProblem(value); !problem.empty()) {
+      return Invalid(what + " " + problem);
     }
     return absl::OkStatus();
   };
@@ -396,6 +411,10 @@ absl::StatusOr<Lexicon> ParseJsonLexicon(std::string_view json_text, const Lexic
         return Invalid("the entry of " + core::Quoted(key) + " is longer than " +
                        std::to_string(limits.max_grapheme_chars) + " bytes");
       }
+      if (std::string problem = UnspeakableTextProblem(*value);
+          !value->empty() && !problem.empty()) {
+        return Invalid("the entry of " + core::Quoted(key) + " " + problem);
+      }
     }
     lexicon.lexemes.push_back(std::move(lexeme));
   }
@@ -418,9 +437,9 @@ absl::StatusOr<std::vector<Lexeme>> ParseRules(std::string_view rules_json,
   if (rules.is_discarded() || !rules.is_array()) {
     return core::InvalidArgument(name + " must be an array of rules", name, "invalid_dictionary");
   }
-  if (rules.size() > limits.max_lexemes) {
+  if (rules.size() > limits.max_rules) {
     return core::InvalidArgument(
-        name + " holds more than " + std::to_string(limits.max_lexemes) + " rules", name,
+        name + " holds more than " + std::to_string(limits.max_rules) + " rules", name,
         "invalid_dictionary");
   }
   std::vector<Lexeme> lexemes;
@@ -443,6 +462,9 @@ absl::StatusOr<std::vector<Lexeme>> ParseRules(std::string_view rules_json,
       if (value.empty() || value.size() > limits.max_grapheme_chars) {
         return invalid(std::string("\"") + key + "\" must hold 1 to " +
                        std::to_string(limits.max_grapheme_chars) + " bytes");
+      }
+      if (std::string problem = UnspeakableTextProblem(value); !problem.empty()) {
+        return invalid(std::string("\"") + key + "\" " + problem);
       }
       return value;
     };

@@ -41,11 +41,18 @@ struct Lexicon {
 };
 
 struct LexiconLimits {
-  size_t max_lexemes = 10'000;      // a large PLS has a few thousand
+  size_t max_rules = 10'000;        // graphemes (one rule each), all lexemes together;
+                                    // a large PLS has a few thousand
   size_t max_grapheme_chars = 200;  // bytes, per grapheme / alias / phoneme
   int max_depth = 16;               // PLS element nesting
 };
 
+// Its rules as ElevenLabs counts them: one per grapheme.
+size_t RuleCount(const Lexicon& lexicon);
+
+// Every grapheme, alias and phoneme read below must also pass text::UnspeakableTextProblem (no
+// control characters, something visible): InvalidArgument "invalid_dictionary" otherwise.
+//
 // W3C PLS 1.0 (<lexicon alphabet="ipa"> of <lexeme> with <grapheme>, <phoneme>, <alias>). As
 // for SSML, any DTD is refused (no entities). InvalidArgument, code "invalid_dictionary", with
 // the line and column; another alphabet than IPA is refused too.

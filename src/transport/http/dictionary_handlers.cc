@@ -28,12 +28,7 @@ constexpr size_t kFormOverheadBytes = 64 << 10;
 constexpr int kDefaultPageSize = 30;
 constexpr int kMaxPageSize = 100;
 
-// ElevenLabs counts one rule per string to replace.
-size_t RuleCount(const Lexicon& lexicon) {
-  size_t rules = 0;
-  for (const Lexeme& lexeme : lexicon.lexemes) rules += lexeme.graphemes.size();
-  return rules;
-}
+using text::lexicon::RuleCount;  // ElevenLabs counts one rule per string to replace
 
 // GetPronunciationDictionaryMetadataResponse: ElevenLabs' fields (created_by names no user here:
 // voxserve has API keys, not accounts).
@@ -408,10 +403,10 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
         removed.insert(lexeme.graphemes.begin(), lexeme.graphemes.end());
     }
     const bool replace_all = change == "set-rules";
-    const size_t max_lexemes = store->config().limits.max_lexemes;
+    const size_t max_rules = store->config().limits.max_rules;
     Write(exchange,
           [store, id, rules = std::move(rules), removed = std::move(removed), replace_all,
-           max_lexemes]() -> absl::StatusOr<json> {
+           max_rules]() -> absl::StatusOr<json> {
             auto updated = store->Update(id, [&](const Lexicon& latest) -> absl::StatusOr<Lexicon> {
               Lexicon next = latest;
               if (replace_all) {
@@ -420,9 +415,9 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
                 RemoveStrings(next, removed);
               }
               next.lexemes.insert(next.lexemes.end(), rules.begin(), rules.end());
-              if (next.lexemes.size() > max_lexemes) {
+              if (RuleCount(next) > max_rules) {
                 return core::InvalidArgument("the dictionary would hold more than " +
-                                                 std::to_string(max_lexemes) +
+                                                 std::to_string(max_rules) +
                                                  " rules (dictionaries.max_rules)",
                                              "rules", "too_many_rules");
               }

@@ -67,7 +67,7 @@ TEST(DictionaryFile, RefusesDamagedContent) {
   EXPECT_TRUE(damaged([](auto& f) { f["archived_at"] = nullptr; }).ok());
   EXPECT_FALSE(DecodeDictionaryFile("{not json", {}).ok());
   text::lexicon::LexiconLimits one_lexeme;
-  one_lexeme.max_lexemes = 1;
+  one_lexeme.max_rules = 1;
   EXPECT_FALSE(DecodeDictionaryFile(good, one_lexeme).ok());
 }
 

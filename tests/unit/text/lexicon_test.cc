@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace voxserve::text::lexicon {
 namespace {
@@ -78,6 +79,55 @@ TEST(ParsePls, RefusesDoctypesOtherAlphabetsAndMalformedFiles) {
   EXPECT_THAT(
       ParsePls("<lexicon><lexeme><grapheme>a</grapheme></lexeme></lexicon>").status().message(),
       HasSubstr("without a <phoneme> or an <alias>"));
+}
+
+TEST(ParsePls, CountsGraphemesAgainstTheRuleBound) {
+  // One lexeme of three graphemes is three rules (as RulesJson writes them back).
+  const std::string three =
+      "<lexicon><lexeme><grapheme>a</grapheme><grapheme>b</grapheme><grapheme>c</grapheme>"
+      "<alias>x</alias></lexeme></lexicon>";
+  LexiconLimits limits;
+  limits.max_rules = 3;
+  auto fits = ParsePls(three, limits);
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ(RuleCount(*fits), 3u);
+  limits.max_rules = 2;
+  auto over = ParsePls(three, limits);
+  ASSERT_FALSE(over.ok());
+  EXPECT_THAT(over.status().message(), HasSubstr("more than 2 graphemes (rules)"));
+  EXPECT_EQ(core::DetailOf(over.status()).code, "invalid_dictionary");
+}
+
+TEST(Lexicons, RefuseGraphemesWithControlsOrNothingVisibleInEveryForm) {
+  const std::string nul("a\0b", 3);
+  const std::string zero_width = "\u200b";
+  for (const std::string& bad : {nul, zero_width}) {
+    auto pls = ParsePls("<lexicon><lexeme><grapheme>" + bad +
+                        "</grapheme><alias>x</alias></lexeme></lexicon>");
+    // expat itself refuses a NUL in XML; either way the file is refused.
+    EXPECT_FALSE(pls.ok()) << bad;
+    nlohmann::json entries = {{"entries", {{bad, "x"}}}};
+    auto json = ParseJsonLexicon(entries.dump());
+    ASSERT_FALSE(json.ok()) << bad;
+    EXPECT_EQ(core::DetailOf(json.status()).code, "invalid_dictionary");
+    nlohmann::json rules = {{{"type", "alias"}, {"string_to_replace", bad}, {"alias", "x"}}};
+    auto parsed = ParseRules(rules.dump());
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_THAT(parsed.status().message(), HasSubstr("string_to_replace"));
+    // An alias with a NUL is refused too (an engine reads C strings).
+    nlohmann::json alias = {{{"type", "alias"}, {"string_to_replace", "a"}, {"alias", nul}}};
+    EXPECT_FALSE(ParseRules(alias.dump()).ok());
+  }
+  auto zero_width_pls = ParsePls(
+      "<lexicon><lexeme><grapheme>\u200b</grapheme><alias>x</alias>"
+      "</lexeme></lexicon>");
+  EXPECT_THAT(zero_width_pls.status().message(), HasSubstr("shows nothing"));
+  // Zero-width characters between visible ones are text (Persian's ZWNJ).
+  nlohmann::json persian = {
+      {{"type", "alias"},
+       {"string_to_replace", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"},
+       {"alias", "x"}}};
+  EXPECT_TRUE(ParseRules(persian.dump()).ok());
 }
 
 TEST(ParseJsonLexicon, AliasesAndIpa) {
@@ -234,7 +284,7 @@ TEST(ParseRules, NamesTheRuleAndFieldInItsErrors) {
                     "case_sensitive": 1}])",
                "must be a boolean");
   LexiconLimits limits;
-  limits.max_lexemes = 1;
+  limits.max_rules = 1;
   EXPECT_FALSE(ParseRules(R"([{"type": "alias", "string_to_replace": "a", "alias": "b"},
                               {"type": "alias", "string_to_replace": "c", "alias": "d"}])",
                           limits)
