@@ -102,7 +102,8 @@ SpeechSession::~SpeechSession() {
 }
 
 bool SpeechSession::HasUnspokenText() const {
-  return Busy() || accumulator_->pending_bytes() > 0 || !ssml_document_.empty();
+  return Busy() || accumulator_->pending_bytes() > 0 || !ssml_document_.empty() ||
+         !undecided_.empty();
 }
 
 absl::Status SpeechSession::AddText(std::string_view piece) {
@@ -110,11 +111,7 @@ absl::Status SpeechSession::AddText(std::string_view piece) {
   if (absl::Status status = CheckInputLimit(piece); !status.ok()) {
     return service_.RejectUnparsed(status);
   }
-  if (IsSsml(piece)) {
-    ssml_document_ += piece;
-  } else if (absl::Status status = Queue(accumulator_->Append(piece)); !status.ok()) {
-    return status;
-  }
+  if (absl::Status status = Take(piece, /*final=*/false); !status.ok()) return status;
   input_chars_ += CountCharacterStarts(piece);
   Advance();
   return absl::OkStatus();
@@ -132,18 +129,42 @@ absl::Status SpeechSession::CheckInputLimit(std::string_view piece) const {
                                "text");
 }
 
-bool SpeechSession::IsSsml(std::string_view piece) {
+absl::Status SpeechSession::Take(std::string_view piece, bool final) {
   if (!ssml_) {
+    undecided_ += piece;
     const std::string& format = options_.request.input_format;
     if (!format.empty()) {
       ssml_ = format == "ssml";
-    } else if (!text::HasSpeakableCharacters(piece)) {
-      return false;  // whitespace decides nothing; the accumulator holds it harmlessly
     } else {
-      ssml_ = text::ssml::LooksLikeSsml(piece);
+      // Text with nothing speakable yet (spaces, "...") decides nothing either.
+      const text::ssml::StreamStart start = text::ssml::ClassifyStreamStart(undecided_);
+      const bool open = start == text::ssml::StreamStart::kUndecided ||
+                        (!text::HasSpeakableCharacters(undecided_) &&
+                         undecided_.size() <= text::ssml::kMaxUndecidedStreamBytes);
+      if (open && !final) return absl::OkStatus();
+      if (undecided_.find_first_not_of(" \t\r\n") == std::string::npos) {
+        // Only spaces by a flush: still nothing said (ElevenLabs' streams open with " ").
+        absl::Status status = Queue(accumulator_->Append(undecided_));
+        undecided_.clear();
+        return status;
+      }
+      ssml_ =
+          open ? text::ssml::LooksLikeSsml(undecided_) : start == text::ssml::StreamStart::kSsml;
     }
+    piece = undecided_;
   }
-  return *ssml_;
+  absl::Status status = absl::OkStatus();
+  if (*ssml_) {
+    // Spaces before the document (ElevenLabs' streams open with " ") would put an XML
+    // declaration off the start.
+    if (ssml_document_.empty())
+      piece.remove_prefix(std::min(piece.find_first_not_of(" \t\r\n"), piece.size()));
+    ssml_document_ += piece;
+  } else {
+    status = Queue(accumulator_->Append(piece));
+  }
+  undecided_.clear();  // `piece` may view it: cleared only now
+  return status;
 }
 
 void SpeechSession::QueueDocument() {
@@ -154,6 +175,7 @@ void SpeechSession::QueueDocument() {
 
 absl::Status SpeechSession::Flush() {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
+  if (absl::Status status = Take("", /*final=*/true); !status.ok()) return status;
   QueueDocument();
   if (absl::Status status = Queue(accumulator_->Flush()); !status.ok()) return status;
   Advance();
@@ -162,6 +184,7 @@ absl::Status SpeechSession::Flush() {
 
 absl::Status SpeechSession::End() {
   if (state_ != State::kOpen) return absl::FailedPreconditionError("the stream takes no more text");
+  if (absl::Status status = Take("", /*final=*/true); !status.ok()) return status;
   QueueDocument();
   if (absl::Status status = Queue(accumulator_->Flush()); !status.ok()) return status;
   state_ = State::kInputEnded;

@@ -180,8 +180,10 @@ class SpeechSession {
                 Listener& listener, SessionPost post, std::weak_ptr<void> keep_alive);
 
   absl::Status CheckInputLimit(std::string_view piece) const;
-  // Decides ssml_ if `piece` can; true when the stream is SSML.
-  bool IsSsml(std::string_view piece);
+  // Takes `piece` into the accumulator or the SSML document, once ssml_ is decided; before that
+  // it waits in undecided_ (a tag may be split across pieces). `final`: no more text comes
+  // before a flush or the end, so decide on what there is.
+  absl::Status Take(std::string_view piece, bool final);
   // An SSML stream's held document, queued as one sentence.
   void QueueDocument();
   absl::Status Queue(absl::StatusOr<std::vector<std::string>> sentences);
@@ -209,9 +211,11 @@ class SpeechSession {
   std::atomic<bool> held_back_{false};
   Sentence current_;
   size_t input_chars_ = 0;  // code points taken by AddText so far
-  // Whether the stream is SSML: decided by input_format, else by its first text that is not
-  // whitespace. An SSML stream's text waits in ssml_document_ until Flush or End.
+  // Whether the stream is SSML: decided by input_format, else by its first characters
+  // (text::ssml::ClassifyStreamStart), which wait in undecided_ until they can say. An SSML
+  // stream's text waits in ssml_document_ until Flush or End.
   std::optional<bool> ssml_;
+  std::string undecided_;
   std::string ssml_document_;
   int sentences_started_ = 0;
   int sentences_skipped_ = 0;         // nothing speakable in them

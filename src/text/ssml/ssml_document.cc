@@ -506,6 +506,23 @@ class Parser {
 
 bool LooksLikeSsml(std::string_view text) { return StartsWithSpeak(AfterDeclaration(text)); }
 
+StreamStart ClassifyStreamStart(std::string_view start) {
+  auto decided = [start] { return LooksLikeSsml(start) ? StreamStart::kSsml : StreamStart::kText; };
+  if (start.size() > kMaxUndecidedStreamBytes) return decided();
+  std::string_view rest = SkipXmlSpace(start);
+  constexpr std::string_view kDeclaration = "<?xml";
+  if (rest.starts_with(kDeclaration)) {
+    const size_t end = rest.find("?>");
+    if (end == std::string_view::npos) return StreamStart::kUndecided;
+    rest = SkipXmlSpace(rest.substr(end + 2));
+  } else if (kDeclaration.starts_with(rest)) {
+    return StreamStart::kUndecided;  // "", "<", "<?x"
+  }
+  constexpr std::string_view kSpeak = "<speak";
+  if (kSpeak.starts_with(rest)) return StreamStart::kUndecided;  // "<spe", "<speak": what next?
+  return decided();
+}
+
 absl::StatusOr<std::vector<SpeechItem>> ParseSsml(std::string_view document,
                                                   const ParseOptions& options) {
   // A document (an XML declaration, a DOCTYPE or <speak> first) is parsed as sent: its root

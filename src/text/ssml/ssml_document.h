@@ -4,6 +4,7 @@
 // nesting; the input itself is bounded by the service's limits.max_input_chars beforehand.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,14 @@ struct ParseOptions {
 // True when `text` is meant as SSML by the auto-detection rule: it starts, after whitespace,
 // with "<speak" followed by '>', '/', or whitespace.
 bool LooksLikeSsml(std::string_view text);
+
+// The same rule for a stream's first pieces, which may end anywhere ("<spe", then "ak>..."):
+// kUndecided while `start` could still become "<speak" or an XML declaration before it (only
+// spaces yet, "<", "<spe", "<speak", "<?xml versi"), up to kMaxUndecidedStreamBytes; past that
+// bound the rule decides on what there is.
+enum class StreamStart { kSsml, kText, kUndecided };
+inline constexpr size_t kMaxUndecidedStreamBytes = 256;
+StreamStart ClassifyStreamStart(std::string_view start);
 
 // Parses `document` (a <speak> document, or one with an XML declaration whose root must then be
 // <speak>; anything else is wrapped in <speak>...</speak>, as ElevenLabs takes bare <break/>

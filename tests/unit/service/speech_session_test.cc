@@ -317,6 +317,50 @@ TEST_F(SpeechSessionTest, ATextStreamStartingWithSpeakIsSsmlUnlessItSaysText) {
   EXPECT_EQ(engine_->texts(), (std::vector<std::string>{"Hi there.", "<speak>Hi.</speak>"}));
 }
 
+TEST_F(SpeechSessionTest, SsmlSplitAcrossTheFirstPiecesIsStillSsml) {
+  // Issue 39: an LLM's token stream cuts tags anywhere. Spoken as markup before (4.9 s of
+  // "less than speak greater than ...").
+  Start();
+  auto split = Open();
+  for (const char* piece :
+       {"<spe", "ak><prosody ra", "te=\"x-fast\">Hel", "lo</prosody></speak>"}) {
+    ASSERT_TRUE(split->AddText(piece).ok());
+  }
+  ASSERT_TRUE(split->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  ASSERT_TRUE(owner_.ends.front().status.ok()) << owner_.ends.front().status;
+  EXPECT_EQ(engine_->texts(), std::vector<std::string>{"Hello"});
+  // The declaration may be split too, and spaces come first.
+  auto declared = Open();
+  for (const char* piece : {" ", "<?xml vers", "ion=\"1.0\"?>", "\n<", "speak", ">Hi.</speak>"}) {
+    ASSERT_TRUE(declared->AddText(piece).ok());
+  }
+  ASSERT_TRUE(declared->End().ok());
+  ASSERT_TRUE(owner_.RunUntil([&] { return owner_.ends.size() == 2; }));
+  ASSERT_TRUE(owner_.ends[1].status.ok()) << owner_.ends[1].status;
+  EXPECT_EQ(engine_->texts(), (std::vector<std::string>{"Hello", "Hi."}));
+}
+
+TEST_F(SpeechSessionTest, TextThatOnlyBeganLikeSsmlIsText) {
+  Start();
+  // "<spea" then a word: text, spoken as soon as it is decided, nothing lost.
+  auto text = Open();
+  ASSERT_TRUE(text->AddText("<spea").ok());
+  ASSERT_TRUE(text->AddText("kers> are loud. ").ok());
+  ASSERT_TRUE(text->AddText("Next").ok());
+  ASSERT_TRUE(text->End().ok());
+  ASSERT_TRUE(owner_.RunUntilEnded());
+  // "<" alone by the end is text too.
+  auto lone = Open();
+  ASSERT_TRUE(lone->AddText("<").ok());
+  ASSERT_TRUE(lone->Flush().ok());
+  ASSERT_TRUE(lone->AddText("3 you.").ok());
+  ASSERT_TRUE(lone->End().ok());
+  ASSERT_TRUE(owner_.RunUntil([&] { return owner_.ends.size() == 2; }));
+  EXPECT_EQ(engine_->texts(),
+            (std::vector<std::string>{"<speakers> are loud.", "Next", "<", "3 you."}));
+}
+
 TEST_F(SpeechSessionTest, MalformedSsmlEndsTheStreamWithInvalidSsml) {
   Start();
   SessionOptions options = Options();
