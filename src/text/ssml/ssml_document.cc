@@ -2,6 +2,7 @@
 
 #include <expat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -170,6 +171,8 @@ struct Frame {
   std::string alias;
   std::string phonemes;
   std::string collected;
+  // Namespace prefixes this element declares (xmlns:p="uri"), with their URIs.
+  std::vector<std::pair<std::string, std::string>> prefixes;
 };
 
 class Parser {
@@ -262,15 +265,17 @@ class Parser {
     return nullptr;
   }
 
-  void Start(std::string_view name, const XML_Char** attributes) {
+  void Start(std::string_view qualified_name, const XML_Char** attributes) {
     if (!error_.ok()) return;
-    if (stack_.empty() && name != "speak") {
-      return Fail("the root element must be <speak>, not <" + std::string(name) + ">");
-    }
     if (static_cast<int>(stack_.size()) >= options_.max_depth) {
       return Fail("SSML nested deeper than " + std::to_string(options_.max_depth) + " elements");
     }
     Frame frame;
+    std::string_view name;
+    if (!ResolveName(qualified_name, attributes, frame, name)) return;  // failed
+    if (stack_.empty() && name != "speak") {
+      return Fail("the root element must be <speak>, not <" + std::string(qualified_name) + ">");
+    }
     if (!stack_.empty()) {
       const Frame& parent = stack_.back();
       frame.rate = parent.rate;
@@ -288,6 +293,58 @@ class Parser {
     }
     if (frame.boundary) boundary_ = true;
     stack_.push_back(std::move(frame));
+  }
+
+  // XML Namespaces, so that no element is skipped without a word. A default namespace, where
+  // one is set, must be SSML's. A prefixed element is SSML's own when its prefix is declared
+  // with SSML's namespace (<s:break xmlns:s="...synthesis">); a prefix bound elsewhere or not
+  // declared names a vendor element, transparent (Amazon Polly's <amazon:effect> is written
+  // without a declaration), unless it carries the name of an SSML element: "<x:break>" is no
+  // break, and is refused rather than ignored. Sets `local` to the name to act on.
+  bool ResolveName(std::string_view name, const XML_Char** attributes, Frame& frame,
+                   std::string_view& local) {
+    static constexpr std::string_view kSsmlNamespace = "http://www.w3.org/2001/10/synthesis";
+    for (const XML_Char** a = attributes; a != nullptr && *a != nullptr; a += 2) {
+      const std::string_view attribute = a[0];
+      if (attribute == "xmlns" && std::string_view(a[1]) != kSsmlNamespace) {
+        Fail("<" + std::string(name) + "> is in namespace " + core::Quoted(a[1]) +
+             ", not SSML's (" + std::string(kSsmlNamespace) + ")");
+        return false;
+      }
+      if (attribute.starts_with("xmlns:")) {
+        frame.prefixes.emplace_back(attribute.substr(6), a[1]);
+      }
+    }
+    local = name;
+    const size_t colon = name.find(':');
+    if (colon == std::string_view::npos) return true;
+    const std::string_view prefix = name.substr(0, colon);
+    std::optional<std::string_view> uri;
+    auto find = [&](const Frame& f) {
+      for (const auto& [declared, bound] : f.prefixes) {
+        if (declared == prefix) uri = bound;
+      }
+    };
+    for (const Frame& f : stack_) find(f);  // outermost first: the innermost declaration wins
+    find(frame);
+    if (uri == kSsmlNamespace) {
+      local = name.substr(colon + 1);
+      return true;
+    }
+    static constexpr std::string_view kSsmlElements[] = {
+        "speak",    "p",     "s",      "paragraph", "sentence", "break",    "prosody",
+        "emphasis", "voice", "say-as", "sub",       "phoneme",  "metadata", "desc",
+        "lexicon",  "meta",  "lang",   "audio",     "mark"};
+    const std::string_view suffix = name.substr(colon + 1);
+    if (std::find(std::begin(kSsmlElements), std::end(kSsmlElements), suffix) !=
+        std::end(kSsmlElements)) {
+      Fail("<" + std::string(name) + "> is not SSML's <" + std::string(suffix) + ">: its prefix " +
+           core::Quoted(prefix) +
+           (uri ? " is bound to " + core::Quoted(*uri) : std::string(" is not declared")) +
+           " (write <" + std::string(suffix) + ">)");
+      return false;
+    }
+    return true;
   }
 
   // What element `name` does; false (after Fail) for an attribute it cannot take.

@@ -171,6 +171,32 @@ TEST(ParseSsml, UnknownElementsAreTransparentAndMetadataIsSilent) {
   EXPECT_EQ(items[0].text, "Happy daysding.");
 }
 
+TEST(ParseSsml, NamespacesDecideWhatAnElementIs) {
+  // Issue 39: these were skipped without a word.
+  EXPECT_THAT(Refusal("<speak xmlns=\"urn:other\">Hi.</speak>").message(),
+              HasSubstr("is in namespace 'urn:other', not SSML's"));
+  EXPECT_THAT(Refusal("<speak>One. <x:break time=\"2s\"/> Two.</speak>").message(),
+              HasSubstr("<x:break> is not SSML's <break>: its prefix 'x' is not declared"));
+  EXPECT_THAT(Refusal("<speak xmlns:x=\"urn:other\">A<x:break/>B</speak>").message(),
+              HasSubstr("is bound to 'urn:other'"));
+  EXPECT_EQ(core::DetailOf(Refusal("<speak><x:break/></speak>")).code, "invalid_ssml");
+  // SSML's own namespace, as default or under a prefix, is SSML.
+  const std::string ssml = "http://www.w3.org/2001/10/synthesis";
+  auto prefixed =
+      Parse("<s:speak xmlns:s=\"" + ssml + "\">One. <s:break time=\"2s\"/> Two.</s:speak>");
+  ASSERT_EQ(prefixed.size(), 3u);
+  EXPECT_EQ(prefixed[1].kind, Kind::kBreak);
+  EXPECT_DOUBLE_EQ(prefixed[1].break_seconds, 2.0);
+  EXPECT_EQ(Parse("<speak version=\"1.1\" xmlns=\"" + ssml + "\">Hi.</speak>").size(), 1u);
+  // Vendor elements stay transparent, declared (Azure) or not (Amazon Polly's examples).
+  EXPECT_EQ(Joined(Parse("<speak><amazon:effect name=\"whispered\">Quiet.</amazon:effect>"
+                         "</speak>")),
+            "Quiet.");
+  EXPECT_EQ(Joined(Parse("<speak xmlns:mstts=\"https://www.w3.org/2001/mstts\"><mstts:express-as "
+                         "style=\"cheerful\">Happy.</mstts:express-as></speak>")),
+            "Happy.");
+}
+
 TEST(ParseSsml, AFragmentIsWrappedInSpeak) {
   auto items = Parse("Hello <break time=\"1s\"/> there &amp; you.");
   ASSERT_EQ(items.size(), 3u);
