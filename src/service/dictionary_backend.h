@@ -37,9 +37,12 @@ struct DictionaryStoreConfig {
 };
 
 struct DictionaryVersion {
-  std::string version_id;                                 // "pdv_" + 20 lower-case hex digits
-  int64_t created_at = 0;                                 // Unix seconds
-  std::shared_ptr<const text::lexicon::Lexicon> lexicon;  // never null
+  std::string version_id;  // "pdv_" + 20 lower-case hex digits
+  int64_t created_at = 0;  // Unix seconds
+  // Never null in what Version() and Get() return. Inside the dir store's index, null for the
+  // versions before the latest: they stay on disk until asked for (bounded memory).
+  std::shared_ptr<const text::lexicon::Lexicon> lexicon;
+  size_t bytes = 0;  // dir store: the size of its file
 };
 
 struct DictionaryInfo {

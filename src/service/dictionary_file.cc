@@ -17,7 +17,10 @@ using text::lexicon::Lexeme;
 using text::lexicon::Lexicon;
 using text::lexicon::LexiconLimits;
 
-constexpr int kFormat = 1;  // raised when a field changes meaning; older servers refuse newer
+// Raised when a field changes meaning; older servers refuse newer. Format 1: every version
+// inline (the postgres row's body). Format 2: the dir store's metadata file.
+constexpr int kFormat = 1;
+constexpr int kMetadataFormat = 2;
 
 absl::Status Invalid(const std::string& message) {
   return core::InvalidArgument(message, {}, "invalid_dictionary");
@@ -99,8 +102,8 @@ absl::StatusOr<Lexeme> DecodeLexeme(const json& value, const std::string& where)
   return lexeme;
 }
 
-absl::StatusOr<DictionaryVersion> DecodeVersion(const json& value, const std::string& where,
-                                                const LexiconLimits& limits) {
+// A version's id and time (both formats).
+absl::StatusOr<DictionaryVersion> DecodeVersionHeader(const json& value, const std::string& where) {
   if (!value.is_object()) return Invalid(where + " is not an object");
   DictionaryVersion version;
   auto version_id = StringMember(value, "version_id", where);
@@ -112,6 +115,13 @@ absl::StatusOr<DictionaryVersion> DecodeVersion(const json& value, const std::st
   auto created_at = IntegerMember(value, "created_at", where);
   if (!created_at.ok()) return created_at.status();
   version.created_at = *created_at;
+  return version;
+}
+
+// {"language": …, "lexemes": […]} (a format 1 version, or a format 2 lexicon file).
+absl::StatusOr<Lexicon> DecodeLexiconBody(const json& value, const std::string& where,
+                                          const LexiconLimits& limits) {
+  if (!value.is_object()) return Invalid(where + " is not an object");
   Lexicon lexicon;
   auto language = StringMember(value, "language", where);
   if (!language.ok()) return language.status();
@@ -130,8 +140,92 @@ absl::StatusOr<DictionaryVersion> DecodeVersion(const json& value, const std::st
   if (absl::Status status = ValidateStoredLexicon(lexicon, limits); !status.ok()) {
     return Invalid(where + ": " + std::string(status.message()));
   }
-  version.lexicon = std::make_shared<const Lexicon>(std::move(lexicon));
-  return version;
+  return lexicon;
+}
+
+json LexiconBodyJson(const Lexicon& lexicon) {
+  json lexemes = json::array();
+  for (const Lexeme& lexeme : lexicon.lexemes) lexemes.push_back(LexemeJson(lexeme));
+  return {{"language", lexicon.language}, {"lexemes", std::move(lexemes)}};
+}
+
+// Strict: a string that is not UTF-8 would be a bug upstream, and replacing its bytes here would
+// change the dictionary silently. The stores validate every string before this.
+std::string Dumped(const json& value) {
+  return value.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::strict);
+}
+
+absl::StatusOr<json> ParsedObject(std::string_view bytes) {
+  json file = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (file.is_discarded()) return Invalid("not JSON");
+  if (!file.is_object()) return Invalid("not a JSON object");
+  return file;
+}
+
+// The metadata both formats share: format (checked to be `format`), id, name, description,
+// created_at, archived_at.
+absl::Status DecodeMetadata(const json& file, int format, DictionaryRecord& record) {
+  auto found = IntegerMember(file, "format", "the file");
+  if (!found.ok()) return found.status();
+  if (*found != format) {
+    return Invalid("format " + std::to_string(*found) + " where format " + std::to_string(format) +
+                   " was expected");
+  }
+  auto id = StringMember(file, "id", "the file");
+  auto name = StringMember(file, "name", "the file");
+  auto description = StringMember(file, "description", "the file");
+  auto created_at = IntegerMember(file, "created_at", "the file");
+  for (const absl::Status& status :
+       {id.status(), name.status(), description.status(), created_at.status()}) {
+    if (!status.ok()) return status;
+  }
+  if (!HasDictionaryIdShape(*id, kDictionaryIdPrefix)) {
+    return Invalid("not a dictionary id: " + core::Quoted(*id));
+  }
+  record.id = *std::move(id);
+  record.name = *std::move(name);
+  record.description = *std::move(description);
+  record.created_at = *created_at;
+  auto archived = file.find("archived_at");
+  if (archived == file.end()) return Invalid("the file: \"archived_at\" is missing");
+  if (!archived->is_null()) {
+    auto archived_at = IntegerMember(file, "archived_at", "the file");
+    if (!archived_at.ok()) return archived_at.status();
+    record.archived_at = *archived_at;
+  }
+  return absl::OkStatus();
+}
+
+json MetadataJson(const DictionaryRecord& record, int format, json versions) {
+  return {{"format", format},
+          {"id", record.id},
+          {"name", record.name},
+          {"description", record.description},
+          {"created_at", record.created_at},
+          {"archived_at", record.archived_at ? json(*record.archived_at) : json(nullptr)},
+          {"versions", std::move(versions)}};
+}
+
+// The versions of `file`, each read by `decode`; no versions or a repeated id is refused.
+template <typename Decode>
+absl::Status DecodeVersions(const json& file, DictionaryRecord& record, Decode decode) {
+  auto versions = ArrayMember(file, "versions", "the file");
+  if (!versions.ok()) return versions.status();
+  if ((*versions)->empty()) return Invalid("the file has no versions");
+  std::set<std::string, std::less<>> version_ids;
+  for (size_t i = 0; i < (*versions)->size(); ++i) {
+    const std::string where = "versions[" + std::to_string(i) + "]";
+    auto version = DecodeVersionHeader((**versions)[i], where);
+    if (!version.ok()) return version.status();
+    if (absl::Status status = decode((**versions)[i], where, *version); !status.ok()) {
+      return status;
+    }
+    if (!version_ids.insert(version->version_id).second) {
+      return Invalid("version " + version->version_id + " appears twice");
+    }
+    record.versions.push_back(*std::move(version));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -156,7 +250,8 @@ bool DictionaryRecord::operator==(const DictionaryRecord& other) const {
     const DictionaryVersion& a = versions[i];
     const DictionaryVersion& b = other.versions[i];
     if (a.version_id != b.version_id || a.created_at != b.created_at ||
-        !(*a.lexicon == *b.lexicon)) {
+        (a.lexicon == nullptr) != (b.lexicon == nullptr) ||
+        (a.lexicon != nullptr && !(*a.lexicon == *b.lexicon))) {
       return false;
     }
   }
@@ -201,72 +296,84 @@ absl::Status ValidateStoredLexicon(const Lexicon& lexicon, const LexiconLimits& 
 std::string EncodeDictionaryFile(const DictionaryRecord& record) {
   json versions = json::array();
   for (const DictionaryVersion& version : record.versions) {
-    json lexemes = json::array();
-    for (const Lexeme& lexeme : version.lexicon->lexemes) lexemes.push_back(LexemeJson(lexeme));
-    versions.push_back({{"version_id", version.version_id},
-                        {"created_at", version.created_at},
-                        {"language", version.lexicon->language},
-                        {"lexemes", std::move(lexemes)}});
+    json entry = LexiconBodyJson(*version.lexicon);
+    entry["version_id"] = version.version_id;
+    entry["created_at"] = version.created_at;
+    versions.push_back(std::move(entry));
   }
-  json file = {{"format", kFormat},
-               {"id", record.id},
-               {"name", record.name},
-               {"description", record.description},
-               {"created_at", record.created_at},
-               {"archived_at", record.archived_at ? json(*record.archived_at) : json(nullptr)},
-               {"versions", std::move(versions)}};
-  // Strict: a string that is not UTF-8 would be a bug upstream, and replacing its bytes here
-  // would change the dictionary silently. The store validates every string before this.
-  return file.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::strict);
+  return Dumped(MetadataJson(record, kFormat, std::move(versions)));
 }
 
 absl::StatusOr<DictionaryRecord> DecodeDictionaryFile(std::string_view bytes,
                                                       const LexiconLimits& limits) {
-  json file = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-  if (file.is_discarded()) return Invalid("not JSON");
-  if (!file.is_object()) return Invalid("not a JSON object");
-  auto format = IntegerMember(file, "format", "the file");
-  if (!format.ok()) return format.status();
-  if (*format != kFormat) {
-    return Invalid("format " + std::to_string(*format) + " (this server reads format " +
-                   std::to_string(kFormat) + ")");
-  }
+  auto file = ParsedObject(bytes);
+  if (!file.ok()) return file.status();
   DictionaryRecord record;
-  auto id = StringMember(file, "id", "the file");
-  auto name = StringMember(file, "name", "the file");
-  auto description = StringMember(file, "description", "the file");
-  auto created_at = IntegerMember(file, "created_at", "the file");
-  for (const absl::Status& status :
-       {id.status(), name.status(), description.status(), created_at.status()}) {
-    if (!status.ok()) return status;
-  }
-  if (!HasDictionaryIdShape(*id, kDictionaryIdPrefix)) {
-    return Invalid("not a dictionary id: " + core::Quoted(*id));
-  }
-  record.id = *std::move(id);
-  record.name = *std::move(name);
-  record.description = *std::move(description);
-  record.created_at = *created_at;
-  auto archived = file.find("archived_at");
-  if (archived == file.end()) return Invalid("the file: \"archived_at\" is missing");
-  if (!archived->is_null()) {
-    auto archived_at = IntegerMember(file, "archived_at", "the file");
-    if (!archived_at.ok()) return archived_at.status();
-    record.archived_at = *archived_at;
-  }
-  auto versions = ArrayMember(file, "versions", "the file");
-  if (!versions.ok()) return versions.status();
-  if ((*versions)->empty()) return Invalid("the file has no versions");
-  std::set<std::string, std::less<>> version_ids;
-  for (size_t i = 0; i < (*versions)->size(); ++i) {
-    auto version = DecodeVersion((**versions)[i], "versions[" + std::to_string(i) + "]", limits);
-    if (!version.ok()) return version.status();
-    if (!version_ids.insert(version->version_id).second) {
-      return Invalid("version " + version->version_id + " appears twice");
-    }
-    record.versions.push_back(*std::move(version));
+  if (absl::Status status = DecodeMetadata(*file, kFormat, record); !status.ok()) return status;
+  if (absl::Status status = DecodeVersions(
+          *file, record,
+          [&](const json& value, const std::string& where, DictionaryVersion& version) {
+            auto lexicon = DecodeLexiconBody(value, where, limits);
+            if (!lexicon.ok()) return lexicon.status();
+            version.lexicon = std::make_shared<const Lexicon>(*std::move(lexicon));
+            return absl::OkStatus();
+          });
+      !status.ok()) {
+    return status;
   }
   return record;
+}
+
+std::string EncodeDictionaryMetadata(const DictionaryRecord& record) {
+  json versions = json::array();
+  for (const DictionaryVersion& version : record.versions) {
+    versions.push_back({{"version_id", version.version_id},
+                        {"created_at", version.created_at},
+                        {"bytes", version.bytes}});
+  }
+  return Dumped(MetadataJson(record, kMetadataFormat, std::move(versions)));
+}
+
+absl::StatusOr<DictionaryRecord> DecodeDictionaryMetadata(std::string_view bytes) {
+  auto file = ParsedObject(bytes);
+  if (!file.ok()) return file.status();
+  DictionaryRecord record;
+  if (absl::Status status = DecodeMetadata(*file, kMetadataFormat, record); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = DecodeVersions(
+          *file, record,
+          [](const json& value, const std::string& where, DictionaryVersion& version) {
+            auto size = IntegerMember(value, "bytes", where);
+            if (!size.ok()) return size.status();
+            if (*size < 0) return Invalid(where + ": \"bytes\" is negative");
+            version.bytes = static_cast<size_t>(*size);
+            return absl::OkStatus();
+          });
+      !status.ok()) {
+    return status;
+  }
+  return record;
+}
+
+std::string EncodeLexiconFile(const Lexicon& lexicon) { return Dumped(LexiconBodyJson(lexicon)); }
+
+absl::StatusOr<Lexicon> DecodeLexiconFile(std::string_view bytes, const LexiconLimits& limits) {
+  auto file = ParsedObject(bytes);
+  if (!file.ok()) return file.status();
+  return DecodeLexiconBody(*file, "the lexicon", limits);
+}
+
+absl::StatusOr<int> DictionaryFileFormat(std::string_view bytes) {
+  auto file = ParsedObject(bytes);
+  if (!file.ok()) return file.status();
+  auto format = IntegerMember(*file, "format", "the file");
+  if (!format.ok()) return format.status();
+  if (*format != kFormat && *format != kMetadataFormat) {
+    return Invalid("format " + std::to_string(*format) + " (this server reads formats " +
+                   std::to_string(kFormat) + " and " + std::to_string(kMetadataFormat) + ")");
+  }
+  return static_cast<int>(*format);
 }
 
 }  // namespace voxserve::service

@@ -46,8 +46,26 @@ struct DictionaryRecord {
 absl::Status ValidateStoredLexicon(const text::lexicon::Lexicon& lexicon,
                                    const text::lexicon::LexiconLimits& limits);
 
-// `record` as the file's bytes. Its strings must be valid UTF-8 (the store checks them first).
+// `record` as the file's bytes (format 1: every version's lexicon inline; the postgres backend's
+// row body). Its strings must be valid UTF-8 (the store checks them first).
 std::string EncodeDictionaryFile(const DictionaryRecord& record);
+
+// Format 2, the dir store's own (service/dictionary_store.h), where a change costs what it
+// changes: `<id>.json` holds the metadata and each version's id, time and file size,
+//   {"format": 2, "id": …, "name": …, "description": …, "created_at": …, "archived_at": …,
+//    "versions": [{"version_id": "pdv_…", "created_at": …, "bytes": 1234}]}
+// and each version's lexicon is a file of its own, written once: EncodeLexiconFile's
+//   {"language": "en", "lexemes": [...]}.
+std::string EncodeDictionaryMetadata(const DictionaryRecord& record);
+// The record of a format 2 metadata file: its versions' lexicons are null. Errors as
+// DecodeDictionaryFile.
+absl::StatusOr<DictionaryRecord> DecodeDictionaryMetadata(std::string_view bytes);
+std::string EncodeLexiconFile(const text::lexicon::Lexicon& lexicon);
+absl::StatusOr<text::lexicon::Lexicon> DecodeLexiconFile(
+    std::string_view bytes, const text::lexicon::LexiconLimits& limits);
+// The "format" a dictionary file says it is in (1 or 2), or InvalidArgument when it is not a
+// JSON object with one.
+absl::StatusOr<int> DictionaryFileFormat(std::string_view bytes);
 
 // The record a file holds, or InvalidArgument saying what is wrong: not JSON, another format,
 // a missing or mistyped field, ids of the wrong shape, no versions or a repeated version id,

@@ -1,7 +1,9 @@
 // DictionaryStore: versioned, durable, bounded, no update lost under concurrency.
 #include "service/dictionary_store.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -83,6 +85,24 @@ std::string FileOf(const std::string& dir, const std::string& id) {
   return (fs::path(dir) / (id + ".json")).string();
 }
 
+std::string VersionsOf(const std::string& dir, const std::string& id) {
+  return (fs::path(dir) / (id + ".versions")).string();
+}
+
+// What a dictionary takes on disk: its metadata file and its versions' files.
+size_t BytesOnDisk(const std::string& dir, const std::string& id) {
+  size_t total = fs::file_size(FileOf(dir, id));
+  for (const auto& entry : fs::directory_iterator(VersionsOf(dir, id))) {
+    total += fs::file_size(entry.path());
+  }
+  return total;
+}
+
+// The entries of a dictionary in `dir`: its metadata file and its versions' folder.
+std::vector<std::string> EntriesOf(const std::string& id) {
+  return {id + ".json", id + ".versions"};
+}
+
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
@@ -128,8 +148,10 @@ TEST(DictionaryStore, AddStoresOneFileAndGetReturnsTheFirstVersion) {
   EXPECT_EQ(added->latest.created_at, added->created_at);
   EXPECT_FALSE(added->archived_at);
   EXPECT_EQ(*added->latest.lexicon, EveryField());
-  EXPECT_EQ(FilesIn(dir.path()), std::vector<std::string>{added->id + ".json"});
-  EXPECT_EQ(added->file_bytes, fs::file_size(FileOf(dir.path(), added->id)));
+  EXPECT_EQ(FilesIn(dir.path()), EntriesOf(added->id));
+  EXPECT_EQ(FilesIn(VersionsOf(dir.path(), added->id)),
+            std::vector<std::string>{added->latest.version_id + ".json"});
+  EXPECT_EQ(added->file_bytes, BytesOnDisk(dir.path(), added->id));
   EXPECT_EQ(store->TotalBytes(), added->file_bytes);
 
   auto got = store->Get(added->id);
@@ -209,7 +231,7 @@ TEST(DictionaryStore, UpdateAddsAVersionAndTheOldOneStaysReadableByItsId) {
   ASSERT_TRUE(latest.ok()) << latest.status();
   EXPECT_EQ(latest->version_id, updated->latest.version_id);
   EXPECT_EQ(store->Get(added->id)->latest.version_id, updated->latest.version_id);
-  EXPECT_EQ(store->TotalBytes(), fs::file_size(FileOf(dir.path(), added->id)));
+  EXPECT_EQ(store->TotalBytes(), BytesOnDisk(dir.path(), added->id));
 }
 
 TEST(DictionaryStore, UpdateReturnsTheEditsErrorUnchangedAndChangesNothing) {
@@ -327,9 +349,9 @@ TEST(DictionaryStore, StartupRemovesInterruptedWritesAndSkipsDamagedOrForeignFil
 
   auto store = Open(Config(dir.path()));
   EXPECT_EQ(IdsOf(store->List(true)), std::vector<std::string>{good});
-  EXPECT_EQ(store->TotalBytes(), fs::file_size(FileOf(dir.path(), good)));
+  EXPECT_EQ(store->TotalBytes(), BytesOnDisk(dir.path(), good));
   // The interrupted write is gone; files the store does not own are left for the operator.
-  std::vector<std::string> left = {foreign, corrupt, good + ".json", renamed};
+  std::vector<std::string> left = {foreign, corrupt, good + ".json", good + ".versions", renamed};
   std::sort(left.begin(), left.end());
   EXPECT_EQ(FilesIn(dir.path()), left);
 }
@@ -359,7 +381,7 @@ TEST(DictionaryStore, RefusesAddPastMaxCountAndLeavesNothingOnDisk) {
   auto second = store->Add("second", "", OneRule());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(core::DetailOf(second.status()).code, "dictionary_limit_reached");
-  EXPECT_EQ(FilesIn(dir.path()), std::vector<std::string>{first->id + ".json"});
+  EXPECT_EQ(FilesIn(dir.path()), EntriesOf(first->id));
 }
 
 TEST(DictionaryStore, RefusesWritesPastMaxBytesAndLeavesTheFilesAsTheyWere) {
@@ -381,10 +403,121 @@ TEST(DictionaryStore, RefusesWritesPastMaxBytesAndLeavesTheFilesAsTheyWere) {
   auto grown = store->Update(added->id, Append(AliasLexeme("WWW", "world wide web")));
   EXPECT_EQ(core::DetailOf(grown.status()).code, "dictionary_storage_full");
 
-  EXPECT_EQ(FilesIn(dir.path()), std::vector<std::string>{added->id + ".json"});
+  EXPECT_EQ(FilesIn(dir.path()), EntriesOf(added->id));
+  EXPECT_EQ(FilesIn(VersionsOf(dir.path(), added->id)).size(), 1u);
   EXPECT_EQ(ReadFile(FileOf(dir.path(), added->id)), before);
   EXPECT_EQ(store->Get(added->id)->latest.version_id, added->latest.version_id);
   EXPECT_EQ(store->TotalBytes(), added->file_bytes);
+}
+
+TEST(DictionaryStore, AChangeWritesItsVersionAndTheMetadataOnly) {
+  // Issue 39: every change rewrote every kept version (a 13.5 MB file per add-rules).
+  TempDir dir;
+  DictionaryStoreConfig config = Config(dir.path());
+  config.max_versions = 2;
+  auto store = Open(config);
+  auto added = store->Add("d", "", OneRule());
+  const std::string first_file =
+      (fs::path(VersionsOf(dir.path(), added->id)) / (added->latest.version_id + ".json")).string();
+  struct stat before {};
+  ASSERT_EQ(::stat(first_file.c_str(), &before), 0);
+  auto second = store->Update(added->id, Append(AliasLexeme("WWW", "world wide web")));
+  ASSERT_TRUE(second.ok()) << second.status();
+  struct stat after {};
+  ASSERT_EQ(::stat(first_file.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);  // the first version's file was not written again
+  EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  EXPECT_EQ(FilesIn(VersionsOf(dir.path(), added->id)).size(), 2u);
+  // A third version drops the first (max_versions 2): its file goes too.
+  auto third = store->Update(added->id, Append(AliasLexeme("FTP", "file transfer")));
+  ASSERT_TRUE(third.ok()) << third.status();
+  std::vector<std::string> expected = {second->latest.version_id + ".json",
+                                       third->latest.version_id + ".json"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(FilesIn(VersionsOf(dir.path(), added->id)), expected);
+  EXPECT_FALSE(fs::exists(first_file));
+  EXPECT_EQ(store->TotalBytes(), BytesOnDisk(dir.path(), added->id));
+  // A rename writes the metadata alone.
+  ASSERT_TRUE(store->Patch(added->id, std::string("renamed"), std::nullopt).ok());
+  EXPECT_EQ(FilesIn(VersionsOf(dir.path(), added->id)).size(), 2u);
+  EXPECT_EQ(store->TotalBytes(), BytesOnDisk(dir.path(), added->id));
+}
+
+TEST(DictionaryStore, OlderVersionsAreReadFromTheirFilesNotHeldInMemory) {
+  TempDir dir;
+  auto store = Open(Config(dir.path()));
+  auto added = store->Add("d", "", OneRule());
+  std::vector<std::string> versions = {added->latest.version_id};
+  const size_t updates = DictionaryStore::kCachedOlderVersions + 2;
+  for (size_t i = 0; i < updates; ++i) {
+    auto updated = store->Update(added->id, Append(AliasLexeme("W" + std::to_string(i), "w")));
+    ASSERT_TRUE(updated.ok()) << updated.status();
+    versions.push_back(updated->latest.version_id);
+  }
+  // Each older version reads back whole (from its file, or the small cache).
+  for (size_t i = 0; i < versions.size(); ++i) {
+    auto version = store->Version(added->id, versions[i]);
+    ASSERT_TRUE(version.ok()) << version.status();
+    EXPECT_EQ(version->lexicon->lexemes.size(), i + 1);
+  }
+  // The first version is neither in the index nor, after the later ones were read, in the
+  // cache: with its file gone it cannot be answered, and says why.
+  fs::remove(fs::path(VersionsOf(dir.path(), added->id)) / (versions[0] + ".json"));
+  auto gone = store->Version(added->id, versions[0]);
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(gone.status().message()), ::testing::HasSubstr("cannot be read"));
+  // The latest never waits for the disk.
+  fs::remove(fs::path(VersionsOf(dir.path(), added->id)) / (versions.back() + ".json"));
+  EXPECT_TRUE(store->Version(added->id, "").ok());
+}
+
+TEST(DictionaryStore, AFormatOneFileIsConvertedAtStartup) {
+  // The layout before issue 39: one file with every version inline.
+  TempDir dir;
+  DictionaryRecord record;
+  record.id = "pd_0123456789abcdef0123";
+  record.name = "old";
+  record.created_at = 1'700'000'000;
+  record.versions = {
+      {"pdv_00000000000000000001", 1'700'000'000, std::make_shared<const Lexicon>(OneRule())},
+      {"pdv_00000000000000000002", 1'700'000'100, std::make_shared<const Lexicon>(EveryField())}};
+  WriteFile(FileOf(dir.path(), record.id), EncodeDictionaryFile(record));
+  auto store = Open(Config(dir.path()));
+  auto info = store->Get(record.id);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(*info->latest.lexicon, EveryField());
+  EXPECT_EQ(*store->Version(record.id, "pdv_00000000000000000001")->lexicon, OneRule());
+  EXPECT_EQ(FilesIn(dir.path()), EntriesOf(record.id));
+  EXPECT_EQ(
+      FilesIn(VersionsOf(dir.path(), record.id)),
+      (std::vector<std::string>{"pdv_00000000000000000001.json", "pdv_00000000000000000002.json"}));
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(FileOf(dir.path(), record.id)))["format"], 2);
+  EXPECT_EQ(store->TotalBytes(), BytesOnDisk(dir.path(), record.id));
+  // And reopens as is.
+  store.reset();
+  auto reopened = Open(Config(dir.path()));
+  EXPECT_EQ(*reopened->Get(record.id)->latest.lexicon, EveryField());
+}
+
+TEST(DictionaryStore, StartupRemovesVersionFilesNothingNames) {
+  TempDir dir;
+  std::string kept;
+  {
+    auto store = Open(Config(dir.path()));
+    kept = store->Add("kept", "", OneRule())->id;
+  }
+  // A version written by a change that crashed before its metadata, and the versions of a
+  // dictionary whose deletion crashed after the metadata's unlink.
+  const fs::path stray = fs::path(VersionsOf(dir.path(), kept)) / "pdv_ffffffffffffffffffff.json";
+  WriteFile(stray.string(), EncodeLexiconFile(OneRule()));
+  const fs::path orphan = VersionsOf(dir.path(), "pd_eeeeeeeeeeeeeeeeeeee");
+  fs::create_directory(orphan);
+  WriteFile((orphan / "pdv_eeeeeeeeeeeeeeeeeeee.json").string(), EncodeLexiconFile(OneRule()));
+  auto store = Open(Config(dir.path()));
+  EXPECT_FALSE(fs::exists(stray));
+  EXPECT_FALSE(fs::exists(orphan));
+  EXPECT_EQ(FilesIn(dir.path()), EntriesOf(kept));
+  EXPECT_EQ(store->TotalBytes(), BytesOnDisk(dir.path(), kept));
 }
 
 TEST(DictionaryStore, DeleteRemovesTheFileAndTheEntry) {
@@ -481,7 +614,7 @@ TEST(DictionaryStore, ValidatesNamesAndDescriptions) {
   auto two = store->Add("twin", "", OneRule());
   ASSERT_TRUE(one.ok() && two.ok());
   EXPECT_NE(one->id, two->id);
-  EXPECT_EQ(FilesIn(dir.path()).size(), 3u);
+  EXPECT_EQ(FilesIn(dir.path()).size(), 6u);  // a metadata file and a versions folder each
 }
 
 TEST(DictionaryStoreConfig, ValidateNamesTheKeyAtFault) {
