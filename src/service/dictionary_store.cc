@@ -184,6 +184,10 @@ absl::Status DictionaryStore::WriteLocked(StoredDictionary& entry, const StoredD
   // The new versions first, durably: nothing names them until the metadata does.
   if (!new_files.empty()) {
     fs::create_directory(VersionsDir(id), ec);
+    if (ec == std::errc::no_space_on_device) {
+      return core::InsufficientStorage("cannot create " + VersionsDir(id) + ": " + ec.message(),
+                                       "disk_full");
+    }
     if (ec) return core::Internal("cannot create " + VersionsDir(id) + ": " + ec.message());
     for (const auto& [path, bytes] : new_files) {
       if (absl::Status status = WriteAndSync(path, bytes); !status.ok()) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "core/error.h"
 
@@ -14,6 +15,14 @@ namespace voxserve::service {
 namespace {
 
 std::string ErrnoText() { return std::strerror(errno); }
+
+// A failed write's error: a full disk (or quota) is 507, as a store past its own max_bytes is,
+// with its own code; anything else (a read-only disk, an I/O error) is Internal, naming errno.
+absl::Status WriteFailed(const std::string& what, int error) {
+  const std::string message = what + ": " + std::strerror(error);
+  if (error == ENOSPC || error == EDQUOT) return core::InsufficientStorage(message, "disk_full");
+  return core::Internal(message);
+}
 
 }  // namespace
 
@@ -29,26 +38,26 @@ absl::Status SyncDirectory(const std::string& dir) {
 
 absl::Status WriteAndSync(const std::string& path, std::string_view bytes) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return core::Internal("cannot create " + path + ": " + ErrnoText());
+  if (fd < 0) return WriteFailed("cannot create " + path, errno);
   size_t written = 0;
   while (written < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      std::string why = ErrnoText();
+      const int error = errno;
       ::close(fd);
-      return core::Internal("cannot write " + path + ": " + why);
+      return WriteFailed("cannot write " + path, error);
     }
     written += static_cast<size_t>(n);
   }
   int rc = ::fsync(fd);
-  std::string why = rc != 0 ? ErrnoText() : "";
+  int error = rc != 0 ? errno : 0;
   // close can report a deferred write error (NFS): it counts as a failed write.
   if (::close(fd) != 0 && rc == 0) {
     rc = -1;
-    why = ErrnoText();
+    error = errno;
   }
-  if (rc != 0) return core::Internal("cannot sync " + path + ": " + why);
+  if (rc != 0) return WriteFailed("cannot sync " + path, error);
   return absl::OkStatus();
 }
 

@@ -18,7 +18,8 @@ namespace voxserve::service {
 absl::Status SyncDirectory(const std::string& dir);
 
 // Creates `path` (which must not exist: a stale temporary file is an error, not overwritten),
-// writes all of `bytes` and fsyncs it. Internal on failure; the caller removes what was left.
+// writes all of `bytes` and fsyncs it. On failure the caller removes what was left: a full disk
+// (ENOSPC, EDQUOT) is InsufficientStorage (507) code "disk_full", anything else Internal.
 absl::Status WriteAndSync(const std::string& path, std::string_view bytes);
 
 // The whole of `path`. InvalidArgument when it is larger than `limit` bytes (the message names
