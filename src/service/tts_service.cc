@@ -55,15 +55,22 @@ int EncodeThreads(int configured) {
 
 std::string ReasonLabel(const absl::Status& status) {
   switch (core::DetailOf(status).reason) {
-    case core::ErrorReason::kQueueFull: return "queue_full";
-    case core::ErrorReason::kDraining: return "draining";
-    default: break;
+    case core::ErrorReason::kQueueFull:
+      return "queue_full";
+    case core::ErrorReason::kDraining:
+      return "draining";
+    default:
+      break;
   }
   switch (status.code()) {
-    case absl::StatusCode::kNotFound: return "not_found";
-    case absl::StatusCode::kPermissionDenied: return "forbidden";
-    case absl::StatusCode::kUnavailable: return "unavailable";
-    default: return "invalid";
+    case absl::StatusCode::kNotFound:
+      return "not_found";
+    case absl::StatusCode::kPermissionDenied:
+      return "forbidden";
+    case absl::StatusCode::kUnavailable:
+      return "unavailable";
+    default:
+      return "invalid";
   }
 }
 
@@ -141,9 +148,8 @@ absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
   for (const ModelConfig& model : service->config_.models) {
     if (!model.lexicons.empty()) lexicon_files[model.engine.model_id] = model.lexicons;
   }
-  auto dictionaries =
-      PronunciationDictionaries::Create(service->config_.dictionaries,
-                                        service->config_.voices, lexicon_files);
+  auto dictionaries = PronunciationDictionaries::Create(service->config_.dictionaries,
+                                                        service->config_.voices, lexicon_files);
   if (!dictionaries.ok()) return dictionaries.status();
   service->dictionaries_ = *std::move(dictionaries);
   if (DictionaryBackend* store = service->dictionaries_->store()) {
@@ -184,8 +190,8 @@ absl::Status TtsService::LoadModels() {
       continue;
     }
     if (!status.ok() && first_error.ok()) {
-      first_error = absl::Status(status.code(), "model " + model->id() + ": " +
-                                                    std::string(status.message()));
+      first_error = absl::Status(status.code(),
+                                 "model " + model->id() + ": " + std::string(status.message()));
       // Reported at once (/health says "failed" while later models still load): a probe need
       // not wait for them to learn that this server will never be ready.
       SetStartupError(first_error);
@@ -482,8 +488,14 @@ absl::StatusOr<ResolvedVoice> TtsService::ResolveVoice(const SynthesisRequest& r
 // resolved; an error raised after resolving (e.g. the voice catalog's voice_not_found) carries
 // its model (core::WithModel).
 absl::Status TtsService::Reject(const std::string& model, const absl::Status& status) {
-  metrics_.rejected.WithLabels({model.empty() ? core::ModelOf(status) : model, ReasonLabel(status)})
-      .Increment();
+  // The label is a configured model's id or "unknown", never the client's string as is: one
+  // series per made-up model name would grow the scrape without bound.
+  std::string label = model.empty() ? core::ModelOf(status) : model;
+  if (!label.empty() && std::none_of(models_.begin(), models_.end(),
+                                     [&](const auto& host) { return host->id() == label; })) {
+    label = "unknown";
+  }
+  metrics_.rejected.WithLabels({label, ReasonLabel(status)}).Increment();
   return status;
 }
 
@@ -564,8 +576,8 @@ absl::StatusOr<std::shared_ptr<SynthesisJob>> TtsService::Synthesize(
     }
   }
   if (plan.segments.empty()) {
-    return Reject(model_id, core::InvalidArgument(field + " has nothing to speak", field,
-                                                  "empty_input"));
+    return Reject(model_id,
+                  core::InvalidArgument(field + " has nothing to speak", field, "empty_input"));
   }
   auto encoder = audio::CreateEncoder(
       {request.format, voice->sample_rate, request.streaming, request.sample_rate});
@@ -682,9 +694,8 @@ absl::Status TtsService::PlanItems(const SynthesisRequest& request, bool ssml,
   return absl::OkStatus();
 }
 
-void TtsService::UseResponseCache(const SynthesisRequest& request,
-                                  const RequestLexicons& lexicons, int output_sample_rate,
-                                  JobPlan& plan) {
+void TtsService::UseResponseCache(const SynthesisRequest& request, const RequestLexicons& lexicons,
+                                  int output_sample_rate, JobPlan& plan) {
   if (!cache_->enabled()) return;
   plan.cache_result = CacheResult::kBypass;
   if (request.cache_policy == CachePolicy::kBypass) return;
@@ -722,9 +733,8 @@ void TtsService::UseResponseCache(const SynthesisRequest& request,
     std::shared_ptr<const CachedResponse> hit = cache_->Lookup(plan.cache_key, key.model_id);
     // A stream's earlier sentences may leave too little of its audio bound for this one: the
     // engine's path reports that as it always does.
-    if (hit && (plan.max_audio_seconds <= 0 || plan.audio_seconds_before +
-                                                       hit->summary.audio_seconds <=
-                                                   plan.max_audio_seconds)) {
+    if (hit && (plan.max_audio_seconds <= 0 ||
+                plan.audio_seconds_before + hit->summary.audio_seconds <= plan.max_audio_seconds)) {
       plan.replay = std::move(hit);
       plan.cache_result = CacheResult::kHit;
       return;

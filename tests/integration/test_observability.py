@@ -59,6 +59,31 @@ def test_metric_names_are_prefixed_and_labels_bounded(server):
     assert rss > 1e6
 
 
+def test_no_client_string_becomes_a_label_value(server):
+    """Label values come from the server's own vocabulary (routes, configured models, codes),
+    never from what a client sends: made-up model names, ids in paths, methods. Before issue 39
+    a wrong method on a path with an id made its own route label (a scrape that grows without
+    bound), and so did a made-up model on the inline-prompt path (now "unknown")."""
+    tokens = [f"zz{i}madeup" for i in range(20)]
+    headers = {"x-api-key": KEY}
+    for token in tokens:
+        body = speech_body("Hello.")
+        body["model"] = token
+        assert requests.post(server.url + "/v1/audio/speech", json=body, headers=headers,
+                             timeout=30).status_code == 404
+        assert requests.put(f"{server.url}/v1/audio/voices/{token}", headers=headers,
+                            timeout=10).status_code == 405
+        assert requests.get(f"{server.url}/{token}", headers=headers, timeout=10).status_code \
+            == 404
+        requests.request(token.upper(), server.url + "/v1/audio/speech", headers=headers,
+                         timeout=10)
+    text = requests.get(server.url + "/metrics", timeout=10).text
+    leaked = [token for token in tokens if token in text.lower()]
+    assert leaked == [], [line for line in text.splitlines() if leaked[0] in line.lower()]
+    assert re.search(r'^voxserve_http_requests_total\{route="/v1/audio/voices/\*",code="405"\} 20',
+                     text, re.M), text
+
+
 def test_a_real_prometheus_scrapes_the_server(server, tmp_path):
     port = free_port()
     config = tmp_path / "prometheus.yml"

@@ -7,8 +7,7 @@
 
 namespace voxserve::transport::http {
 
-void Router::Add(std::string method, std::string path, Handler handler,
-                 auth::Resource resource) {
+void Router::Add(std::string method, std::string path, Handler handler, auth::Resource resource) {
   routes_.push_back({std::move(method), std::move(path), std::move(handler), resource});
 }
 
@@ -57,8 +56,10 @@ size_t Router::LargestBodyLimit(size_t fallback) const {
 
 Router::Match Router::Find(const std::string& method, const std::string& path) const {
   std::string allowed;
+  std::string_view allowed_route;  // the template, not the path: metrics label by it
   for (const Route& route : routes_) {
     if (!Matches(route, path)) continue;
+    if (allowed_route.empty()) allowed_route = route.path;
     // HEAD is answered like GET by the session (same headers, no body).
     if (route.method == method || (method == "HEAD" && route.method == "GET")) {
       return {&route.handler, route.path, route.resource, {}};
@@ -86,7 +87,7 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
     match.error =
         ErrorResponse(core::NotFound("no route for " + core::Quoted(path), {}, "route_not_found"));
   } else {
-    match.route = path;
+    match.route = std::string(allowed_route);
     match.error = ErrorResponse(core::MethodNotAllowed(
         core::Quoted(method) + " is not allowed on " + core::Quoted(path) + "; use " + allowed));
     match.error.SetHeader("Allow", allowed);

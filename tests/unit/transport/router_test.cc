@@ -93,8 +93,14 @@ TEST_F(RouterTest, KnownPathWithOtherMethodIs405) {
   EXPECT_EQ(match.error.status, 405);
 }
 
-TEST_F(RouterTest, MethodNotAllowedKeepsThePathAsRouteLabel) {
+TEST_F(RouterTest, MethodNotAllowedKeepsTheRouteAsLabel) {
   EXPECT_EQ(router_.Find("DELETE", "/health").route, "/health");
+  // The route's template, not the client's path: one series per made-up id would grow the
+  // metrics without bound (issue 39).
+  router_.Add("GET", "/v1/audio/voices/*", Named("voice"));
+  Router::Match match = router_.Find("PUT", "/v1/audio/voices/voice_made_up_12345");
+  EXPECT_EQ(match.error.status, 405);
+  EXPECT_EQ(match.route, "/v1/audio/voices/*");
 }
 
 TEST_F(RouterTest, MethodNotAllowedListsTheAllowedMethodInAllow) {
