@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "service/service_config.h"
 
@@ -36,6 +38,18 @@ Setter IntSetter(Int* target, long long min, long long max) {
 Setter StringSetter(std::string* target, std::string bounds = "") {
   return {"string", std::move(bounds), [target](std::string_view text) {
             *target = std::string(text);
+            return absl::OkStatus();
+          }};
+}
+
+// A list: comma-separated on the command line and in variables, a YAML sequence in the file.
+Setter ListSetter(std::vector<std::string>* target, std::string bounds) {
+  return {"string", std::move(bounds), [target](std::string_view text) {
+            std::vector<std::string> entries = absl::StrSplit(
+                absl::string_view(text.data(), text.size()), ',', absl::SkipWhitespace());
+            for (std::string& entry : entries)
+              entry = std::string(absl::StripAsciiWhitespace(entry));
+            *target = std::move(entries);
             return absl::OkStatus();
           }};
 }
@@ -151,6 +165,36 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       "serve the web playground at / (true or false); its files need no API key",
       h.playground ? "true" : "false", BoolSetter(&h.playground))
       .Details("`false`: `/` is a JSON 404. See [the playground](playground.md).");
+  transport::http::CorsConfig& cors = h.cors;
+  add("http.cors.allowed_origins", "cors-allowed-origins",
+      "web origins whose pages may call the API from a browser, comma-separated (YAML: a list); "
+      "* for any; empty = none (CORS off)",
+      "", ListSetter(&cors.allowed_origins, "origins: scheme://host[:port], or *"))
+      .Example("https://app.example.com")
+      .Details(
+          "Preflights (`OPTIONS`) are answered before API keys are checked; responses to an "
+          "allowed origin carry `Access-Control-Allow-Origin` and the exposed headers, streamed "
+          "ones too. While it is set, a WebSocket handshake from a browser (one with an `Origin`) "
+          "is accepted only from the server's own origin or a listed one (403 `cors_refused`). "
+          "See [operations](operations.md#browsers-cors).")
+      .list = true;
+  add("http.cors.allowed_methods", "cors-allowed-methods",
+      "methods a page may use across origins, comma-separated (YAML: a list)",
+      absl::StrJoin(cors.allowed_methods, ","), ListSetter(&cors.allowed_methods, "HTTP methods"))
+      .list = true;
+  add("http.cors.allowed_headers", "cors-allowed-headers",
+      "request headers a page may send across origins, comma-separated (YAML: a list)",
+      absl::StrJoin(cors.allowed_headers, ","),
+      ListSetter(&cors.allowed_headers, "HTTP header names"))
+      .list = true;
+  add("http.cors.exposed_headers", "cors-exposed-headers",
+      "response headers a page may read across origins, comma-separated (YAML: a list)",
+      absl::StrJoin(cors.exposed_headers, ","),
+      ListSetter(&cors.exposed_headers, "HTTP header names"))
+      .list = true;
+  add("http.cors.max_age_seconds", "cors-max-age-seconds",
+      "how long a browser may reuse a preflight's answer", std::to_string(cors.max_age_seconds),
+      IntSetter(&cors.max_age_seconds, 0, 86'400));
   transport::grpc::GrpcConfig& g = c.grpc;
   add("grpc.enabled", "grpc-enabled", "serve the gRPC API (true or false)",
       g.enabled ? "true" : "false", BoolSetter(&g.enabled))
@@ -198,14 +242,7 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("wyoming.allow", "wyoming-allow",
       "client addresses or networks served, comma-separated (YAML: a list), e.g. "
       "192.168.1.0/24,::1; empty = any",
-      "",
-      {"string", "addresses or CIDR networks",
-       [&y](std::string_view text) {
-         std::vector<std::string> entries = absl::StrSplit(
-             absl::string_view(text.data(), text.size()), ',', absl::SkipWhitespace());
-         y.allow = std::move(entries);
-         return absl::OkStatus();
-       }})
+      "", ListSetter(&y.allow, "addresses or CIDR networks"))
       .Example("192.168.1.0/24")
       .list = true;
   add("default_model", "default-model", "model used when a request names none or an OpenAI model",

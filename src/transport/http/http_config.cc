@@ -20,7 +20,7 @@ absl::Status HttpConfig::Validate() const {
     if (value < 1) return core::InvalidArgument(std::string(name) + " must be >= 1");
   }
   if (max_connections < 1) return core::InvalidArgument("http.max_connections must be >= 1");
-  return absl::OkStatus();
+  return cors.Validate();
 }
 
 }  // namespace voxserve::transport::http

@@ -31,6 +31,7 @@ HttpServer::HttpServer(const HttpConfig& config, const Router& router, HttpMetri
   shared_->metrics = &metrics;
   shared_->authenticator = security.authenticator;
   shared_->websocket = websocket;
+  shared_->cors = std::make_unique<const Cors>(config.cors);
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpConfig& config,

@@ -233,6 +233,15 @@ void HttpSession::Dispatch() {
   exchange_.log.request_id = exchange_.request_id;
   exchange_.log.method = request.method;
   const bool websocket = upgrade && match.handler != nullptr && WantsWebSocket(request);
+  // CORS: a preflight is answered before authentication (browsers send it without the key);
+  // an allowed origin's actual response carries the Access-Control-* headers.
+  if (std::optional<HttpResponse> preflight = shared_->cors->Preflight(request)) {
+    auto exchange =
+        std::make_shared<HttpExchangeImpl>(shared_from_this(), exchange_.id, std::move(request),
+                                           exchange_.request_id, auth::AuthResult{});
+    return exchange->Respond(*std::move(preflight));
+  }
+  exchange_.cors_headers = shared_->cors->ResponseHeaders(request.Header("origin"));
   // Watch the socket while the route works, so a client that leaves is noticed at once. With
   // pipelined bytes already buffered there is nothing to watch with: they must be parsed first.
   // Not before an upgrade: the socket may be handed over, and no read may be pending on it then.
@@ -240,6 +249,14 @@ void HttpSession::Dispatch() {
   auth::AuthResult caller;
   caller.client_subject = client_subject_;
   absl::Status refused = CheckHost(request, parser_->get().version());
+  if (refused.ok() && websocket &&
+      !shared_->cors->AllowsWebSocket(request.Header("origin"), request.Header("host"))) {
+    // Not CORS's to guard (a WebSocket is not fetched), so checked here: while CORS is on, a
+    // page may open one only from the server's own origin or an allowed one.
+    refused = core::PermissionDenied(
+        "origin " + core::Quoted(request.Header("origin")) + " is not in http.cors.allowed_origins",
+        {}, "cors_refused");
+  }
   if (refused.ok() && shared_->authenticator != nullptr) {
     auto result = shared_->authenticator->Authenticate(
         [&request](std::string_view name) { return request.Header(name); }, client_subject_,
@@ -322,6 +339,7 @@ void HttpSession::Respond(uint64_t exchange, HttpResponse response) {
   auto message = std::make_shared<bhttp::response<bhttp::string_body>>(
       static_cast<bhttp::status>(response.status), 11);
   CopyHeaders(response, exchange_.request_id, *message);
+  for (const auto& [name, value] : exchange_.cors_headers) message->set(name, value);
   message->keep_alive(exchange_.keep_alive);
   message->body() = std::move(response.body);
   message->prepare_payload();
@@ -336,6 +354,7 @@ void HttpSession::StartStream(uint64_t exchange, HttpResponse head) {
   auto message = std::make_shared<bhttp::response<bhttp::empty_body>>(
       static_cast<bhttp::status>(head.status), 11);
   CopyHeaders(head, exchange_.request_id, *message);
+  for (const auto& [name, value] : exchange_.cors_headers) message->set(name, value);
   message->keep_alive(exchange_.keep_alive);
   message->chunked(true);
   exchange_.status = head.status;

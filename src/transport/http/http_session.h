@@ -56,6 +56,7 @@ struct SessionShared {
   HttpMetrics* metrics = nullptr;
   const auth::Authenticator* authenticator = nullptr;  // null: every request allowed
   WebSocketUpgrader* websocket = nullptr;              // null: no WebSocket routes
+  std::unique_ptr<const Cors> cors;                    // from config.cors
   std::atomic<bool> draining{false};                   // answer with Connection: close from now on
   OpenExchanges open_exchanges;
 };
@@ -119,6 +120,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     int status = 0;
     std::string route;
     std::string request_id;
+    std::vector<std::pair<std::string, std::string>> cors_headers;  // on its response
     core::Clock::time_point started;
     core::RequestLogEntry log;  // written when the exchange ends
     std::function<void()> on_drained;
