@@ -715,6 +715,9 @@ core::YamlSchema ConfigFileSchema(const OptionTable& table) {
   schema.Describe("voices.postgres",
                   "The shared voice registry (voices.backend postgres): every replica on one "
                   "PostgreSQL.");
+  schema.Describe("http.cors",
+                  "Which web pages, by origin, may call the API from a browser (off until origins "
+                  "are listed): [operations](operations.md#browsers-cors).");
   schema.Describe("tls", "HTTPS and mutual TLS on the HTTP port.");
   schema.Describe("auth", "API keys.");
   schema.Describe("testing", "Test-only switches: never in production.");
