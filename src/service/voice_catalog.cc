@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "service/openai_voices.h"
 
 namespace voxserve::service {
 namespace {
@@ -60,6 +61,10 @@ std::string VoiceCatalog::Translate(const ModelHost& model, std::string_view voi
   if (&model == default_model_) {
     if (auto it = openai_voices_.find(voice); it != openai_voices_.end()) {
       if (model.engine().AcceptsVoice(it->second)) return it->second;
+      // The built-in targets are espeak-ng's: another default model gets voices of its own.
+      const engine::ModelInfo& info = model.engine().info();
+      auto automatic = OpenAiVoicesFor(info.voices, info.default_voice);
+      if (auto pick = automatic.find(voice); pick != automatic.end()) return pick->second;
     }
   }
   if (auto it = builtin_names_.find(voice); it != builtin_names_.end()) {
@@ -127,8 +132,13 @@ std::vector<VoiceListing> VoiceCatalog::List() const {
                          const std::string& voice_id) -> std::optional<VoiceListing> {
     const engine::VoiceInfo* info = FindVoiceInfo(model.engine(), voice_id);
     if (info == nullptr) return std::nullopt;
-    return VoiceListing{id, model.id(), model.engine().info().engine, info->language,
-                        info->sample_rate, info->description, id == voice_id ? "" : voice_id};
+    return VoiceListing{id,
+                        model.id(),
+                        model.engine().info().engine,
+                        info->language,
+                        info->sample_rate,
+                        info->description,
+                        id == voice_id ? "" : voice_id};
   };
   for (ModelHost* model : models_) {
     if (model->state() != ModelState::kReady) continue;
@@ -144,8 +154,10 @@ std::vector<VoiceListing> VoiceCatalog::List() const {
     if (auto entry = listing_for(**host, name, voice_id)) listing.push_back(*entry);
   }
   if (default_model_->state() == ModelState::kReady) {
-    for (const auto& [name, voice_id] : openai_voices_) {
-      if (aliases_.contains(name) || !default_model_->engine().AcceptsVoice(voice_id)) continue;
+    for (const auto& [name, unused] : openai_voices_) {
+      if (aliases_.contains(name) || default_model_->engine().AcceptsVoice(name)) continue;
+      const std::string voice_id = Translate(*default_model_, name);
+      if (voice_id.empty()) continue;
       if (auto entry = listing_for(*default_model_, name, voice_id)) listing.push_back(*entry);
     }
   }

@@ -126,6 +126,31 @@ def test_speaker_selection_changes_the_sid_fed(onnx_server):
     assert lengths["carol"] - lengths["alice"] == 2 * tm.HOP
 
 
+def test_openai_voice_names_speak_voices_of_a_piper_or_kokoro_default_model(make_server,
+                                                                           models_root):
+    """With Piper or Kokoro as the default model, OpenAI's names stand for voices of it (not
+    espeak-ng's, which it lacks): "alloy" its default voice, the others spread over its voices
+    (service/openai_voices.h). Before issue 41 they answered 404 voice_not_found."""
+    piper = make_server("--models", str(models_root / "models"),
+                        "--default-model", "en_US-multi-medium")
+    for name, speaker in (("alloy", "alice"), ("ash", "bob"), ("ballad", "carol")):
+        spoken = speak(piper, name)
+        assert spoken.status_code == 200, spoken.text
+        direct = speak(piper, "en_US-multi-medium:" + speaker, model="en_US-multi-medium")
+        assert spoken.content == direct.content, (name, speaker)
+    listed = {v["id"]: v for v in requests.get(piper.url + "/v1/voices").json()["data"]
+              if v["model"] == "en_US-multi-medium"}
+    assert listed["ash"]["alias_of"] == "en_US-multi-medium:bob", listed["ash"]
+
+    kokoro = make_server("--models", str(models_root / "models"), "--default-model", "kokoro-v1.0")
+    for name in ("alloy", "nova", "onyx", "verse"):
+        spoken = speak(kokoro, name)
+        assert spoken.status_code == 200, spoken.text
+        assert spoken.headers["X-Sample-Rate"] == str(tm.KOKORO_RATE)
+    # Its English voices only: the test model's one American voice serves every name.
+    assert speak(kokoro, "shimmer").content == speak(kokoro, "af_test", model="kokoro-v1.0").content
+
+
 def test_kokoro_rate_length_and_style_row(onnx_server):
     tokens = kokoro_tokens("Hello world")
     rate, samples = wav(speak(onnx_server, "bm_test"))
