@@ -17,6 +17,7 @@ import requests
 import websockets
 
 from grpc_support import channel, stubs
+from websocket_support import speak_over_websocket
 
 API = "/v1/pronunciation-dictionaries"
 PLS = """<?xml version="1.0" encoding="UTF-8"?>
@@ -185,22 +186,8 @@ def test_locators_on_synthesize_websocket_grpc_and_elevenlabs(dict_server):
         config = {"voice": "en-us", "response_format": "pcm"}
         if locators:
             config["pronunciation_dictionary_locators"] = locators
-        audio = b""
-        url = dict_server.url.replace("http", "ws") + "/v1/audio/speech/stream"
-        async with websockets.connect(url, max_size=None) as ws:
-            await ws.send(json.dumps(config))
-            await ws.send(json.dumps({"text": words}))
-            await ws.send(json.dumps({"close": True}))
-            async for message in ws:
-                if isinstance(message, bytes):
-                    audio += message
-                    continue
-                event = json.loads(message)
-                if event.get("type") == "audio":
-                    audio += base64.b64decode(event["audio"])
-                if event.get("type") in ("done", "error"):
-                    assert event["type"] == "done", event
-                    return audio
+        audio, end = await speak_over_websocket(dict_server, config, [words])
+        assert end is not None and end["type"] == "done", end
         return audio
     assert asyncio.run(stream(text, use)) == asyncio.run(stream(spelled))
 

@@ -3,17 +3,16 @@ element does to the audio (measured in the PCM), the detection rule and input_fo
 JSON API, gRPC and the WebSocket stream, ElevenLabs' enable_ssml_parsing, word timings across a
 <break>, and the 400s for malformed, hostile and unsupported documents."""
 import asyncio
-import base64
 import json
 import time
 
 import numpy as np
 import pytest
 import requests
-import websockets
 
 from audio_check import decode
 from grpc_support import channel, stubs
+from websocket_support import speak_over_websocket
 
 SILENT = 1e-3  # |sample| below this is silence (espeak-ng's speech peaks near 0.3 and above)
 
@@ -217,23 +216,8 @@ def test_grpc_input_format(server):
 
 
 def test_websocket_stream_in_ssml_speaks_the_document_at_flush(server):
-    async def stream(config, pieces):
-        url = server.url.replace("http", "ws") + "/v1/audio/speech/stream"
-        audio = b""
-        async with websockets.connect(url, max_size=None) as ws:
-            await ws.send(json.dumps(config))
-            for piece in pieces:
-                await ws.send(json.dumps({"text": piece}))
-            await ws.send(json.dumps({"close": True}))
-            async for message in ws:
-                if isinstance(message, bytes):
-                    audio += message
-                    continue
-                event = json.loads(message)
-                if event.get("type") == "audio":
-                    audio += base64.b64decode(event["audio"])
-                if event.get("type") in ("done", "error"):
-                    return audio, event
+    def stream(config, pieces):
+        return speak_over_websocket(server, config, pieces)
 
     config = {"voice": "en-us", "response_format": "pcm", "input_format": "ssml"}
     audio, end = asyncio.run(stream(config, ["Hi. <break ", 'time="1s"/> The', "re."]))

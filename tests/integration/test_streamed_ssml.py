@@ -12,6 +12,7 @@ import pytest
 import websockets
 
 from grpc_support import channel, stubs
+from websocket_support import speak_over_websocket
 from wyoming_support import read_until, reference, start_wyoming_server
 from wyoming_support import client as wyoming_client
 from wyoming_support import run as run_wyoming
@@ -27,24 +28,10 @@ def run(coroutine):
 
 async def ours(server, pieces):
     """/v1/audio/speech/stream: the PCM of the pieces, then close."""
-    url = server.url.replace("http", "ws") + "/v1/audio/speech/stream"
-    audio = b""
-    async with websockets.connect(url, max_size=None) as ws:
-        await ws.send(json.dumps({"voice": "en-us", "response_format": "pcm"}))
-        for piece in pieces:
-            await ws.send(json.dumps({"text": piece}))
-        await ws.send(json.dumps({"close": True}))
-        async for message in ws:
-            if isinstance(message, bytes):
-                audio += message
-                continue
-            event = json.loads(message)
-            if event.get("type") == "audio":
-                audio += base64.b64decode(event["audio"])
-            if event.get("type") in ("done", "error"):
-                assert event["type"] == "done", event
-                return audio
-    pytest.fail("the stream ended without done")
+    audio, end = await speak_over_websocket(server, {"voice": "en-us", "response_format": "pcm"},
+                                            pieces)
+    assert end is not None and end["type"] == "done", end
+    return audio
 
 
 async def elevenlabs(server, pieces):
