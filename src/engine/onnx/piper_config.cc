@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/error.h"
@@ -59,11 +60,20 @@ absl::Status ReadPhonemeMap(const Json& json, PhonemeMap& out) {
   return absl::OkStatus();
 }
 
+// A number of `object`, left as it is when absent. One outside T's range (a sample rate of
+// 22050222222222.2, found by the fuzzer) is an error: converting it is undefined behaviour.
 template <typename T>
-void ReadNumber(const Json& object, const char* key, T& out) {
-  if (object.is_object() && object.contains(key) && object[key].is_number()) {
-    out = object[key].get<T>();
+absl::Status ReadNumber(const Json& object, const char* key, T& out) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_number()) {
+    return absl::OkStatus();
   }
+  const double value = object[key].get<double>();
+  if (!(value >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+        value <= static_cast<double>(std::numeric_limits<T>::max()))) {
+    return core::InvalidArgument(std::string(key) + " is out of range");
+  }
+  out = static_cast<T>(value);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -80,7 +90,7 @@ absl::StatusOr<PiperVoiceConfig> PiperVoiceConfig::Parse(const std::string& json
   PiperVoiceConfig config;
   if (json.contains("dataset") && json["dataset"].is_string()) config.dataset = json["dataset"];
   if (const Json& audio = json.value("audio", Json::object()); audio.is_object()) {
-    ReadNumber(audio, "sample_rate", config.sample_rate);
+    if (auto s = ReadNumber(audio, "sample_rate", config.sample_rate); !s.ok()) return fail(s);
     if (audio.contains("quality") && audio["quality"].is_string())
       config.quality = audio["quality"];
   }
@@ -108,11 +118,13 @@ absl::StatusOr<PiperVoiceConfig> PiperVoiceConfig::Parse(const std::string& json
     config.phoneme_map[U'c'] = U"k";  // Piper's built-in default map for Brazilian Portuguese
   }
   const Json inference = json.value("inference", Json::object());
-  ReadNumber(inference, "noise_scale", config.noise_scale);
-  ReadNumber(inference, "length_scale", config.length_scale);
-  ReadNumber(inference, "noise_w", config.noise_w);
-  ReadNumber(json, "num_speakers", config.num_speakers);
-  ReadNumber(json, "hop_length", config.hop_length);
+  for (absl::Status s : {ReadNumber(inference, "noise_scale", config.noise_scale),
+                         ReadNumber(inference, "length_scale", config.length_scale),
+                         ReadNumber(inference, "noise_w", config.noise_w),
+                         ReadNumber(json, "num_speakers", config.num_speakers),
+                         ReadNumber(json, "hop_length", config.hop_length)}) {
+    if (!s.ok()) return fail(s);
+  }
   if (json.contains("speaker_id_map") && json["speaker_id_map"].is_object()) {
     for (const auto& [name, id] : json["speaker_id_map"].items()) {
       if (!id.is_number_integer()) {

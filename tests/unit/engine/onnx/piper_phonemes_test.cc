@@ -124,5 +124,21 @@ TEST(PiperVoiceConfigTest, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(pinyin.status().message().find("pinyin"), std::string::npos);
 }
 
+TEST(PiperVoiceConfigTest, NumbersOutsideTheirTypeAreRefusedNotConverted) {
+  // Found by the fuzzer: converting 2.2e13 to the int sample rate is undefined behaviour.
+  constexpr const char* kMap = R"("phoneme_id_map": {"_": [0], "^": [1], "$": [2]})";
+  for (const std::string field :
+       {R"("audio": {"sample_rate": 22050222222222.22})", R"("num_speakers": -1e12)",
+        R"("hop_length": 1e300)", R"("inference": {"noise_scale": 1e300})"}) {
+    auto config = PiperVoiceConfig::Parse("{" + field + ", " + kMap + "}", "v.json");
+    ASSERT_FALSE(config.ok()) << field;
+    EXPECT_NE(config.status().message().find("out of range"), std::string::npos) << field;
+  }
+  auto whole = PiperVoiceConfig::Parse(
+      std::string(R"({"audio": {"sample_rate": 22050.0}, )") + kMap + "}", "v.json");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->sample_rate, 22050);
+}
+
 }  // namespace
 }  // namespace voxserve::engine::onnx
