@@ -127,12 +127,9 @@ bool DictionaryStore::LoadOne(const std::string& id, const std::string& path) {
     }
     spdlog::info("dictionaries: {} converted to one file per version", id);
   } else {
-    auto latest = ReadWhole(VersionPath(id, versions.back().version_id), config_.max_bytes,
-                            "dictionaries.max_bytes");
-    auto lexicon = latest.ok() ? DecodeLexiconFile(*latest, config_.limits)
-                               : absl::StatusOr<text::lexicon::Lexicon>(latest.status());
+    auto lexicon = ReadVersion(id, versions.back().version_id);
     if (!lexicon.ok()) return skip(lexicon.status());
-    versions.back().lexicon = std::make_shared<const text::lexicon::Lexicon>(*std::move(lexicon));
+    versions.back().lexicon = *std::move(lexicon);
     // An older version whose file is missing is dropped; files no version names are removed.
     std::set<std::string> named;
     std::erase_if(versions, [&](const DictionaryVersion& v) {
@@ -267,6 +264,15 @@ void DictionaryStore::ForgetOlder(std::string_view id) const {
   std::erase_if(older_, [&](const auto& cached) { return cached.first.starts_with(prefix); });
 }
 
+absl::StatusOr<std::shared_ptr<const text::lexicon::Lexicon>> DictionaryStore::ReadVersion(
+    std::string_view id, std::string_view version_id) const {
+  auto bytes = ReadWhole(VersionPath(id, version_id), config_.max_bytes, "dictionaries.max_bytes");
+  if (!bytes.ok()) return bytes.status();
+  auto lexicon = DecodeLexiconFile(*bytes, config_.limits);
+  if (!lexicon.ok()) return lexicon.status();
+  return std::make_shared<const text::lexicon::Lexicon>(*std::move(lexicon));
+}
+
 absl::StatusOr<DictionaryVersion> DictionaryStore::Version(std::string_view id,
                                                            std::string_view version_id) const {
   auto version = index_.Version(id, version_id, config_.max_versions);
@@ -282,10 +288,7 @@ absl::StatusOr<DictionaryVersion> DictionaryStore::Version(std::string_view id,
       return version;
     }
   }
-  auto bytes =
-      ReadWhole(VersionPath(id, version->version_id), config_.max_bytes, "dictionaries.max_bytes");
-  auto lexicon = bytes.ok() ? DecodeLexiconFile(*bytes, config_.limits)
-                            : absl::StatusOr<text::lexicon::Lexicon>(bytes.status());
+  auto lexicon = ReadVersion(id, version->version_id);
   if (!lexicon.ok()) {
     // Dropped by an update meanwhile: the index now says so.
     auto again = index_.Version(id, version_id, config_.max_versions);
@@ -294,7 +297,7 @@ absl::StatusOr<DictionaryVersion> DictionaryStore::Version(std::string_view id,
                           version->version_id +
                           " cannot be read: " + std::string(lexicon.status().message()));
   }
-  version->lexicon = std::make_shared<const text::lexicon::Lexicon>(*std::move(lexicon));
+  version->lexicon = *std::move(lexicon);
   CacheOlder(std::string(id), *version);
   return version;
 }

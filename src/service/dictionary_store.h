@@ -67,6 +67,9 @@ class DictionaryStore : public IndexedDictionaryBackend {
   std::string MetadataPath(std::string_view id) const;
   std::string VersionsDir(std::string_view id) const;
   std::string VersionPath(std::string_view id, std::string_view version_id) const;
+  // One version's lexicon from its file (startup's latest, Version's older ones).
+  absl::StatusOr<std::shared_ptr<const text::lexicon::Lexicon>> ReadVersion(
+      std::string_view id, std::string_view version_id) const;
   // Writes the versions of `entry` that `replaced` (null: a new dictionary) does not have, then
   // the metadata in place of `replaced`'s, within max_bytes unless `unbounded` (a conversion at
   // startup keeps what is there); then unlinks the files of the versions `entry` dropped. Fills
