@@ -95,7 +95,8 @@ def listening_port(pid):
 
 def request_bytes(text):
     body = json.dumps({"model": "tts-1", "input": text, "voice": "alloy",
-                       "response_format": "pcm", "sample_rate": 8000}).encode()
+                       "response_format": "pcm", "sample_rate": 8000,
+                       "stream": False}).encode()
     return (b"POST /v1/audio/speech HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
             b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 

@@ -42,6 +42,8 @@ def speech(port, model, voice, text, sse, timeout, seed):
     body = {"model": model, "input": text, "voice": voice, "response_format": "pcm"}
     if sse:
         body["stream_format"] = "sse"
+    else:
+        body["stream"] = False  # the whole file: the route streams unless told otherwise
     start = time.monotonic()
     result = {"ok": False, "text": text}
     try:

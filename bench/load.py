@@ -81,6 +81,8 @@ def build_request(args):
             "response_format": args.format}
     if args.stream:
         body["stream_format"] = "audio"
+    else:
+        body["stream"] = False  # the route streams unless told otherwise
     payload = json.dumps(body).encode()
     return (f"POST /v1/audio/speech HTTP/1.1\r\nHost: {args.host}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n").encode() + payload

@@ -122,7 +122,7 @@ class Server:
         cpu = cpu_seconds(self.process.pid)
         response = requests.post(self.url + "/v1/audio/speech", timeout=900, json={
             "model": "vits", "voice": self.voice, "input": text, "response_format": "pcm",
-            "seed": 1})
+            "seed": 1, "stream": False})
         response.raise_for_status()
         return time.perf_counter() - started, cpu_seconds(self.process.pid) - cpu
 

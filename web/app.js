@@ -188,7 +188,8 @@ async function speak() {
     speed: Number($('speed').value),
     response_format: format,
   };
-  if (format === 'pcm') body.stream_format = 'audio';
+  // PCM plays as it streams; other formats are decoded whole, so they come whole (exact sizes).
+  if (format === 'pcm') body.stream_format = 'audio'; else body.stream = false;
   // Created on the click (a user gesture), so browsers let it play.
   const context = new AudioContext();
   const controller = new AbortController();

@@ -29,7 +29,7 @@
 namespace voxserve::client {
 
 enum class StreamFormat {
-  kNone,   // one complete file (Content-Length)
+  kNone,   // one complete file (Content-Length): "stream": false
   kAudio,  // REST stream_format=audio: chunked bytes as each sentence is synthesized
   kSse,    // REST stream_format=sse: base64 audio in server-sent events, usage at the end
 };

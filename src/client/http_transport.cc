@@ -139,7 +139,11 @@ Outcome HttpTransport::Synthesize(const SpeechRequest& request, Deadline deadlin
                {"response_format", request.response_format},
                {"speed", request.speed}};
   if (!request.instructions.empty()) body["instructions"] = request.instructions;
-  if (const char* stream = StreamFormatName(request.stream)) body["stream_format"] = stream;
+  if (const char* stream = StreamFormatName(request.stream)) {
+    body["stream_format"] = stream;
+  } else {
+    body["stream"] = false;  // the route streams unless told otherwise, as OpenAI's
+  }
   Call call{"POST", "/v1/audio/speech", body.dump(-1, ' ', false, json::error_handler_t::replace),
             request.request_id};
 

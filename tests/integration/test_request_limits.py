@@ -250,8 +250,8 @@ def test_elevenlabs_stream_input_refuses_a_stream_past_max_stream_input_chars(se
 # --- the audio: limits.max_audio_seconds (whole file) and max_stream_audio_seconds ---------------
 
 def test_a_whole_file_past_max_audio_seconds_is_413_output_too_long(server):
-    assert speech(server, "a b c.").status_code == 200  # 1.5 s
-    response = speech(server, EIGHT_WORDS)
+    assert speech(server, "a b c.", stream=False).status_code == 200  # 1.5 s
+    response = speech(server, EIGHT_WORDS, stream=False)
     assert response.status_code == 413, response.text
     error = response.json()["error"]
     assert error["code"] == "output_too_long" and "limits.max_audio_seconds" in error["message"]

@@ -153,7 +153,8 @@ def test_input_format_text_speaks_markup_as_text_and_ssml_takes_fragments(server
 @pytest.mark.parametrize("route", ["/v1/synthesize", "/tts"])
 def test_the_other_json_routes_take_ssml(server, route):
     response = speech(server, 'Hi <break time="1s"/> there.', route=route, input_format="ssml")
-    reference = speech(server, '<speak>Hi <break time="1s"/> there.</speak>')
+    # A whole file, as those routes answer by default (the OpenAI route streams).
+    reference = speech(server, '<speak>Hi <break time="1s"/> there.</speak>', stream=False)
     assert response.status_code == 200, response.text
     assert response.content == reference.content
     assert error_of(speech(server, "<speak>Hi", route=route))["code"] == "invalid_ssml"

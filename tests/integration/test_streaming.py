@@ -15,11 +15,13 @@ SENTENCES = [f"Sentence number {i} is here to make the text long enough to strea
 LONG_TEXT = " ".join(SENTENCES)
 
 
-def test_audio_stream_delivers_first_bytes_long_before_the_end(server):
+# OpenAI's route streams unless told otherwise (its stream_format defaults to "audio").
+@pytest.mark.parametrize("asked", [{}, {"stream_format": "audio"}, {"stream": True}])
+def test_audio_stream_delivers_first_bytes_long_before_the_end(server, asked):
     started = time.monotonic()
     response = requests.post(server.url + "/v1/audio/speech", stream=True, timeout=60, json={
         "model": "tts-1", "input": LONG_TEXT, "voice": "alloy", "response_format": "pcm",
-        "stream_format": "audio"})
+        **asked})
     assert response.status_code == 200
     assert response.headers["Transfer-Encoding"] == "chunked"
     first_chunk_at, data = None, b""
@@ -31,7 +33,10 @@ def test_audio_stream_delivers_first_bytes_long_before_the_end(server):
     assert first_chunk_at < total / 4, (first_chunk_at, total)
     streamed = decode(data, "pcm")
     whole = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
-        "model": "tts-1", "input": LONG_TEXT, "voice": "alloy", "response_format": "pcm"})
+        "model": "tts-1", "input": LONG_TEXT, "voice": "alloy", "response_format": "pcm",
+        "stream": False})
+    assert whole.headers["Content-Length"] == str(len(whole.content))
+    assert "Transfer-Encoding" not in whole.headers
     # Two runs of the same text, streamed and whole: every espeak-ng synthesis starts from the
     # same state (issue 29), so the two are the same samples.
     assert data == whole.content, (streamed.duration, decode(whole.content, "pcm").duration)
@@ -45,6 +50,39 @@ def test_streamed_formats_decode(server, fmt):
     assert response.status_code == 200
     audio = decode(response.content, fmt)
     assert audio.duration > 4
+
+
+def test_a_whole_wav_asked_for_holds_its_exact_sizes(server):
+    text = " ".join(SENTENCES[:2])
+    whole = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
+        "model": "tts-1", "input": text, "voice": "alloy", "response_format": "wav",
+        "stream": False})
+    streamed = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
+        "model": "tts-1", "input": text, "voice": "alloy", "response_format": "wav"})
+    riff_size = int.from_bytes(whole.content[4:8], "little")
+    assert riff_size == len(whole.content) - 8
+    assert int.from_bytes(streamed.content[4:8], "little") == 0xFFFFFFFF  # "unknown length"
+    assert streamed.content[44:] == whole.content[44:]
+
+
+def test_an_http_1_0_client_gets_the_stream_ended_by_the_close(server):
+    """HTTP/1.0 has no chunked transfer: the bytes come as they are and the close ends them."""
+    body = json.dumps({"model": "tts-1", "input": " ".join(SENTENCES[:3]), "voice": "alloy",
+                       "response_format": "pcm"}).encode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+        sock.sendall(b"POST /v1/audio/speech HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: " +
+                     str(len(body)).encode() + b"\r\n\r\n" + body)
+        answer = b""
+        while chunk := sock.recv(65536):  # until the server closes
+            answer += chunk
+    head, _, audio = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200"), head
+    assert b"transfer-encoding" not in head.lower() and b"content-length" not in head.lower()
+    whole = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
+        "model": "tts-1", "input": " ".join(SENTENCES[:3]), "voice": "alloy",
+        "response_format": "pcm", "stream": False})
+    assert audio == whole.content
 
 
 def test_synthesize_stream_true_is_chunked_wav(server):

@@ -54,6 +54,8 @@ def speech(server, stream_format=None, text=SENTENCE, fmt="pcm", **extra):
     body = {"model": "tone", "input": text, "voice": "a4", "response_format": fmt, **extra}
     if stream_format:
         body["stream_format"] = stream_format
+    else:
+        body.setdefault("stream", False)  # the whole file (the route streams by default)
     return requests.post(server.url + "/v1/audio/speech", json=body, stream=bool(stream_format),
                          timeout=60)
 

@@ -229,6 +229,7 @@ void HttpSession::Dispatch() {
   bool keep_alive = parser_->get().keep_alive();
   Router::Match match = shared_->router->Find(request.method, request.path);
   BeginExchange(match.route, keep_alive, request.method == "HEAD");
+  exchange_.close_delimited = parser_->get().version() < 11;
   exchange_.request_id = RequestIdFrom(request);
   exchange_.log.request_id = exchange_.request_id;
   exchange_.log.method = request.method;
@@ -355,8 +356,12 @@ void HttpSession::StartStream(uint64_t exchange, HttpResponse head) {
       static_cast<bhttp::status>(head.status), 11);
   CopyHeaders(head, exchange_.request_id, *message);
   for (const auto& [name, value] : exchange_.cors_headers) message->set(name, value);
+  if (exchange_.close_delimited) {
+    message->version(10);
+    exchange_.keep_alive = false;
+  }
   message->keep_alive(exchange_.keep_alive);
-  message->chunked(true);
+  message->chunked(!exchange_.close_delimited);
   exchange_.status = head.status;
   exchange_.stream_started = true;
   auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*message);
@@ -430,14 +435,24 @@ void HttpSession::WriteNext() {
                                         self->OnWritten(ec, false, 0);
                                       });
           } else if constexpr (std::is_same_v<T, Chunk>) {
-            net::async_write(stream, bhttp::make_chunk(net::buffer(*current.bytes)),
-                             [self, keep = current.bytes](boost::system::error_code ec, size_t) {
-                               self->OnWritten(ec, false, keep->size());
-                             });
+            auto written = [self, keep = current.bytes](boost::system::error_code ec, size_t) {
+              self->OnWritten(ec, false, keep->size());
+            };
+            if (exchange_.close_delimited) {
+              net::async_write(stream, net::buffer(*current.bytes), std::move(written));
+            } else {
+              net::async_write(stream, bhttp::make_chunk(net::buffer(*current.bytes)),
+                               std::move(written));
+            }
           } else if constexpr (std::is_same_v<T, LastChunk>) {
-            net::async_write(
-                stream, bhttp::make_chunk_last(),
-                [self](boost::system::error_code ec, size_t) { self->OnWritten(ec, true, 0); });
+            auto written = [self](boost::system::error_code ec, size_t) {
+              self->OnWritten(ec, true, 0);
+            };
+            if (exchange_.close_delimited) {  // the close that follows ends the body
+              net::async_write(stream, net::const_buffer(), std::move(written));
+            } else {
+              net::async_write(stream, bhttp::make_chunk_last(), std::move(written));
+            }
           } else if constexpr (std::is_same_v<T, Raw>) {
             net::async_write(stream, net::buffer(*current.bytes),
                              [self, keep = current.bytes](boost::system::error_code ec, size_t) {

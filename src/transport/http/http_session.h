@@ -117,6 +117,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     bool head_only = false;
     bool stream_started = false;
     bool final_queued = false;
+    // An HTTP/1.0 client knows no chunked transfer: its stream is the bytes as they are, ended
+    // by closing the connection (RFC 9112 §6.3).
+    bool close_delimited = false;
     int status = 0;
     std::string route;
     std::string request_id;

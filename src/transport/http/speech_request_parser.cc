@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -9,6 +10,7 @@
 #include "nlohmann/json.hpp"
 #include "text/utf8.h"
 #include "transport/http/dictionary_locators_field.h"
+#include "transport/http/json_body.h"
 #include "transport/http/seed_field.h"
 #include "transport/http/text_normalization_field.h"
 
@@ -16,52 +18,6 @@ namespace voxserve::transport::http {
 namespace {
 
 using nlohmann::json;
-
-// nlohmann's message without its "[json.exception.parse_error.101] " tag, which means nothing
-// to a client: "parse error at line 1, column 9: syntax error while parsing value - invalid
-// literal; last read: '{"a": x'", "number overflow parsing '1e309'".
-std::string PlainJsonError(const json::exception& error) {
-  std::string_view message = error.what();
-  if (message.starts_with("[json.exception.")) {
-    if (size_t end = message.find("] "); end != std::string_view::npos) {
-      message.remove_prefix(end + 2);
-    }
-  }
-  // Its "last read: '...'" repeats the client's bytes, up to a whole unterminated string.
-  constexpr size_t kMaxMessageChars = 200;
-  if (error.id == 406)
-    return "a number is too large: " + core::Truncated(message, kMaxMessageChars);
-  return core::Truncated(message, kMaxMessageChars);
-}
-
-absl::StatusOr<json> ParseJsonObject(const HttpRequest& request) {
-  std::string_view content_type = request.Header("content-type");
-  std::string_view media_type = content_type.substr(0, content_type.find(';'));
-  while (!media_type.empty() && media_type.back() == ' ') media_type.remove_suffix(1);
-  // Media types are case-insensitive (RFC 9110 §8.3.1).
-  if (!absl::EqualsIgnoreCase(absl::string_view(media_type.data(), media_type.size()),
-                              "application/json")) {
-    return core::UnsupportedMediaType("Content-Type must be application/json (got " +
-                                      core::Quoted(content_type) + ")");
-  }
-  if (absl::Status status = text::ValidateUtf8(request.body, "body"); !status.ok()) {
-    return core::InvalidArgument("request body is not valid UTF-8: " +
-                                     std::string(status.message()),
-                                 {}, "invalid_utf8");
-  }
-  json body;
-  try {
-    body = json::parse(request.body);
-  } catch (const json::exception& error) {
-    // Any field's syntax error, and numbers past a double's range ("1e309", out_of_range.406).
-    return core::InvalidArgument("request body is not valid JSON: " + PlainJsonError(error), {},
-                                 "invalid_json");
-  }
-  if (!body.is_object()) {
-    return core::InvalidArgument("request body must be a JSON object", {}, "invalid_json");
-  }
-  return body;
-}
 
 absl::Status WrongType(const std::string& field, const char* expected) {
   return core::InvalidArgument(field + " must be " + expected, field, "invalid_type");
@@ -176,7 +132,8 @@ absl::Status ReadOpenAiVoice(const json& body, std::string* voice) {
   } else {
     return WrongType("voice", "a voice name or an object with a string \"id\"");
   }
-  if (voice->empty()) return core::InvalidArgument("voice must not be empty", "voice", "empty_voice");
+  if (voice->empty())
+    return core::InvalidArgument("voice must not be empty", "voice", "empty_voice");
   return absl::OkStatus();
 }
 
@@ -213,12 +170,11 @@ absl::Status ReadDictionaryLocators(const json& body, service::SynthesisRequest*
 // input_format ("ssml" or "text", docs/ssml.md) and pronunciation_dictionary_locators
 // (docs/pronunciation-dictionaries.md), checked by the service.
 absl::Status ReadVoiceOptions(const json& body, service::SynthesisRequest* request) {
-  for (absl::Status status :
-       {ReadString(body, "instructions", &request->instructions),
-        ReadString(body, "voice_mode", &request->voice_mode), ReadSeed(body, request),
-        ReadTextNormalization(body, request),
-        ReadString(body, "input_format", &request->input_format),
-        ReadDictionaryLocators(body, request)}) {
+  for (absl::Status status : {ReadString(body, "instructions", &request->instructions),
+                              ReadString(body, "voice_mode", &request->voice_mode),
+                              ReadSeed(body, request), ReadTextNormalization(body, request),
+                              ReadString(body, "input_format", &request->input_format),
+                              ReadDictionaryLocators(body, request)}) {
     if (!status.ok()) return status;
   }
   return absl::OkStatus();  // their limits are the service's (service::CheckRequestOptions)
@@ -229,6 +185,53 @@ absl::Status ReadTimestamps(const json& body, ParsedSpeechRequest* parsed) {
   auto mode = ParseTimestampsMode(found == body.end() ? nullptr : &*found);
   if (!mode.ok()) return mode.status();
   parsed->timestamps = *mode;
+  return absl::OkStatus();
+}
+
+// OpenAI's /v1/audio/speech streams by default (its stream_format defaults to "audio"), so voice
+// agents reading the response as a stream hear the first sentence while the rest is made.
+// "stream": false (voxserve's, as on /v1/synthesize) asks for the whole file with a
+// Content-Length; timestamps without a stream_format keep the whole JSON answer, since raw audio
+// has no room for them. Needs the timestamps read first.
+absl::Status ReadOpenAiStream(const json& body, ParsedSpeechRequest* parsed) {
+  std::string stream_format;
+  if (absl::Status status = ReadString(body, "stream_format", &stream_format); !status.ok()) {
+    return status;
+  }
+  std::optional<bool> stream;
+  if (auto found = body.find("stream"); found != body.end() && !found->is_null()) {
+    if (!found->is_boolean()) return WrongType("stream", "a boolean");
+    stream = found->get<bool>();
+  }
+  if (stream_format == "audio") {
+    parsed->stream = StreamMode::kAudio;
+  } else if (stream_format == "sse") {
+    parsed->stream = StreamMode::kSse;
+  } else if (!stream_format.empty()) {
+    return core::InvalidArgument("stream_format must be \"audio\" or \"sse\"", "stream_format",
+                                 "invalid_stream_format");
+  }
+  if (!stream_format.empty() && stream == false) {
+    return core::InvalidArgument(
+        "stream false asks for the whole file, stream_format for a stream: send one of them",
+        "stream", "invalid_stream_format");
+  }
+  if (stream_format.empty()) {
+    const bool whole = stream == false || (!stream && parsed->timestamps != TimestampsMode::kNone);
+    if (whole) {
+      parsed->stream = StreamMode::kNone;
+    } else {
+      // As on /v1/synthesize: with timestamps the stream is SSE.
+      parsed->stream =
+          parsed->timestamps == TimestampsMode::kNone ? StreamMode::kAudio : StreamMode::kSse;
+    }
+  }
+  if (parsed->stream == StreamMode::kAudio && parsed->timestamps != TimestampsMode::kNone) {
+    return core::InvalidArgument(
+        "timestamps cannot travel in a raw audio stream: use stream_format \"sse\" or "
+        "\"stream\": false (a JSON body with the audio and its timestamps)",
+        "timestamps", "invalid_timestamps");
+  }
   return absl::OkStatus();
 }
 
@@ -249,24 +252,7 @@ absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& 
         ReadSampleRate(*body, &synthesis), ReadTimestamps(*body, &parsed)}) {
     if (!status.ok()) return status;
   }
-  std::string stream_format;
-  if (absl::Status status = ReadString(*body, "stream_format", &stream_format); !status.ok()) {
-    return status;
-  }
-  if (stream_format == "audio") {
-    parsed.stream = StreamMode::kAudio;
-  } else if (stream_format == "sse") {
-    parsed.stream = StreamMode::kSse;
-  } else if (!stream_format.empty()) {
-    return core::InvalidArgument("stream_format must be \"audio\" or \"sse\"", "stream_format",
-                                 "invalid_stream_format");
-  }
-  if (parsed.stream == StreamMode::kAudio && parsed.timestamps != TimestampsMode::kNone) {
-    return core::InvalidArgument(
-        "timestamps cannot travel in a raw audio stream: use stream_format \"sse\" or no "
-        "stream_format (a JSON body with the audio and its timestamps)",
-        "timestamps", "invalid_timestamps");
-  }
+  if (absl::Status status = ReadOpenAiStream(*body, &parsed); !status.ok()) return status;
   synthesis.streaming = parsed.stream != StreamMode::kNone;
   return parsed;
 }

@@ -20,8 +20,9 @@ struct ParsedSpeechRequest {
 };
 
 // POST /v1/audio/speech: {model, input, voice (string or {"id"}), response_format="mp3",
-// speed=1.0, instructions, stream_format ("audio" | "sse"), timeout_ms, sample_rate,
-// timestamps, voice_mode, seed and apply_text_normalization (voxserve extensions)}.
+// speed=1.0, instructions, stream_format ("audio" | "sse"; left out, a chunked audio stream as
+// OpenAI's), timeout_ms, sample_rate, timestamps, voice_mode, seed, apply_text_normalization and
+// stream (false: the whole file) (voxserve extensions)}.
 absl::StatusOr<ParsedSpeechRequest> ParseOpenAiSpeechRequest(const HttpRequest& request);
 
 // POST /v1/synthesize and /tts: {text, voice, speed, model, response_format="wav", stream,

@@ -69,8 +69,42 @@ TEST(ParseOpenAiSpeechRequest, MinimalBodyGetsOpenAiDefaults) {
   EXPECT_EQ(synthesis.speed, 1.0);
   EXPECT_EQ(synthesis.instructions, "");
   EXPECT_FALSE(synthesis.timeout.has_value());
-  EXPECT_EQ(parsed->stream, StreamMode::kNone);
-  EXPECT_FALSE(synthesis.streaming);
+  // OpenAI's stream_format defaults to "audio": a chunked stream, not a whole file.
+  EXPECT_EQ(parsed->stream, StreamMode::kAudio);
+  EXPECT_TRUE(synthesis.streaming);
+}
+
+TEST(ParseOpenAiSpeechRequest, StreamFalseAsksForTheWholeFile) {
+  auto whole = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "stream": false})"));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->stream, StreamMode::kNone);
+  EXPECT_FALSE(whole->synthesis.streaming);
+  auto streamed = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "stream": true})"));
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  EXPECT_EQ(streamed->stream, StreamMode::kAudio);
+  // Timestamps cannot ride raw audio: left to the default they keep the whole JSON answer, and
+  // a stream asked for carries them as SSE (as /v1/synthesize's stream does).
+  auto captioned = ParseOpenAiSpeechRequest(
+      PostJson(R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "timestamps": "word"})"));
+  ASSERT_TRUE(captioned.ok()) << captioned.status();
+  EXPECT_EQ(captioned->stream, StreamMode::kNone);
+  auto captioned_stream = ParseOpenAiSpeechRequest(PostJson(
+      R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "timestamps": "word",
+          "stream": true})"));
+  ASSERT_TRUE(captioned_stream.ok()) << captioned_stream.status();
+  EXPECT_EQ(captioned_stream->stream, StreamMode::kSse);
+}
+
+TEST(ParseOpenAiSpeechRequest, StreamFalseBesideAStreamFormatIsRefused) {
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(
+                       R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "stream": false,
+                           "stream_format": "sse"})")),
+                   "stream", "invalid_stream_format");
+  ExpectFieldError(ParseOpenAiSpeechRequest(PostJson(
+                       R"({"model": "tts-1", "input": "Hi.", "voice": "alloy", "stream": "no"})")),
+                   "stream", "invalid_type");
 }
 
 TEST(ParseOpenAiSpeechRequest, FullBodySetsEveryField) {
@@ -218,7 +252,7 @@ TEST(ParseOpenAiSpeechRequest, NullOptionalFieldsKeepTheirDefaults) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->synthesis.speed, 1.0);
   EXPECT_EQ(parsed->synthesis.format, audio::AudioFormat::kMp3);
-  EXPECT_EQ(parsed->stream, StreamMode::kNone);
+  EXPECT_EQ(parsed->stream, StreamMode::kAudio);
   EXPECT_FALSE(parsed->synthesis.timeout.has_value());
 }
 
