@@ -104,6 +104,15 @@ void AddSecurityOptions(ServerConfig& c, const AddOption& add) {
           "`AUTHENTICATION IS OFF`. The file's format (names, secrets or their SHA-256, rate and "
           "concurrency limits, allowed models, mTLS subjects): "
           "[operations](operations.md#api-keys).");
+  add("auth.token_secret_file", "token-secret-file",
+      "file whose bytes (32 or more) sign access tokens; unset = random per process", "",
+      StringSetter(&c.auth.token_secret_file))
+      .Example("/etc/voxserve/token-secret")
+      .Details(
+          "Access tokens (`POST /v1/tokens`) are verified by the replica that minted them unless "
+          "every replica reads the same secret (e.g. `openssl rand -hex 32`, a Kubernetes "
+          "Secret). Changing it ends every token; an API key's tokens also end when the key is "
+          "removed or its secret changes. See [operations](operations.md#access-tokens).");
   add("auth.protect_health", "protect-health", "require an API key for /health*", "false",
       BoolSetter(&c.auth.protect_health));
   add("auth.protect_metrics", "protect-metrics", "require an API key for /metrics", "false",

@@ -26,6 +26,7 @@
 #include "transport/http/info_handlers.h"
 #include "transport/http/playground_routes.h"
 #include "transport/http/speech_handlers.h"
+#include "transport/http/token_handlers.h"
 #include "transport/http/voice_handlers.h"
 #include "transport/websocket/websocket_endpoint.h"
 #include "transport/wyoming/wyoming_server.h"
@@ -92,6 +93,7 @@ int RunServer(const ServerConfig& config) {
   transport::http::AddSpeechRoutes(router, **service, (*security)->authenticator());
   transport::http::AddInfoRoutes(router, **service, metrics, identity);
   transport::http::AddVoiceRoutes(router, **service);
+  transport::http::AddTokenRoutes(router, *(*security)->authenticator());
   transport::http::AddDictionaryRoutes(router, **service, "", nullptr);
   // Outlives the HTTP server declared below, which ends the requests its thread serves.
   transport::elevenlabs::ElevenLabsApi elevenlabs(**service, (*security)->authenticator());

@@ -197,6 +197,21 @@ test('multi-stream-input speaks the SDK schemas: contexts, FlushContext, CloseCo
   }
 });
 
+test('tokens.singleUse.create mints a token that opens stream-input once, without the key', async () => {
+  const { token } = await client(keyed, KEY).tokens.singleUse.create('tts_websocket');
+  assert.ok(token.startsWith('vxt_'));
+  const query = `output_format=pcm_16000&single_use_token=${encodeURIComponent(token)}`;
+  const s = socket(keyed, 'stream-input', query);  // no xi-api-key anywhere: the page's case
+  await s.opened;
+  s.ws.send(JSON.stringify(wire.InitializeConnection.jsonOrThrow({ text: ' ' })));
+  s.ws.send(JSON.stringify(wire.SendText.jsonOrThrow({ text: 'Spoken with a token. ', flush: true })));
+  s.ws.send(JSON.stringify(wire.CloseConnection.jsonOrThrow({ text: '' })));
+  assert.equal(await s.closed, 1000);
+  assert.equal(parse(wire.FinalOutput, s.messages.at(-1)).isFinal, true);
+  const again = socket(keyed, 'stream-input', query);
+  await assert.rejects(again.opened, /401/);
+});
+
 test('pronunciation dictionaries: createFromFile, get, list, rules, download, and locators on convert', async () => {
   const el = client(open);
   const pls = `<?xml version="1.0" encoding="UTF-8"?>

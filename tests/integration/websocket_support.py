@@ -7,10 +7,11 @@ import json
 import websockets
 
 
-async def speak_over_websocket(server, config, pieces):
+async def speak_over_websocket(server, config, pieces, query=""):
     """The PCM (or other format's bytes) the stream sent, and its last event ("done" or
-    "error"); None as the event when the server closed without one."""
-    url = server.url.replace("http", "ws") + "/v1/audio/speech/stream"
+    "error"); None as the event when the server closed without one. `query`: the URL's, with
+    its "?"."""
+    url = server.url.replace("http", "ws") + "/v1/audio/speech/stream" + query
     audio = b""
     async with websockets.connect(url, max_size=None) as ws:
         await ws.send(json.dumps(config))

@@ -2,6 +2,9 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "core/error.h"
 
 namespace voxserve::transport::auth {
@@ -58,11 +61,26 @@ Authenticator::Authenticator(AuthConfig config, core::MetricsRegistry& registry)
       key_count_gauge_(
           registry.AddGauge("voxserve_api_keys", "API keys configured (0: auth is off).")
               .WithLabels({})),
+      tokens_minted_(registry.AddCounter("voxserve_access_tokens_minted_total",
+                                         "Access tokens minted (POST /v1/tokens), by API key name.",
+                                         {"key"})),
+      unix_now_([] {
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+      }),
       keys_(std::make_shared<KeySet>()) {}
 
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(
     const AuthConfig& config, core::MetricsRegistry& registry) {
   std::unique_ptr<Authenticator> authenticator(new Authenticator(config, registry));
+  if (config.token_secret_file.empty()) {
+    authenticator->token_secret_ = RandomTokenSecret();
+  } else {
+    auto secret = LoadTokenSecret(config.token_secret_file);
+    if (!secret.ok()) return secret.status();
+    authenticator->token_secret_ = *secret;
+  }
   if (authenticator->enabled()) {
     auto keys = LoadApiKeysFile(config.keys_file);
     if (!keys.ok()) return keys.status();
@@ -135,6 +153,11 @@ absl::StatusOr<AuthResult> Authenticator::Authenticate(const HeaderLookup& heade
   }
   bool unsupported = false;
   std::string_view presented = PresentedKey(header, &unsupported);
+  if (LooksLikeAccessToken(presented)) {
+    auto by_token = AuthenticateToken(presented);
+    if (by_token.ok()) by_token->client_subject = result.client_subject;
+    return by_token;
+  }
   int match = -1;
   if (!presented.empty()) {
     // Every digest is compared, in constant time, so timing says nothing about which key (or how
@@ -173,6 +196,111 @@ absl::StatusOr<AuthResult> Authenticator::Authenticate(const HeaderLookup& heade
   result.allowed_models = key.models;
   result.limiter = set->limiters[match];
   return result;
+}
+
+absl::StatusOr<AuthResult> Authenticator::AuthenticateToken(std::string_view token) const {
+  AuthResult result;
+  result.via_token = true;
+  if (!enabled()) return result;  // every request is allowed: the token changes nothing
+  auto claims = ReadAccessTokenClaims(token);
+  if (!claims.ok()) {
+    failures_.WithLabels({"invalid_token"}).Increment();
+    return claims.status();
+  }
+  std::shared_ptr<const KeySet> set = Current();
+  int match = -1;
+  for (size_t i = 0; i < set->keys.size(); ++i) {
+    if (set->keys[i].name == claims->key_name) match = static_cast<int>(i);
+  }
+  if (match < 0 ||
+      !AccessTokenSignatureMatches(token, SigningKeyFor(token_secret_, set->keys[match]))) {
+    return Fail("invalid_token",
+                "invalid access token: its signature does not match (forged, from another "
+                "server, or its API key was removed or changed)",
+                "invalid_token");
+  }
+  const int64_t now = unix_now_();
+  if (claims->expires_at <= now) {
+    return Fail("token_expired",
+                "the access token expired " + std::to_string(now - claims->expires_at) +
+                    " s ago: mint another with POST /v1/tokens",
+                "token_expired");
+  }
+  const ApiKey& key = set->keys[match];
+  std::vector<std::string> models = claims->models;
+  if (!models.empty() && !key.models.empty()) {
+    // The key may have lost models since the token was minted: the token never has more.
+    std::erase_if(models, [&key](const std::string& model) {
+      return std::find(key.models.begin(), key.models.end(), model) == key.models.end();
+    });
+    if (models.empty()) {
+      return Fail("invalid_token", "the access token's models are no longer allowed to its key",
+                  "invalid_token");
+    }
+  }
+  if (claims->single_use && !Spend(*claims, now)) {
+    return Fail("token_used", "this single-use access token was already used", "token_used");
+  }
+  key_requests_.WithLabels({key.name}).Increment();
+  result.key_name = key.name;
+  result.allowed_models = models.empty() ? key.models : std::move(models);
+  result.limiter = set->limiters[match];
+  return result;
+}
+
+bool Authenticator::Spend(const TokenClaims& claims, int64_t now) const {
+  std::lock_guard lock(spent_mutex_);
+  // Expired ids are dropped once the map has doubled since the last sweep: amortized constant
+  // work, and memory bounded by the single-use tokens minted within one token lifetime.
+  static constexpr size_t kFirstSweep = 1024;
+  if (spent_.size() >= std::max(kFirstSweep, 2 * spent_after_sweep_)) {
+    std::erase_if(spent_, [now](const auto& entry) { return entry.second <= now; });
+    spent_after_sweep_ = spent_.size();
+  }
+  return spent_.emplace(claims.id, claims.expires_at).second;
+}
+
+absl::StatusOr<MintedToken> Authenticator::MintToken(const AuthResult& caller,
+                                                     const TokenRequest& request) const {
+  if (caller.via_token) {
+    return core::PermissionDenied(
+        "an access token cannot mint another (it would outlive itself): mint with the API key", {},
+        "token_cannot_mint");
+  }
+  if (request.expires_in_seconds < 1 || request.expires_in_seconds > kMaxTokenLifetimeSeconds) {
+    return core::InvalidArgument(
+        "expires_in must be 1.." + std::to_string(kMaxTokenLifetimeSeconds) + " seconds",
+        "expires_in", "invalid_expires_in");
+  }
+  for (const std::string& model : request.models) {
+    if (!caller.allowed_models.empty() &&
+        std::find(caller.allowed_models.begin(), caller.allowed_models.end(), model) ==
+            caller.allowed_models.end()) {
+      return core::PermissionDenied(
+          "API key '" + caller.key_name + "' may not use model " + core::Quoted(model), "models",
+          "model_not_allowed");
+    }
+  }
+  ApiKey signer;  // auth off: a token of no key, which only an open server takes
+  if (enabled()) {
+    std::shared_ptr<const KeySet> set = Current();
+    auto found = std::find_if(set->keys.begin(), set->keys.end(),
+                              [&caller](const ApiKey& key) { return key.name == caller.key_name; });
+    if (found == set->keys.end()) {
+      return core::Unauthenticated("API key '" + caller.key_name + "' was just removed",
+                                   "invalid_api_key");
+    }
+    signer = *found;
+  }
+  MintedToken minted;
+  minted.claims.key_name = signer.name;
+  minted.claims.expires_at = unix_now_() + request.expires_in_seconds;
+  minted.claims.id = RandomTokenId();
+  minted.claims.single_use = request.single_use;
+  minted.claims.models = request.models;
+  minted.token = EncodeAccessToken(minted.claims, SigningKeyFor(token_secret_, signer));
+  tokens_minted_.WithLabels({signer.name.empty() ? "none" : signer.name}).Increment();
+  return minted;
 }
 
 absl::StatusOr<Admission> Authenticator::Admit(const AuthResult& result) const {

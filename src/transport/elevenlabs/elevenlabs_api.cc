@@ -16,6 +16,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kTtsPrefix = "text-to-speech/";
+constexpr std::string_view kSingleUseTokenPrefix = "single-use-token/";
 
 http::HttpResponse Json(int status, const json& body) {
   return http::JsonResponse(status, body.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -121,12 +122,18 @@ void ElevenLabsApi::Handle(const std::shared_ptr<http::HttpExchange>& exchange) 
     if (rest == "voices") return exchange->Respond(Json(200, VoicesJson(service_.ListVoices())));
     return exchange->Respond(Json(200, ModelsJson(service_.ModelStatuses())));
   }
+  if (rest.starts_with(kSingleUseTokenPrefix)) {
+    if (request.method != "POST") return refuse_method("POST");
+    return MintSingleUseToken(exchange, rest.substr(kSingleUseTokenPrefix.size()));
+  }
   std::optional<TtsPath> path;
   if (rest.starts_with(kTtsPrefix)) path = ParseTtsPath(rest.substr(kTtsPrefix.size()));
   if (!path) {
-    return refuse(core::NotFound("no ElevenLabs route for " + core::Quoted(request.path) +
-                                     " (voxserve offers text-to-speech, voices, models and pronunciation-dictionaries)",
-                                 {}, "route_not_found"));
+    return refuse(core::NotFound(
+        "no ElevenLabs route for " + core::Quoted(request.path) +
+            " (voxserve offers text-to-speech, voices, models, pronunciation-dictionaries and "
+            "single-use-token)",
+        {}, "route_not_found"));
   }
   if (request.method != "POST") {
     return refuse_method("POST");
@@ -142,6 +149,28 @@ void ElevenLabsApi::Handle(const std::shared_ptr<http::HttpExchange>& exchange) 
   }
   TtsExchange::Start(service_, boost::asio::make_strand(pool_), exchange, *std::move(parsed),
                      path->route, std::move(admission));
+}
+
+// POST /v1/single-use-token/{token_type}: ElevenLabs' tokens for frontends, single use and 15
+// minutes long as theirs, minted as POST /v1/tokens mints (transport/auth/access_token.h).
+void ElevenLabsApi::MintSingleUseToken(const std::shared_ptr<http::HttpExchange>& exchange,
+                                       std::string_view token_type) {
+  const std::string& id = exchange->request_id();
+  if (token_type != "tts_websocket") {
+    return exchange->Respond(ErrorResponse(
+        core::InvalidArgument("token_type " + core::Quoted(token_type) +
+                                  " is not served here: voxserve mints tts_websocket tokens",
+                              "token_type", "invalid_token_type"),
+        id));
+  }
+  auth::TokenRequest request;
+  request.expires_in_seconds = 15 * 60;
+  request.single_use = true;
+  auto minted = authenticator_->MintToken(exchange->auth(), request);
+  if (!minted.ok()) return exchange->Respond(ErrorResponse(minted.status(), id));
+  http::HttpResponse response = Json(200, nlohmann::json{{"token", minted->token}});
+  response.SetHeader("Cache-Control", "no-store");
+  exchange->Respond(std::move(response));
 }
 
 }  // namespace voxserve::transport::elevenlabs

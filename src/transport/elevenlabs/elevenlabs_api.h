@@ -31,6 +31,8 @@ class ElevenLabsApi {
 
  private:
   void Handle(const std::shared_ptr<http::HttpExchange>& exchange);
+  void MintSingleUseToken(const std::shared_ptr<http::HttpExchange>& exchange,
+                          std::string_view token_type);
 
   service::TtsService& service_;
   const auth::Authenticator* authenticator_;

@@ -11,6 +11,7 @@
 #include "transport/http/beast_message.h"
 #include "transport/http/error_response.h"
 #include "transport/http/http_exchange_impl.h"
+#include "transport/http/query_string.h"
 #include "transport/http/request_checks.h"
 
 namespace voxserve::transport::http {
@@ -19,6 +20,17 @@ namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 
 namespace {
+
+// ?token= (ours, as ElevenLabs' realtime API takes it) or ?single_use_token=; empty if neither.
+std::string AccessTokenInQuery(std::string_view query) {
+  if (query.find("token=") == std::string_view::npos) return {};
+  auto parsed = ParseQuery(query);
+  if (!parsed.ok()) return {};
+  for (const char* name : {"token", "single_use_token"}) {
+    if (auto found = parsed->find(name); found != parsed->end()) return found->second;
+  }
+  return {};
+}
 
 // Bytes asked for per socket read while waiting for a request or watching for a disconnect.
 constexpr size_t kReadChunk = 4096;
@@ -258,10 +270,15 @@ void HttpSession::Dispatch() {
         "origin " + core::Quoted(request.Header("origin")) + " is not in http.cors.allowed_origins",
         {}, "cors_refused");
   }
+  // A browser cannot set a header on a WebSocket: there an access token may come in the URL
+  // (never an API key, which would land in proxies' logs).
+  const std::string url_token = websocket ? AccessTokenInQuery(request.query) : std::string();
   if (refused.ok() && shared_->authenticator != nullptr) {
-    auto result = shared_->authenticator->Authenticate(
-        [&request](std::string_view name) { return request.Header(name); }, client_subject_,
-        match.resource);
+    auto result = url_token.empty()
+                      ? shared_->authenticator->Authenticate(
+                            [&request](std::string_view name) { return request.Header(name); },
+                            client_subject_, match.resource)
+                      : shared_->authenticator->AuthenticateToken(url_token);
     if (result.ok()) {
       caller = std::move(*result);
     } else {
@@ -272,7 +289,7 @@ void HttpSession::Dispatch() {
   std::optional<HttpResponse> bad_handshake;
   // A protocol that takes the key in its first message checks it there (the host was fine).
   bool deferred = false;
-  if (websocket && absl::IsUnauthenticated(refused) &&
+  if (websocket && url_token.empty() && absl::IsUnauthenticated(refused) &&
       shared_->websocket->AuthenticatesInStream(request.path)) {
     refused = absl::OkStatus();
     deferred = true;
