@@ -45,4 +45,5 @@ if(VOXSERVE_ONNX)
   include(${CMAKE_CURRENT_LIST_DIR}/OnnxRuntime.cmake)
 endif()
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # Kokoro's NPZ voice files
+pkg_check_modules(AVAHI_CORE REQUIRED IMPORTED_TARGET avahi-core)  # Wyoming's zeroconf announcement
 pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)  # voices.backend postgres (service/)

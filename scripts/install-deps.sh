@@ -21,6 +21,7 @@ build_packages=(
   libzip-dev  # Kokoro's NPZ voice files
   libpq-dev  # voices.backend postgres: the shared voice registry (libpq)
   libexpat1-dev  # text/ssml: the SSML parser (DTDs refused: no entity expansion)
+  libavahi-core-dev  # Wyoming's zeroconf announcement (Avahi's embedded mDNS responder)
 )
 packages=(
   "${build_packages[@]}"
@@ -30,6 +31,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-pytest python3-requests python3-numpy python3-soundfile
   python3-grpcio python3-grpc-tools python3-websockets
+  python3-zeroconf  # the mDNS browser Home Assistant uses: Wyoming's discovery test
   python3-onnx  # tests build tiny Piper/Kokoro graphs (tests/onnx_models)
   python3-torch python3-torchaudio  # oracles of the audio feature tests (tests/unit/audio)
   python3-regex python3-inflect  # CosyVoice text tests: the Qwen2 pre-tokenizer regex, upstream's number words

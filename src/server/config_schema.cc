@@ -254,6 +254,18 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       "", ListSetter(&y.allow, "addresses or CIDR networks"))
       .Example("192.168.1.0/24")
       .list = true;
+  add("wyoming.zeroconf", "wyoming-zeroconf",
+      "announce Wyoming over mDNS (_wyoming._tcp) so Home Assistant discovers it",
+      y.zeroconf ? "true" : "false", BoolSetter(&y.zeroconf))
+      .Details(
+          "Only while `wyoming.enabled` and Wyoming listens where other machines can reach it "
+          "(not a loopback address). Avahi's embedded responder: no daemon needed; in a "
+          "container it needs the host's network (`network_mode: host`). See "
+          "[Wyoming](wyoming.md#home-assistant-on-one-box).");
+  add("wyoming.zeroconf_name", "wyoming-zeroconf-name",
+      "the name announced, which Home Assistant shows (renamed \"NAME #2\" if taken)",
+      y.zeroconf_name, StringSetter(&y.zeroconf_name))
+      .Example("kitchen-voxserve");
   add("default_model", "default-model", "model used when a request names none or an OpenAI model",
       "first model", StringSetter(&s.default_model))
       .Example("espeak")

@@ -30,6 +30,7 @@
 #include "transport/http/voice_handlers.h"
 #include "transport/websocket/websocket_endpoint.h"
 #include "transport/wyoming/wyoming_server.h"
+#include "transport/wyoming/zeroconf_announcer.h"
 
 namespace voxserve::server {
 namespace {
@@ -44,6 +45,25 @@ sigset_t BlockShutdownSignals() {
   sigaddset(&signals, SIGHUP);  // reload API keys and certificates
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
+}
+
+// Home Assistant's discovery of the Wyoming listener, where it is wanted and reachable. A
+// failure is logged, not fatal: discovery is a convenience, and Home Assistant can still be
+// pointed at the host and port by hand.
+std::unique_ptr<transport::wyoming::ZeroconfAnnouncer> AnnounceWyoming(
+    const transport::wyoming::WyomingConfig& config, const std::string& host, int port) {
+  if (!config.zeroconf) return nullptr;
+  if (!transport::wyoming::ReachableFromTheNetwork(host)) {
+    spdlog::info("zeroconf: not announcing Wyoming, which listens on {} only (wyoming.host)", host);
+    return nullptr;
+  }
+  auto announcer = transport::wyoming::ZeroconfAnnouncer::Create(config.zeroconf_name, port);
+  if (!announcer.ok()) {
+    spdlog::warn("{}; Home Assistant will not discover Wyoming (add it by host and port {})",
+                 std::string(announcer.status().message()), port);
+    return nullptr;
+  }
+  return *std::move(announcer);
 }
 
 }  // namespace
@@ -155,6 +175,7 @@ int RunServer(const ServerConfig& config) {
   // Wyoming after gRPC (tests find the others' ports first). No keys or TLS: the protocol has
   // neither (docs/wyoming.md says how it is protected).
   std::unique_ptr<transport::wyoming::WyomingServer> wyoming_server;
+  std::unique_ptr<transport::wyoming::ZeroconfAnnouncer> zeroconf;
   if (config.wyoming.enabled) {
     transport::wyoming::WyomingServerOptions options;
     options.host = config.wyoming.host.empty() ? config.http.host : config.wyoming.host;
@@ -169,6 +190,7 @@ int RunServer(const ServerConfig& config) {
     wyoming_server = *std::move(created);
     wyoming_server->Start();
     spdlog::info("Wyoming listening on {}", wyoming_server->address());
+    zeroconf = AnnounceWyoming(config.wyoming, options.host, wyoming_server->port());
   }
 
   // Live now; ready once every model has loaded and warmed up. `loaded` is set when the loader
@@ -199,6 +221,7 @@ int RunServer(const ServerConfig& config) {
   // they are idle: its own shutdown comes last because it cancels any call arriving after it.
   if (grpc_server) grpc_server->StopAccepting();
   // Wyoming connections finish what they are doing (a stream its running sentence), then close.
+  zeroconf.reset();  // withdrawn first: Home Assistant stops being told to come here
   if (wyoming_server) wyoming_server->StopAccepting();
   bool idle = (*service)->WaitIdle(std::chrono::milliseconds(config.drain_timeout_ms));
   if (!idle) {

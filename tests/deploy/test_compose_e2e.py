@@ -352,3 +352,32 @@ def test_a_stopped_replica_drains_without_losing_a_request(compose, protocol, re
     compose.run("start", "voxserve-b")
     compose.wait_healthy()
     compose.back_in_rotation("voxserve-b")
+
+
+# --- one box for Home Assistant (compose.single.yaml) ---------------------------------------
+
+
+def test_the_one_box_compose_file_serves_rest_and_wyoming():
+    """compose.single.yaml as shipped, on the host's network: REST and the Wyoming reference
+    client both answered. Loopback and free ports here (its variables), so the mDNS announcement
+    stays off and nothing reaches a real network (tests/integration/test_wyoming_zeroconf.py
+    checks discovery in a namespace of its own)."""
+    from types import SimpleNamespace
+    from wyoming_support import synthesize
+    single = Compose(files=(COMPOSE_DIR / "compose.single.yaml",), project=f"{PROJECT}single")
+    wyoming_port = free_port()
+    single.env.update(VOXSERVE_HOST="127.0.0.1", VOXSERVE_HTTP_PORT=str(single.http_port),
+                      VOXSERVE_WYOMING_PORT=str(wyoming_port))
+    try:
+        single.run("up", "-d", timeout=600)
+        single.wait("the one box healthy", lambda: single.health("voxserve") == "healthy")
+        spoken = requests.post(single.url + "/v1/audio/speech", timeout=30,
+                               json={**SPEECH, "input": TEXT, "response_format": "wav"})
+        assert spoken.status_code == 200 and decode(spoken.content, "wav").duration > 1
+        speech = asyncio.run(asyncio.wait_for(
+            synthesize(SimpleNamespace(wyoming_port=wyoming_port), TEXT), 60))
+        assert "audio-stop" in speech.types and len(speech.pcm) > 16000
+        logs = single.run("logs", "voxserve").stdout
+        assert "not announcing Wyoming" in logs, logs[-2000:]
+    finally:
+        single.down()

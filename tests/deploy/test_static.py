@@ -3,10 +3,12 @@ object validates against the Kubernetes API schemas, the rendered objects have w
 deploy/README.md promises, the metric the autoscalers scale on is one a running voxserve exports,
 nginx accepts its config, compose accepts its files, and voxserve accepts the configs the image
 and the cluster ship."""
+import json
 import os
 import pathlib
 import re
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -221,6 +223,44 @@ def test_compose_accepts_its_files():
                 assert service["environment"]["VOXSERVE_VOICES_BACKEND"] == "postgres"
                 dsn = service["environment"]["VOXSERVE_VOICES_POSTGRES_DSN"]
                 assert "host=postgres " in dsn and "postgres" in merged["services"]
+
+
+def test_the_one_box_compose_file_renders_with_wyoming_announced_on_the_hosts_network():
+    result = run("docker-compose", "-f", str(DEPLOY / "compose" / "compose.single.yaml"), "config")
+    assert result.returncode == 0, result.stderr
+    (service,) = yaml.safe_load(result.stdout)["services"].values()
+    assert service["network_mode"] == "host"  # mDNS does not leave a bridge network
+    environment = service["environment"]
+    assert environment["VOXSERVE_WYOMING_ENABLED"] == "true"
+    assert environment["VOXSERVE_WYOMING_ZEROCONF"] == "true"
+    assert (environment["VOXSERVE_PORT"], environment["VOXSERVE_WYOMING_PORT"]) == ("8080", "10200")
+    assert {v.split(":")[1] for v in service["volumes"] if isinstance(v, str)} >= {"/models", "/voices"} \
+        or {v["target"] for v in service["volumes"] if isinstance(v, dict)} >= {"/models", "/voices"}
+    assert service["read_only"] is True and service["healthcheck"]["start_period"]
+
+
+def test_voxserve_serves_the_one_box_compose_environment():
+    """The image's config with compose.single.yaml's environment (loopback and free ports here,
+    announcing off: this test touches no real network) serves REST and Wyoming."""
+    if not VOXSERVE_BIN:
+        pytest.skip("VOXSERVE_BIN unset")
+    compose = yaml.safe_load((DEPLOY / "compose" / "compose.single.yaml").read_text())
+    environment = {name: re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", str(value))
+                   for name, value in compose["services"]["voxserve"]["environment"].items()}
+    environment.update(VOXSERVE_HOST="127.0.0.1", VOXSERVE_WYOMING_ZEROCONF="false",
+                       VOXSERVE_WYOMING_PORT="0")
+    server = VoxServer(VOXSERVE_BIN, ["--config", str(DEPLOY / "docker" / "voxserve.yaml"),
+                                      "--models", ""], env=environment).start()
+    try:
+        assert requests.get(server.url + "/health/ready", timeout=5).status_code == 200
+        with socket.create_connection(("127.0.0.1", server.wyoming_port), timeout=30) as wyoming:
+            wyoming.sendall(b'{"type": "describe"}\n')
+            received = b""
+            while b"\n" not in received:
+                received += wyoming.recv(65536)
+            assert json.loads(received.split(b"\n")[0])["type"] == "info"
+    finally:
+        assert server.stop() == 0
 
 
 @pytest.mark.parametrize("config", ["docker/voxserve.yaml", "kubernetes/base/voxserve.yaml"])

@@ -24,6 +24,10 @@ struct WyomingConfig {
   int idle_timeout_ms = 300'000;
   // Client addresses or CIDR networks served (ClientAllowList); empty: any client.
   std::vector<std::string> allow;
+  // Announce the listener over mDNS (`_wyoming._tcp`) so Home Assistant discovers it; only
+  // where others can reach it (not on a loopback address).
+  bool zeroconf = true;
+  std::string zeroconf_name = "voxserve";  // the name Home Assistant shows
 
   absl::Status Validate() const;
 };

@@ -44,6 +44,7 @@ class WyomingServer {
   ~WyomingServer();
 
   std::string address() const;  // "host:port", the port bound
+  int port() const { return port_; }
   void Start();
   // Closes the listener; open connections finish what they are doing (a stream its running
   // sentence), then close.
