@@ -329,6 +329,11 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
   auto job = std::make_shared<const VocodeJob>(std::move(segment.waiting.front()));
   segment.waiting.pop_front();
   segment.in_flight = true;
+  JobPriority priority;
+  priority.first_chunk = !segment.emitted;
+  priority.runs_dry =
+      segment.first_audio_at + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::duration<double>(segment.audio_seconds));
   // The job copies the stages (pointers into the engine, whose pool ends before its stages)
   // and shares the rest, so neither Release nor the runner's end leaves it a dangling reference.
   auto report = [outbox = outbox_, id,
@@ -352,18 +357,21 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
       report(mel.ok() ? VocodeMel(stages, *job, *std::move(mel)) : mel.status());
     };
     flow.skip = [report] { report(audio::PcmAudio{}); };
+    flow.priority = priority;
     stages_.vocoder->PostFlow(std::move(flow));
     return;
   }
-  stages_.vocoder->Post([stages = stages_, job = std::move(job), dropped = segment.dropped,
-                         hook = vocode_hook_, id, report] {
-    absl::StatusOr<audio::PcmAudio> audio = audio::PcmAudio{};
-    if (!dropped->load()) {
-      if (hook) hook(id);
-      audio = job->stream ? VocodeHop(stages, *job) : Vocode(stages, *job);
-    }
-    report(std::move(audio));
-  });
+  stages_.vocoder->Post(
+      [stages = stages_, job = std::move(job), dropped = segment.dropped, hook = vocode_hook_, id,
+       report] {
+        absl::StatusOr<audio::PcmAudio> audio = audio::PcmAudio{};
+        if (!dropped->load()) {
+          if (hook) hook(id);
+          audio = job->stream ? VocodeHop(stages, *job) : Vocode(stages, *job);
+        }
+        report(std::move(audio));
+      },
+      priority);
 }
 
 void CosyVoiceRunner::Collect(std::map<uint64_t, SequenceStep>& out, bool wait) {
@@ -391,6 +399,13 @@ void CosyVoiceRunner::Collect(std::map<uint64_t, SequenceStep>& out, bool wait) 
       continue;
     }
     step.chunk = *std::move(vocoded.audio);
+    if (!step.chunk.samples.empty()) {
+      if (!segment.emitted) {
+        segment.emitted = true;
+        segment.first_audio_at = std::chrono::steady_clock::now();
+      }
+      segment.audio_seconds += step.chunk.DurationSeconds();
+    }
     if (!segment.waiting.empty()) {
       PostNext(vocoded.id, segment);
     } else if (segment.llm_id == 0) {  // every piece decoded and vocoded

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -121,6 +122,11 @@ class CosyVoiceRunner final : public StreamRunner {
     // keep their order); the rest wait here. Bounded by the segment's hops and pieces.
     std::deque<VocodeJob> waiting;
     bool in_flight = false;
+    // What its listener has (VocoderPool's JobPriority): when its first audio came out of a
+    // Step, and how much audio has since.
+    bool emitted = false;
+    std::chrono::steady_clock::time_point first_audio_at;
+    double audio_seconds = 0;
     std::shared_ptr<std::atomic<bool>> dropped;  // set by Release: its jobs not started skip
   };
   // Where a runner's jobs report, shared by the runner and its jobs in flight.

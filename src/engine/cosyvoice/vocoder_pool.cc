@@ -1,5 +1,6 @@
 #include "engine/cosyvoice/vocoder_pool.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <vector>
@@ -42,8 +43,13 @@ VocoderPool::~VocoderPool() {
   impl_->pool.join();
 }
 
-void VocoderPool::Post(std::function<void()> job) {
-  boost::asio::post(impl_->pool, std::move(job));
+void VocoderPool::Post(std::function<void()> job, JobPriority priority) {
+  {
+    std::lock_guard lock(mutex_);
+    waiting_.push_back(Waiting{priority, next_order_++, std::move(job)});
+  }
+  // One task per job; each runs whichever waiting job goes first by then.
+  boost::asio::post(impl_->pool, [this] { RunNext(); });
 }
 
 bool VocoderPool::batches_flows() const {
@@ -53,31 +59,53 @@ bool VocoderPool::batches_flows() const {
 void VocoderPool::PostFlow(FlowJob job) {
   {
     std::lock_guard lock(mutex_);
-    waiting_.push_back(std::move(job));
+    const JobPriority priority = job.priority;
+    waiting_.push_back(Waiting{priority, next_order_++, std::move(job)});
   }
-  // One task per job: a task finding the queue empty had its job taken into an earlier batch.
-  boost::asio::post(impl_->pool, [this] { RunFlows(); });
+  // A task finding the queue empty had its job taken into an earlier batch.
+  boost::asio::post(impl_->pool, [this] { RunNext(); });
 }
 
-void VocoderPool::RunFlows() {
-  std::vector<FlowJob> batch;
+VocoderPool::Waiting VocoderPool::TakeFirst() {
+  auto goes_before = [](const Waiting& a, const Waiting& b) {
+    if (a.priority.first_chunk != b.priority.first_chunk) return a.priority.first_chunk;
+    if (!a.priority.first_chunk && a.priority.runs_dry != b.priority.runs_dry) {
+      return a.priority.runs_dry < b.priority.runs_dry;
+    }
+    return a.order < b.order;
+  };
+  auto first = std::min_element(waiting_.begin(), waiting_.end(), goes_before);
+  Waiting taken = std::move(*first);
+  waiting_.erase(first);
+  return taken;
+}
+
+void VocoderPool::RunNext() {
+  Waiting next;
   {
     std::lock_guard lock(mutex_);
     if (waiting_.empty()) return;
-    batch.push_back(std::move(waiting_.front()));
-    waiting_.pop_front();
+    next = TakeFirst();
   }
+  if (auto* plain = std::get_if<std::function<void()>>(&next.job)) return (*plain)();
+  RunFlows(std::get<FlowJob>(std::move(next.job)));
+}
+
+void VocoderPool::RunFlows(FlowJob first) {
+  std::vector<FlowJob> batch;
+  batch.push_back(std::move(first));
   if (batch.front().before) batch.front().before();
   if (batches_flows()) {
     // Whoever waits by now (also while the first job's hook ran) joins, at its length.
     std::lock_guard lock(mutex_);
     const size_t tokens = Tokens(batch.front());
     for (auto it = waiting_.begin(); it != waiting_.end() && batch.size() < kMaxFlowBatch;) {
-      if (Tokens(*it) != tokens) {
+      auto* flow = std::get_if<FlowJob>(&it->job);
+      if (flow == nullptr || Tokens(*flow) != tokens) {
         ++it;
         continue;
       }
-      batch.push_back(std::move(*it));
+      batch.push_back(std::move(*flow));
       it = waiting_.erase(it);
     }
   }

@@ -6,16 +6,29 @@
 // run one after another.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <variant>
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/flow_matcher.h"
 
 namespace voxserve::engine::cosyvoice {
+
+// Which waiting job a free thread takes (docs/cosyvoice-generation.md, "Who goes first"): a
+// stream's first chunk before any stream's later chunks, so a newcomer hears audio without
+// waiting behind others' tenth hop; among later chunks, the stream whose listener runs out of
+// audio soonest (a client playing at 1x from its first chunk). Ties, and first chunks among
+// themselves, in the order posted.
+struct JobPriority {
+  bool first_chunk = true;
+  std::chrono::steady_clock::time_point runs_dry{};  // later chunks: first audio + audio sent
+};
 
 // A whole piece's flow, which may share estimator calls with other waiting pieces' of the same
 // length, then its own rest (HiFT, the report). Owned by the pool until it runs or is dropped.
@@ -27,10 +40,11 @@ struct FlowJob {
   // On the pool thread with the piece's mel (left in the provider's memory) or the flow's error.
   std::function<void(absl::StatusOr<ProviderMel>)> finish;
   std::function<void()> skip;
+  JobPriority priority;
 };
 
 // Owned by CosyVoiceEngine and shared by its runners; Post and PostFlow are safe cross thread.
-// Jobs start in the order posted, up to threads() at once (a flow batch counts as one); a job
+// Jobs start by JobPriority, up to threads() at once (a flow batch counts as one); a job
 // owns (or shares) everything it reads except the engine's immutable stages, which outlive the
 // pool. Destruction waits for the jobs running and drops (destroys without running) those not
 // started.
@@ -46,7 +60,7 @@ class VocoderPool {
                                                              const FlowMatcher* flow = nullptr);
   ~VocoderPool();
 
-  void Post(std::function<void()> job);
+  void Post(std::function<void()> job, JobPriority priority = {});
   // Queues a piece's flow. A pool thread takes the first waiting piece and, when the flow batches,
   // every other waiting piece of the same length (up to kMaxFlowBatch), runs their flows in one
   // RunBatchOnProvider, then each one's finish in turn.
@@ -58,12 +72,21 @@ class VocoderPool {
  private:
   struct Impl;
   VocoderPool(int threads, const FlowMatcher* flow, std::unique_ptr<Impl> impl);
-  void RunFlows();  // on a pool thread: one batch of waiting flow jobs
+  struct Waiting {
+    JobPriority priority;
+    uint64_t order = 0;  // posting order
+    std::variant<std::function<void()>, FlowJob> job;
+  };
+  // Takes the waiting job that goes first (JobPriority), under mutex_.
+  Waiting TakeFirst();
+  void RunNext();                // on a pool thread: the job that goes first (or nothing)
+  void RunFlows(FlowJob first);  // it and the waiting flows of its length, in one batch
 
   int threads_;
   const FlowMatcher* flow_;
   std::mutex mutex_;
-  std::deque<FlowJob> waiting_;  // guarded by mutex_
+  std::deque<Waiting> waiting_;  // guarded by mutex_; few (one job per segment at most)
+  uint64_t next_order_ = 0;      // guarded by mutex_
   std::unique_ptr<Impl> impl_;   // last: its threads stop (and join) before the queue goes
 };
 
