@@ -15,7 +15,8 @@ namespace voxserve::engine::cosyvoice {
 namespace {
 
 constexpr const char* kCosyVoiceKeys =
-    "path, max_active, llm_capacity, max_prefills_per_step, streaming, vocoder_threads, "
+    "path, max_active, llm_capacity, max_prefills_per_step, streaming, stream_first_hop, "
+    "stream_max_hop, vocoder_threads, "
     "llm_precision, llm_cuda_graphs, llm_attention";
 // No seed in the APIs yet: one fixed seed, so the same request gives the same audio.
 constexpr uint64_t kDefaultSeed = 1986;
@@ -50,6 +51,10 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
     return SetInt(key, value, 2, 65536, &llm_capacity);
   } else if (key == "max_prefills_per_step") {
     return SetInt(key, value, 1, 256, &max_prefills_per_step);  // <= max_active: Validate
+  } else if (key == "stream_first_hop") {
+    return SetInt(key, value, 0, 1000, &stream_first_hop);  // against the bundle: Create
+  } else if (key == "stream_max_hop") {
+    return SetInt(key, value, 0, 1000, &stream_max_hop);
   } else if (key == "vocoder_threads") {
     return SetInt(key, value, 1, 64, &vocoder_threads);  // VocoderPool's range
   } else if (key == "llm_precision" || key == "llm_cuda_graphs" || key == "llm_attention") {
@@ -126,6 +131,7 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
         "upstream's chunk-causal flow (re-export the bundle for the exact one)",
         config.bundle_path);
   }
+  if (absl::Status schedule = engine->CheckHopSchedule(); !schedule.ok()) return schedule;
   auto hift = HiftVocoder::Create(engine->manifest_, config.bundle_path, config.session);
   if (!hift.ok()) return hift.status();
   engine->hift_ = std::move(*hift);
@@ -169,10 +175,31 @@ absl::StatusOr<std::unique_ptr<StreamRunner>> CosyVoiceEngine::CreateRunner() {
   stages.vocoder = vocoder_.get();
   stages.family = info_.cloned_voices.family;
   stages.streaming = config_.streaming;
+  stages.first_hop = static_cast<size_t>(config_.stream_first_hop);
+  stages.max_hop = static_cast<size_t>(config_.stream_max_hop);
   stages.seed = kDefaultSeed;
   auto runner = CosyVoiceRunner::Create(stages, *std::move(decoder), config_.max_active);
   if (!runner.ok()) return runner.status();
   return std::unique_ptr<StreamRunner>(*std::move(runner));
+}
+
+absl::Status CosyVoiceEngine::CheckHopSchedule() const {
+  const BundleManifest::Streaming& s = manifest_.streaming;
+  // HiFT holds mel_cache_len frames back for its cross-fade: a first hop must make more.
+  const int min_first = s.mel_cache_len / manifest_.tokens.token_mel_ratio + 1;
+  if (config_.stream_first_hop != 0 && config_.stream_first_hop < min_first) {
+    return core::InvalidArgument(
+        "cosyvoice option stream_first_hop = " + std::to_string(config_.stream_first_hop) +
+        " must be 0 or at least " + std::to_string(min_first) + " tokens (HiFT holds back " +
+        std::to_string(s.mel_cache_len) + " mel frames)");
+  }
+  const int first = config_.stream_first_hop > 0 ? config_.stream_first_hop : s.token_hop_len;
+  if (config_.stream_max_hop != 0 && config_.stream_max_hop < first) {
+    return core::InvalidArgument(
+        "cosyvoice option stream_max_hop = " + std::to_string(config_.stream_max_hop) +
+        " must be 0 or at least the first hop (" + std::to_string(first) + " tokens)");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<VoiceProfile> CosyVoiceEngine::CloneVoice(const VoicePrompt& prompt) {

@@ -43,6 +43,14 @@ struct CosyVoiceEngineConfig {
   // over the non-streaming flow graph; off: one chunk per normalized piece
   // (docs/cosyvoice-generation.md, "The engine").
   bool streaming = false;
+  // options.stream_first_hop, stream_max_hop (tokens; 0 = upstream's): the streaming schedule.
+  // Upstream's first hop is token_hop_len (25) padded so that prompt + hop is whole hops, later
+  // hops x stream_scale_factor up to token_max_hop_len (100). A first hop set here is taken as
+  // it is (no padding), and the hops grow from it: 15 gives 15, 30, 60, 100... (upstream's Triton
+  // runtime starts at 15 too). Sooner first audio, at a cost in the audio measured in
+  // docs/cosyvoice-generation.md ("The hop schedule").
+  int stream_first_hop = 0;
+  int stream_max_hop = 0;
   // options.vocoder_threads: threads running flow + HiFT for all of this model's instances, off
   // their LLM step threads. Default 1: each flow / HiFT run already spreads over every core
   // (ONNX Runtime's intra-op default), and a second thread only contended for them in our
@@ -103,6 +111,8 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
 
  private:
   CosyVoiceEngine() = default;
+  // stream_first_hop / stream_max_hop against the bundle's streaming constants.
+  absl::Status CheckHopSchedule() const;
 
   CosyVoiceEngineConfig config_;
   BundleManifest manifest_;

@@ -189,11 +189,16 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
     segment.stream = std::make_shared<PieceStream>(
         *std::move(stream), MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece));
     segment.token_offset = 0;
-    // The first hop is padded so that prompt + first hop is whole hops (model.py:345).
-    const auto hop = static_cast<size_t>(m.streaming.token_hop_len);
-    const size_t prompt = profile.tensors.at("prompt_speech_tokens").ints.size();
-    segment.base_hop = hop;
-    segment.hop = hop + ((prompt + hop - 1) / hop * hop - prompt);
+    if (stages_.first_hop > 0) {  // a schedule of one's own: the first hop as asked, unpadded
+      segment.base_hop = stages_.first_hop;
+      segment.hop = stages_.first_hop;
+    } else {
+      // Upstream's first hop is padded so that prompt + first hop is whole hops (model.py:345).
+      const auto hop = static_cast<size_t>(m.streaming.token_hop_len);
+      const size_t prompt = profile.tensors.at("prompt_speech_tokens").ints.size();
+      segment.base_hop = hop;
+      segment.hop = hop + ((prompt + hop - 1) / hop * hop - prompt);
+    }
   }
   ++segment.next_piece;
   return absl::OkStatus();
@@ -313,10 +318,12 @@ void CosyVoiceRunner::PostReadyHop(SequenceId id, Segment& segment) {
   job.stream = segment.stream;
   Enqueue(id, segment, std::move(job));
   segment.token_offset += segment.hop;
-  // Hops grow x stream_scale_factor up to token_max_hop_len (model.py:359-360).
+  // Hops grow x stream_scale_factor up to token_max_hop_len (model.py:359-360), or the
+  // configured bound.
+  const size_t max_hop =
+      stages_.max_hop > 0 ? stages_.max_hop : static_cast<size_t>(m.streaming.token_max_hop_len);
   segment.base_hop =
-      std::min(static_cast<size_t>(m.streaming.token_max_hop_len),
-               segment.base_hop * static_cast<size_t>(m.streaming.stream_scale_factor));
+      std::min(max_hop, segment.base_hop * static_cast<size_t>(m.streaming.stream_scale_factor));
   segment.hop = segment.base_hop;
 }
 

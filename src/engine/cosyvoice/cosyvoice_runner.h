@@ -47,6 +47,11 @@ struct GenerationStages {
   // Upstream's streaming schedule (CosyVoice2Model.tts, cli/model.py:343-375): audio every token
   // hop instead of once per piece. Off: one chunk per piece.
   bool streaming = false;
+  // The hop schedule (CosyVoiceEngineConfig::stream_first_hop, stream_max_hop): first_hop 0 is
+  // upstream's (token_hop_len padded to whole hops with the prompt); max_hop the growth's bound
+  // (0: the bundle's token_max_hop_len).
+  size_t first_hop = 0;
+  size_t max_hop = 0;
   // Seeds the LLM's sampler and HiFT's source noise of a segment whose request has no seed
   // (SegmentInput::seed), so equal requests give equal audio.
   uint64_t seed = 0;

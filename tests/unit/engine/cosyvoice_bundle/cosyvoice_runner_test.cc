@@ -30,13 +30,16 @@ struct Fixture {
   std::shared_ptr<const VoiceProfile> profile;
 };
 
-Fixture Load(bool streaming = false, int llm_capacity = CosyVoiceEngineConfig{}.llm_capacity) {
+Fixture Load(bool streaming = false, int llm_capacity = CosyVoiceEngineConfig{}.llm_capacity,
+             int first_hop = 0, int max_hop = 0) {
   Fixture f;
   CosyVoiceEngineConfig config;
   config.model_id = "cv";
   config.bundle_path = TinyBundle();
   config.streaming = streaming;
   config.llm_capacity = llm_capacity;
+  config.stream_first_hop = first_hop;
+  config.stream_max_hop = max_hop;
   auto engine = CosyVoiceEngine::Create(config);
   EXPECT_TRUE(engine.ok()) << engine.status();
   if (!engine.ok()) return f;
@@ -228,6 +231,45 @@ TEST(CosyVoiceRunner, StreamingHopsFollowUpstreamsScheduleToTheEnd) {
   ASSERT_EQ(chunks.size(), expected.size() + 1) << "one final chunk after the hops";
   EXPECT_EQ(std::vector<size_t>(chunks.begin(), chunks.end() - 1), expected);
   EXPECT_EQ(chunks.back(), (tokens - offset) * kSamplesPerToken + 3840);
+}
+
+// A schedule of one's own (stream_first_hop, stream_max_hop): the first hop as asked, unpadded,
+// then hops growing x2 from it to the bound; the audio is as long as upstream's schedule makes.
+TEST(CosyVoiceRunner, AFirstHopOfOnesOwnComesUnpaddedAndTheHopsGrowFromIt) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load(/*streaming=*/true, CosyVoiceEngineConfig{}.llm_capacity, /*first_hop=*/15,
+                   /*max_hop=*/60);
+  ASSERT_TRUE(f.profile);
+  const size_t tokens = 200;
+  auto runner = StoppingRunner(*f.engine, static_cast<int>(tokens));
+  ASSERT_TRUE(runner);
+  ASSERT_TRUE(runner->Begin(1, {"Hello world and all who live on it.", "v", 1.0, f.profile}).ok());
+  Outcome out = RunToEnd(*runner);
+  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  EXPECT_EQ(out.audio.at(1).size(), tokens * kSamplesPerToken);
+  // 15, 30, 60, 60 (the bound): 165 tokens; 60 more + 3 lookahead do not fit in 200.
+  const std::vector<size_t> hops = {15, 30, 60, 60};
+  std::vector<size_t> expected;
+  for (size_t k = 0; k < hops.size(); ++k) {
+    expected.push_back(hops[k] * kSamplesPerToken - (k == 0 ? 3840 : 0));
+  }
+  expected.push_back((tokens - 165) * kSamplesPerToken + 3840);
+  EXPECT_EQ(out.chunks.at(1), expected);
+}
+
+TEST(CosyVoiceRunner, AFirstHopHiftCannotFillIsRefusedAtLoad) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  CosyVoiceEngineConfig config;
+  config.model_id = "cv";
+  config.bundle_path = TinyBundle();
+  config.streaming = true;
+  config.stream_first_hop = 4;  // 8 mel frames: all of them held back by HiFT
+  auto engine = CosyVoiceEngine::Create(config);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_THAT(std::string(engine.status().message()), HasSubstr("stream_first_hop"));
+  config.stream_first_hop = 30;
+  config.stream_max_hop = 20;
+  EXPECT_FALSE(CosyVoiceEngine::Create(config).ok());
 }
 
 TEST(CosyVoiceRunner, InstructModeNeedsInstructionsWithinTheTokenBound) {
