@@ -54,15 +54,15 @@ constexpr EngineOptionDoc kCosyVoice[] = {
     {"streaming", "boolean", "false", "true, false",
      "Upstream's streaming hop schedule with the chunk-causal flow encoder; off: one chunk per "
      "normalized piece ([generation](cosyvoice-generation.md))."},
-    {"stream_first_hop", "integer", "0", "0, or 5..1000 (the bundle's HiFT cache bounds it)",
+    {"stream_first_hop", "integer", "0", "0..1000",
      "Streaming: speech tokens of a piece's first chunk, unpadded (0: upstream's 25 padded so "
-     "that prompt + hop is whole hops, about 47 with a typical prompt). 15 gives audio after 18 "
-     "tokens instead of about 50; what it costs: "
-     "[generation](cosyvoice-generation.md#the-hop-schedule)."},
-    {"stream_max_hop", "integer", "0", "0, or at least the first hop",
+     "that prompt + hop is whole hops, about 47 with a typical prompt; otherwise at least 5, "
+     "what HiFT holds back, checked at load). 15 gives audio after 18 tokens instead of about "
+     "50; what it costs: [generation](cosyvoice-generation.md#the-hop-schedule)."},
+    {"stream_max_hop", "integer", "0", "0..1000",
      "Streaming: the longest hop, in tokens, the hops doubling up to it (0: the bundle's "
-     "token_max_hop_len, 100). Smaller: more, smaller chunks, each flow run over the whole prefix "
-     "again."},
+     "token_max_hop_len, 100; otherwise at least the first hop, checked at load). Smaller: more, "
+     "smaller chunks, each flow run over the whole prefix again."},
     {"vocoder_threads", "integer", "1", "1..64",
      "Threads running flow + HiFT for all of the model's instances, off the LLM's step thread."},
     {"llm_precision", "string", "auto", "auto, fp32, fp16, bf16",
