@@ -1,6 +1,5 @@
 #include "text/lexicon/lexicon.h"
 
-#include <expat.h>
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
 
@@ -13,6 +12,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 #include "text/visible_text.h"
+#include "text/xml_reader.h"
 
 namespace voxserve::text::lexicon {
 namespace {
@@ -30,68 +30,39 @@ std::string Trimmed(std::string_view text) {
 
 // ---- PLS
 
-class PlsParser {
+class PlsParser : public XmlHandler {
  public:
   explicit PlsParser(const LexiconLimits& limits) : limits_(limits) {}
 
   absl::StatusOr<Lexicon> Run(std::string_view xml) {
-    std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate("UTF-8"),
-                                                                        &XML_ParserFree);
-    if (!parser) return core::Internal("cannot create an XML parser");
-    parser_ = parser.get();
-    XML_SetUserData(parser_, this);
-    XML_SetElementHandler(parser_, &PlsParser::OnStart, &PlsParser::OnEnd);
-    XML_SetCharacterDataHandler(parser_, &PlsParser::OnText);
-    // As for SSML (ssml_document.cc): no DTD, so no entity can be declared.
-    XML_SetStartDoctypeDeclHandler(parser_, &PlsParser::OnDoctype);
-    XML_SetParamEntityParsing(parser_, XML_PARAM_ENTITY_PARSING_NEVER);
     if (xml.size() > static_cast<size_t>(INT32_MAX)) return Invalid("dictionary too large");
-    const XML_Status status =
-        XML_Parse(parser_, xml.data(), static_cast<int>(xml.size()), XML_TRUE);
-    if (!error_.ok()) return error_;
-    if (status != XML_STATUS_OK) {
-      return Error(std::string("PLS is not well-formed: ") +
-                   XML_ErrorString(XML_GetErrorCode(parser_)));
-    }
+    XmlReader reader("PLS", [](const std::string& message, XmlPosition at) {
+      return Invalid(message + " at line " + std::to_string(at.line) + ", column " +
+                     std::to_string(at.column));
+    });
+    reader_ = &reader;
+    absl::Status status = reader.Read(xml, *this);
+    reader_ = nullptr;
+    if (!status.ok()) return status;
     return std::move(lexicon_);
   }
 
  private:
   enum class Field { kNone, kGrapheme, kPhoneme, kAlias };
 
-  static void XMLCALL OnStart(void* self, const XML_Char* name, const XML_Char** attributes) {
-    static_cast<PlsParser*>(self)->Start(name, attributes);
-  }
-  static void XMLCALL OnEnd(void* self, const XML_Char* name) {
-    static_cast<PlsParser*>(self)->End(name);
-  }
-  static void XMLCALL OnText(void* self, const XML_Char* text, int length) {
-    static_cast<PlsParser*>(self)->Text(std::string_view(text, static_cast<size_t>(length)));
-  }
-  static void XMLCALL OnDoctype(void* self, const XML_Char*, const XML_Char*, const XML_Char*,
-                                int) {
-    static_cast<PlsParser*>(self)->Fail("a DOCTYPE is not allowed (entities are refused)");
+  void OnStart(std::string_view name, const char** attributes) override { Start(name, attributes); }
+  void OnEnd(std::string_view name) override { End(name); }
+  void OnText(std::string_view text) override { Text(text); }
+
+  void Fail(const std::string& message) { reader_->Fail(message); }
+  bool Failed() const { return reader_->failed(); }
+
+  static std::optional<std::string_view> Attribute(const char** attributes, std::string_view key) {
+    return XmlReader::Attribute(attributes, key);
   }
 
-  absl::Status Error(const std::string& message) const {
-    return Invalid(message + " at line " + std::to_string(XML_GetCurrentLineNumber(parser_)) +
-                   ", column " + std::to_string(XML_GetCurrentColumnNumber(parser_) + 1));
-  }
-  void Fail(const std::string& message) {
-    if (error_.ok()) error_ = Error(message);
-    XML_StopParser(parser_, XML_FALSE);
-  }
-
-  static std::optional<std::string_view> Attribute(const XML_Char** attributes,
-                                                   std::string_view key) {
-    for (const XML_Char** a = attributes; a[0] != nullptr; a += 2) {
-      if (key == a[0]) return std::string_view(a[1]);
-    }
-    return std::nullopt;
-  }
-
-  void Start(std::string_view name, const XML_Char** attributes) {
-    if (!error_.ok()) return;
+  void Start(std::string_view name, const char** attributes) {
+    if (Failed()) return;
     if (++depth_ > limits_.max_depth) return Fail("PLS nested too deep");
     if (depth_ == 1) {
       if (name != "lexicon") return Fail("the root element must be <lexicon>");
@@ -119,7 +90,7 @@ class PlsParser {
   }
 
   void End(std::string_view name) {
-    if (!error_.ok()) return;
+    if (Failed()) return;
     --depth_;
     if (!in_lexeme_) return;
     if (name == "lexeme") {
@@ -154,13 +125,13 @@ class PlsParser {
   }
 
   void Text(std::string_view text) {
-    if (!error_.ok() || field_ == Field::kNone) return;
+    if (Failed() || field_ == Field::kNone) return;
     if (value_.size() + text.size() > limits_.max_grapheme_chars * 4) return;  // bounded
     value_ += text;
   }
 
   const LexiconLimits& limits_;
-  XML_Parser parser_ = nullptr;
+  XmlReader* reader_ = nullptr;  // while Run reads
   int depth_ = 0;
   bool in_lexeme_ = false;
   size_t rules_ = 0;  // graphemes so far
@@ -168,7 +139,6 @@ class PlsParser {
   std::string value_;
   Lexeme lexeme_;
   Lexicon lexicon_;
-  absl::Status error_;
 };
 
 // ---- Applying

@@ -1,7 +1,5 @@
 #include "text/ssml/ssml_document.h"
 
-#include <expat.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -13,6 +11,7 @@
 
 #include "core/error.h"
 #include "text/ssml/say_as.h"
+#include "text/xml_reader.h"
 
 namespace voxserve::text::ssml {
 namespace {
@@ -175,79 +174,44 @@ struct Frame {
   std::vector<std::pair<std::string, std::string>> prefixes;
 };
 
-class Parser {
+class Parser : public XmlHandler {
  public:
   Parser(const ParseOptions& options, size_t wrap_shift)
       : options_(options), wrap_shift_(wrap_shift) {}
 
   absl::StatusOr<std::vector<SpeechItem>> Run(std::string_view document) {
-    std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate("UTF-8"),
-                                                                        &XML_ParserFree);
-    if (!parser) return core::Internal("cannot create an XML parser");
-    parser_ = parser.get();
-    XML_SetUserData(parser_, this);
-    XML_SetElementHandler(parser_, &Parser::OnStart, &Parser::OnEnd);
-    XML_SetCharacterDataHandler(parser_, &Parser::OnText);
-    // No DTD at all: entities can then only be the five predefined ones and character
-    // references, so neither an entity expansion bomb nor an external entity can happen.
-    XML_SetStartDoctypeDeclHandler(parser_, &Parser::OnDoctype);
-    XML_SetEntityDeclHandler(parser_, &Parser::OnEntityDecl);
-    XML_SetParamEntityParsing(parser_, XML_PARAM_ENTITY_PARSING_NEVER);
     if (document.size() > static_cast<size_t>(INT32_MAX)) {
       return core::PayloadTooLarge("SSML document too large", options_.field);
     }
-    const XML_Status status =
-        XML_Parse(parser_, document.data(), static_cast<int>(document.size()), XML_TRUE);
-    if (!error_.ok()) return error_;
-    if (status != XML_STATUS_OK) {
-      return Error(std::string("SSML is not well-formed: ") +
-                   XML_ErrorString(XML_GetErrorCode(parser_)));
-    }
+    XmlReader reader(
+        "SSML", [this](const std::string& message, XmlPosition at) { return Error(message, at); });
+    reader_ = &reader;
+    absl::Status status = reader.Read(document, *this);
+    reader_ = nullptr;
+    if (!status.ok()) return status;
     return std::move(items_);
   }
 
  private:
-  static void XMLCALL OnStart(void* self, const XML_Char* name, const XML_Char** attributes) {
-    static_cast<Parser*>(self)->Start(name, attributes);
-  }
-  static void XMLCALL OnEnd(void* self, const XML_Char* /*name*/) {
-    static_cast<Parser*>(self)->End();
-  }
-  static void XMLCALL OnText(void* self, const XML_Char* text, int length) {
-    static_cast<Parser*>(self)->Text(std::string_view(text, static_cast<size_t>(length)));
-  }
-  static void XMLCALL OnDoctype(void* self, const XML_Char*, const XML_Char*, const XML_Char*,
-                                int) {
-    static_cast<Parser*>(self)->Fail("a DOCTYPE is not allowed in SSML (entities are refused)");
-  }
-  static void XMLCALL OnEntityDecl(void* self, const XML_Char*, int, const XML_Char*, int,
-                                   const XML_Char*, const XML_Char*, const XML_Char*,
-                                   const XML_Char*) {
-    static_cast<Parser*>(self)->Fail("entity declarations are not allowed in SSML");
-  }
+  void OnStart(std::string_view name, const char** attributes) override { Start(name, attributes); }
+  void OnEnd(std::string_view /*name*/) override { End(); }
+  void OnText(std::string_view text) override { Text(text); }
 
-  // "... at line L, column C": the current position, in the client's text (a wrapper added
-  // around a fragment is not counted).
-  absl::Status Error(const std::string& message) const {
-    const XML_Size line = XML_GetCurrentLineNumber(parser_);
-    XML_Size column = XML_GetCurrentColumnNumber(parser_) + 1;
-    if (line == 1) column = column > wrap_shift_ ? column - wrap_shift_ : 1;
+  // "... at line L, column C": in the client's text (a wrapper added around a fragment is not
+  // counted).
+  absl::Status Error(const std::string& message, XmlPosition at) const {
+    uint64_t column = at.column;
+    if (at.line == 1) column = column > wrap_shift_ ? column - wrap_shift_ : 1;
     return core::InvalidArgument(
-        message + " at line " + std::to_string(line) + ", column " + std::to_string(column),
+        message + " at line " + std::to_string(at.line) + ", column " + std::to_string(column),
         options_.field, "invalid_ssml");
   }
 
-  void Fail(const std::string& message) {
-    if (error_.ok()) error_ = Error(message);
-    XML_StopParser(parser_, XML_FALSE);
-  }
+  void Fail(const std::string& message) { reader_->Fail(message); }
+  bool Failed() const { return reader_->failed(); }
 
-  static std::optional<std::string_view> Attribute(const XML_Char** attributes,
-                                                   std::string_view key) {
-    for (const XML_Char** a = attributes; a[0] != nullptr; a += 2) {
-      if (key == a[0]) return std::string_view(a[1]);
-    }
-    return std::nullopt;
+  static std::optional<std::string_view> Attribute(const char** attributes, std::string_view key) {
+    return XmlReader::Attribute(attributes, key);
   }
 
   bool InSilent() const {
@@ -265,8 +229,8 @@ class Parser {
     return nullptr;
   }
 
-  void Start(std::string_view qualified_name, const XML_Char** attributes) {
-    if (!error_.ok()) return;
+  void Start(std::string_view qualified_name, const char** attributes) {
+    if (Failed()) return;
     if (static_cast<int>(stack_.size()) >= options_.max_depth) {
       return Fail("SSML nested deeper than " + std::to_string(options_.max_depth) + " elements");
     }
@@ -301,10 +265,10 @@ class Parser {
   // declared names a vendor element, transparent (Amazon Polly's <amazon:effect> is written
   // without a declaration), unless it carries the name of an SSML element: "<x:break>" is no
   // break, and is refused rather than ignored. Sets `local` to the name to act on.
-  bool ResolveName(std::string_view name, const XML_Char** attributes, Frame& frame,
+  bool ResolveName(std::string_view name, const char** attributes, Frame& frame,
                    std::string_view& local) {
     static constexpr std::string_view kSsmlNamespace = "http://www.w3.org/2001/10/synthesis";
-    for (const XML_Char** a = attributes; a != nullptr && *a != nullptr; a += 2) {
+    for (const char** a = attributes; a != nullptr && *a != nullptr; a += 2) {
       const std::string_view attribute = a[0];
       if (attribute == "xmlns" && std::string_view(a[1]) != kSsmlNamespace) {
         Fail("<" + std::string(name) + "> is in namespace " + core::Quoted(a[1]) +
@@ -348,7 +312,7 @@ class Parser {
   }
 
   // What element `name` does; false (after Fail) for an attribute it cannot take.
-  bool Configure(std::string_view name, const XML_Char** attributes, Frame& frame) {
+  bool Configure(std::string_view name, const char** attributes, Frame& frame) {
     auto bad = [&](std::string_view attribute, std::string_view value, std::string_view allowed) {
       Fail("<" + std::string(name) + "> " + std::string(attribute) + " " + core::Quoted(value) +
            " is not valid: " + std::string(allowed));
@@ -466,7 +430,7 @@ class Parser {
   }
 
   void End() {
-    if (!error_.ok() || stack_.empty()) return;
+    if (Failed() || stack_.empty()) return;
     Frame frame = std::move(stack_.back());
     stack_.pop_back();
     if (frame.boundary) boundary_ = true;
@@ -488,7 +452,7 @@ class Parser {
   }
 
   void Text(std::string_view text) {
-    if (!error_.ok() || stack_.empty() || InSilent()) return;
+    if (Failed() || stack_.empty() || InSilent()) return;
     Speak(text, stack_.back());
   }
 
@@ -552,11 +516,10 @@ class Parser {
 
   const ParseOptions& options_;
   const size_t wrap_shift_;
-  XML_Parser parser_ = nullptr;
+  XmlReader* reader_ = nullptr;  // while Run reads
   std::vector<Frame> stack_;
   std::vector<SpeechItem> items_;
   bool boundary_ = false;  // a <s>/<p> edge passed since the last item
-  absl::Status error_;
 };
 
 }  // namespace
