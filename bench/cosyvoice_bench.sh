@@ -92,10 +92,11 @@ for config in $configs; do
   kind=${config#*-}
   dir=$bundle
   [ "$variant" = int8 ] && dir=$int8
-  max_active=16 streaming=false
+  max_active=16 streaming=false first_hop=0
   case $kind in
     b*) max_active=${kind#b} ;;
     stream) streaming=true ;;
+    stream15) streaming=true first_hop=15 ;;  # stream_first_hop 15 (the Triton runtime's start)
     *) echo "unknown configuration $config" >&2; exit 1 ;;
   esac
   # KV slots per row: the prompt's speech tokens (~55 for the 2.2 s goldens prompt) + prompt and
@@ -109,11 +110,12 @@ models:
   - id: cosyvoice2
     engine: cosyvoice
     options: {path: $dir, max_active: $max_active, llm_capacity: 1024, streaming: $streaming,
-              intra_op_threads: $threads, execution_provider: $provider}
+              stream_first_hop: $first_hop, intra_op_threads: $threads,
+              execution_provider: $provider}
     scheduling: {instances: 1, queue_capacity: 64}
 EOF
   echo
-  echo "== $config: max_active $max_active, streaming $streaming ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
+  echo "== $config: max_active $max_active, streaming $streaming, first hop $first_hop ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
   started=$(date +%s)
   start_server --config "$work/voxserve.yaml"
   echo "   ready after $(( $(date +%s) - started )) s; registering the voice"

@@ -27,7 +27,8 @@
 # tiny bundle with each LLM precision, and its fp16 copy), unit-tests.txt, llm-bench.jsonl (the
 # LLM alone per precision, its optimized graph's Memcpy count, the upstream PyTorch peer),
 # flow-bench.jsonl,
-# cosyvoice-bench.jsonl (served), log.txt.
+# cosyvoice-bench.jsonl (served, with streaming and stream_first_hop 15, and upstream's own
+# streaming CosyVoice2Model beside it), log.txt.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -346,7 +347,8 @@ run_checks() {
   llm_checks "$bin" "${real:-$tiny}" "$o" "$precisions" "$([ -n "$real" ] && echo real || echo tiny)"
   local served=$tiny configs="fp32-b16" concurrency="1" text="Hi there."
   if [ -n "$real" ]; then
-    served=$real configs="fp32-b16 fp32-stream" concurrency="1 4 16" text="The sky is blue."
+    served=$real configs="fp32-b16 fp32-stream fp32-stream15" concurrency="1 4 16"
+    text="The sky is blue."
   fi
   # Served: tokens/s, RTF and (streaming) TTFA per concurrency (bench/cosyvoice_bench.sh).
   # The voice is the tiny bundle's golden prompt (a real bundle exported here has no goldens).
@@ -361,6 +363,18 @@ run_checks() {
     "$root/bench/cosyvoice_bench.sh" "$(dirname "$bin")" "$served" none
   cp "$served_dir/cosyvoice-bench.jsonl" "$o/" 2>/dev/null || true
   rm -rf "$served_dir"
+  # The same-card streaming peer: upstream's own CosyVoice2Model.tts(stream=True) in PyTorch on
+  # the same seeded weights, c=1 and c=4 threads (bench/cosyvoice_stream_peer.py), its lines
+  # (kind "stream-peer") beside the served points; the dry run a tiny c=1 point on the CPU.
+  local ref=${export_ref:-${VOXSERVE_COSYVOICE_REF:-}}
+  if [ -n "$ref" ]; then
+    local device=cpu size=tiny peer_args="--concurrency 1 --requests 1 --text-ids 2"
+    [ "$provider" = cuda ] && device=cuda
+    [ -n "$real" ] && size=real peer_args="--concurrency 1,4 --requests 2 --text-ids 10"
+    step stream-peer "$logf" timeout 600 sh -c "'$(command -v "${py:-/usr/bin/python3}")' \
+      '$root/bench/cosyvoice_stream_peer.py' --ref '$ref' --size $size --device $device \
+      $peer_args >>'$o/cosyvoice-bench.jsonl'"
+  fi
   if [ -n "$real" ]; then
     if [ -x "$bin/cosyvoice_flow_bench" ]; then
       step make-dynamic-estimator "$logf" python \
@@ -466,13 +480,17 @@ import json, sys
 o = sys.argv[1]
 summary = json.load(open(f"{o}/summary.json"))
 failed = [s["step"] for s in summary["steps"] if s["rc"] != 0]
-points = [json.loads(line) for line in open(f"{o}/cosyvoice-bench.jsonl") if line.strip()]
+lines = [json.loads(line) for line in open(f"{o}/cosyvoice-bench.jsonl") if line.strip()]
+points = [p for p in lines if p.get("kind") != "stream-peer"]
+stream_peer = [p for p in lines if p.get("kind") == "stream-peer"]
 need = ("tokens_per_s", "rtf_mean")
 bad = [p for p in points if any(k not in p for k in need) or p.get("failed", 0)]
 llm = [json.loads(line) for line in open(f"{o}/llm-bench.jsonl") if line.strip()]
 kinds = {("decode" if "ms_per_step" in p else "prefill" if "prefill_ms_min" in p else
           p.get("kind")) for p in llm}
 missing = {"decode", "prefill", "optimized_graph", "peer"} - kinds
+if not any("continuity" in p and p.get("first_chunk_p50_s", 0) > 0 for p in stream_peer):
+    missing.add("stream-peer")
 if failed or not points or bad or missing:
     print(f"dry run failed: steps {failed}, {len(points)} points, bad {bad}, "
           f"llm-bench.jsonl lacks {sorted(missing)}", file=sys.stderr)
