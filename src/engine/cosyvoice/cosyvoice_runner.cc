@@ -351,8 +351,9 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
     }
     outbox->ready.notify_one();
   };
-  if (!job->stream && stages_.vocoder->batches_flows()) {
-    // A whole piece: its flow may share estimator calls with other segments' waiting pieces.
+  if (stages_.vocoder->batches_flows()) {
+    // Its flow may share estimator calls with other segments' waiting pieces (or, streaming,
+    // their hops of its length).
     FlowJob flow;
     flow.request = FlowInput(*job);
     flow.keeps = job;
@@ -360,9 +361,16 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
     flow.before = [hook = vocode_hook_, id] {
       if (hook) hook(id);
     };
-    flow.finish = [stages = stages_, job, report](absl::StatusOr<ProviderMel> mel) {
-      report(mel.ok() ? VocodeMel(stages, *job, *std::move(mel)) : mel.status());
-    };
+    if (job->stream) {
+      flow.hop = FlowHopAt{job->token_offset, job->finalize};
+      flow.finish_hop = [stages = stages_, job, report](absl::StatusOr<FlowMel> mel) {
+        report(mel.ok() ? HopAudio(stages, *job, *mel) : mel.status());
+      };
+    } else {
+      flow.finish = [stages = stages_, job, report](absl::StatusOr<ProviderMel> mel) {
+        report(mel.ok() ? VocodeMel(stages, *job, *std::move(mel)) : mel.status());
+      };
+    }
     flow.skip = [report] { report(audio::PcmAudio{}); };
     flow.priority = priority;
     stages_.vocoder->PostFlow(std::move(flow));
@@ -424,9 +432,6 @@ void CosyVoiceRunner::Collect(std::map<uint64_t, SequenceStep>& out, bool wait) 
 
 absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(const GenerationStages& stages,
                                                            const VocodeJob& job) {
-  const BundleManifest& m = *stages.manifest;
-  audio::PcmAudio pcm;
-  pcm.sample_rate = m.audio.sample_rate;
   // Upstream's hop (token2wav, cli/model.py:292-303): the flow over the first offset + hop +
   // lookahead tokens (PostReadyHop cut that prefix), chunk-causal with the lookahead as
   // context, mel from 2 x offset (FlowMatcher::RunPrefix; without the bundle's
@@ -434,7 +439,15 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeHop(const GenerationStage
   const FlowRequest request = FlowInput(job);
   auto mel = stages.flow->RunPrefix(request, job.token_offset, job.finalize);
   if (!mel.ok()) return mel.status();
-  auto audio = job.stream->hift.Push({mel->values, mel->frames}, job.finalize, job.stream->noise);
+  return HopAudio(stages, job, *mel);
+}
+
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::HopAudio(const GenerationStages& stages,
+                                                          const VocodeJob& job,
+                                                          const FlowMel& mel) {
+  audio::PcmAudio pcm;
+  pcm.sample_rate = stages.manifest->audio.sample_rate;
+  auto audio = job.stream->hift.Push({mel.values, mel.frames}, job.finalize, job.stream->noise);
   if (!audio.ok()) return audio.status();
   pcm.samples = *std::move(audio);
   return pcm;

@@ -172,6 +172,9 @@ class CosyVoiceRunner final : public StreamRunner {
                                                 const VocodeJob& job);
   static absl::StatusOr<audio::PcmAudio> VocodeHop(const GenerationStages& stages,
                                                    const VocodeJob& job);
+  // A hop's HiFT, through its piece's HiftStream, on the hop's mel.
+  static absl::StatusOr<audio::PcmAudio> HopAudio(const GenerationStages& stages,
+                                                  const VocodeJob& job, const FlowMel& mel);
   // A whole piece's HiFT (+ speed) on its flow's mel.
   static absl::StatusOr<audio::PcmAudio> VocodeMel(const GenerationStages& stages,
                                                    const VocodeJob& job, ProviderMel mel);

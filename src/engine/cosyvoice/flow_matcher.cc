@@ -480,36 +480,75 @@ FlowMel FlowMatcher::Slice(const std::vector<float>& x, int frames, int first, i
 
 absl::StatusOr<FlowMel> FlowMatcher::RunPrefix(const FlowRequest& request, size_t token_offset,
                                                bool finalize) const {
-  // The mel a hop hands on ends where its tokens' frames end: all of them when finalizing,
-  // before the lookahead's otherwise (flow.py:268-269 with the context split off).
-  const size_t lookahead = finalize ? 0 : static_cast<size_t>(pre_lookahead_len_);
-  if (token_offset + lookahead >= request.tokens.size()) {
-    return core::InvalidArgument(
-        "flow request: token_offset " + std::to_string(token_offset) + " leaves no frames of " +
-        std::to_string(request.tokens.size()) + " tokens" +
-        (finalize ? "" : " (the last " + std::to_string(lookahead) + " are lookahead)"));
-  }
-  const int first = static_cast<int>(token_offset) * token_mel_ratio_;
-  if (finalize || stream_encoder_ == nullptr) {
+  const Hop hop{request, token_offset, finalize};
+  return std::move(RunPrefixBatch(std::span<const Hop>(&hop, 1)).front());
+}
+
+int FlowMatcher::HopFrames(const Hop& hop) const {
+  const bool stream = !hop.finalize && stream_encoder_ != nullptr;
+  const size_t tokens = hop.request.prompt_tokens.size() + hop.request.tokens.size() -
+                        (stream ? static_cast<size_t>(pre_lookahead_len_) : 0);
+  return static_cast<int>(tokens) * token_mel_ratio_;
+}
+
+std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunPrefixBatch(std::span<const Hop> hops) const {
+  std::vector<absl::StatusOr<FlowMel>> results(hops.size(), core::Internal("hop not solved"));
+  // Each hop's encoder input and the frames [first, end) of its Euler state it hands on.
+  struct Planned {
+    Prepared prepared;
+    int first = 0, end = 0;
+  };
+  std::vector<std::optional<Planned>> planned(hops.size());
+  std::map<int, std::vector<size_t>> by_frames;
+  for (size_t i = 0; i < hops.size(); ++i) {
+    const Hop& hop = hops[i];
+    // The mel a hop hands on ends where its tokens' frames end: all of them when finalizing,
+    // before the lookahead's otherwise (flow.py:268-269 with the context split off).
+    const size_t lookahead = hop.finalize ? 0 : static_cast<size_t>(pre_lookahead_len_);
+    if (hop.token_offset + lookahead >= hop.request.tokens.size()) {
+      results[i] = core::InvalidArgument(
+          "flow request: token_offset " + std::to_string(hop.token_offset) +
+          " leaves no frames of " + std::to_string(hop.request.tokens.size()) + " tokens" +
+          (hop.finalize ? "" : " (the last " + std::to_string(lookahead) + " are lookahead)"));
+      continue;
+    }
     // The final hop is Run's path (token2wav's finalize call, model.py:364-369). Without the
     // stream graph a non-final hop is approximated by it too, without the lookahead's frames.
-    auto mel = Run(request);
-    if (!mel.ok()) return mel.status();
-    const int end = mel->frames - static_cast<int>(lookahead) * token_mel_ratio_;
-    return Slice(mel->values, mel->frames, first, end);
+    const bool stream = !hop.finalize && stream_encoder_ != nullptr;
+    auto p = Prepare(hop.request, stream);
+    if (!p.ok()) {
+      results[i] = p.status();
+      continue;
+    }
+    const int first = p->prompt_frames + static_cast<int>(hop.token_offset) * token_mel_ratio_;
+    const int end = stream ? p->frames : p->frames - static_cast<int>(lookahead) * token_mel_ratio_;
+    const int frames = p->frames;
+    planned[i] = Planned{*std::move(p), first, end};
+    by_frames[frames].push_back(i);
   }
-  if (stream_encoder_ == nullptr) {
-    return absl::FailedPreconditionError("this bundle has no flow_encoder_stream graph");
+  for (const auto& [frames, members] : by_frames) {
+    const size_t per_call = estimator_batch_ == 0 ? members.size() : 1;
+    for (size_t start = 0; start < members.size(); start += per_call) {
+      std::vector<const Prepared*> group;
+      for (size_t j = start; j < std::min(members.size(), start + per_call); ++j) {
+        group.push_back(&planned[members[j]]->prepared);
+      }
+      auto solved = Solve(group);
+      for (size_t k = 0; k < group.size(); ++k) {
+        const size_t i = members[start + k];
+        if (!solved.ok()) {
+          results[i] = solved.status();
+          continue;
+        }
+        FlowMel mel;
+        absl::Status sliced =
+            SliceToHost(*solved, static_cast<int>(k), planned[i]->first, planned[i]->end, mel);
+        results[i] =
+            sliced.ok() ? absl::StatusOr<FlowMel>(std::move(mel)) : absl::StatusOr<FlowMel>(sliced);
+      }
+    }
   }
-  auto p = Prepare(request, /*stream=*/true);
-  if (!p.ok()) return p.status();
-  const Prepared* group[] = {&*p};
-  auto solved = Solve(group);
-  if (!solved.ok()) return solved.status();
-  FlowMel mel;
-  absl::Status sliced = SliceToHost(*solved, 0, p->prompt_frames + first, p->frames, mel);
-  if (!sliced.ok()) return sliced;
-  return mel;
+  return results;
 }
 
 }  // namespace voxserve::engine::cosyvoice

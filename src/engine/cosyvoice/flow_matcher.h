@@ -93,6 +93,19 @@ class FlowMatcher {
   // a non-final hop of no more than pre_lookahead_len tokens or an offset at or past the end.
   absl::StatusOr<FlowMel> RunPrefix(const FlowRequest& request, size_t token_offset,
                                     bool finalize) const;
+  // Several streams' hops at once: hops whose Euler loops run over the same frames (HopFrames)
+  // share estimator calls when the estimator's batch axis is dynamic, as RunBatch's requests do;
+  // with many streams of one voice on one schedule, the streams at the same hop are of one
+  // length. One result per hop, in order, each RunPrefix's; a bad hop fails alone.
+  struct Hop {
+    FlowRequest request;
+    size_t token_offset = 0;
+    bool finalize = false;
+  };
+  std::vector<absl::StatusOr<FlowMel>> RunPrefixBatch(std::span<const Hop> hops) const;
+  // The frames a hop's Euler loop runs over: token_mel_ratio x (prompt + tokens), less the
+  // lookahead of a non-final hop through the stream encoder.
+  int HopFrames(const Hop& hop) const;
   // Whether non-final RunPrefix hops use upstream's chunk-causal encoder (the bundle has the
   // optional flow_encoder_stream graph) rather than the approximation.
   bool has_stream_encoder() const { return stream_encoder_ != nullptr; }

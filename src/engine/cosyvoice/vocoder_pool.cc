@@ -11,9 +11,14 @@ namespace voxserve::engine::cosyvoice {
 namespace {
 
 // Requests share an estimator call only at one length T (FlowMatcher::RunBatch does not pad):
-// T is token_mel_ratio x all the tokens, so equal token counts are equal T.
-size_t Tokens(const FlowJob& job) {
-  return job.request.prompt_tokens.size() + job.request.tokens.size();
+// for a whole piece T is token_mel_ratio x all the tokens; a hop's is FlowMatcher::HopFrames.
+// Pieces and hops never share a batch (they run through different calls).
+std::pair<bool, size_t> Length(const FlowMatcher* flow, const FlowJob& job) {
+  if (job.hop && flow != nullptr) {
+    return {true, static_cast<size_t>(
+                      flow->HopFrames({job.request, job.hop->token_offset, job.hop->finalize}))};
+  }
+  return {false, job.request.prompt_tokens.size() + job.request.tokens.size()};
 }
 
 }  // namespace
@@ -98,10 +103,10 @@ void VocoderPool::RunFlows(FlowJob first) {
   if (batches_flows()) {
     // Whoever waits by now (also while the first job's hook ran) joins, at its length.
     std::lock_guard lock(mutex_);
-    const size_t tokens = Tokens(batch.front());
+    const auto length = Length(flow_, batch.front());
     for (auto it = waiting_.begin(); it != waiting_.end() && batch.size() < kMaxFlowBatch;) {
       auto* flow = std::get_if<FlowJob>(&it->job);
-      if (flow == nullptr || Tokens(*flow) != tokens) {
+      if (flow == nullptr || Length(flow_, *flow) != length) {
         ++it;
         continue;
       }
@@ -123,7 +128,22 @@ void VocoderPool::RunFlows(FlowJob first) {
   }
   if (live.empty()) return;
   if (flow_ == nullptr) {
-    for (FlowJob* job : live) job->finish(core::Internal("this vocoder pool has no flow"));
+    for (FlowJob* job : live) {
+      if (job->hop) {
+        job->finish_hop(core::Internal("this vocoder pool has no flow"));
+      } else {
+        job->finish(core::Internal("this vocoder pool has no flow"));
+      }
+    }
+    return;
+  }
+  if (live.front()->hop) {
+    std::vector<FlowMatcher::Hop> hops;
+    for (const FlowJob* job : live) {
+      hops.push_back({job->request, job->hop->token_offset, job->hop->finalize});
+    }
+    std::vector<absl::StatusOr<FlowMel>> mels = flow_->RunPrefixBatch(hops);
+    for (size_t k = 0; k < live.size(); ++k) live[k]->finish_hop(std::move(mels[k]));
     return;
   }
   std::vector<absl::StatusOr<ProviderMel>> mels = flow_->RunBatchOnProvider(requests);

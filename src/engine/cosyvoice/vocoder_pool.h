@@ -13,12 +13,19 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <variant>
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/flow_matcher.h"
 
 namespace voxserve::engine::cosyvoice {
+
+// Where a streaming hop is in its piece (FlowMatcher::Hop without the request).
+struct FlowHopAt {
+  size_t token_offset = 0;
+  bool finalize = false;
+};
 
 // Which waiting job a free thread takes (docs/cosyvoice-generation.md, "Who goes first"): a
 // stream's first chunk before any stream's later chunks, so a newcomer hears audio without
@@ -30,10 +37,15 @@ struct JobPriority {
   std::chrono::steady_clock::time_point runs_dry{};  // later chunks: first audio + audio sent
 };
 
-// A whole piece's flow, which may share estimator calls with other waiting pieces' of the same
-// length, then its own rest (HiFT, the report). Owned by the pool until it runs or is dropped.
+// A whole piece's flow, or a streaming hop's (`hop`), which may share estimator calls with other
+// waiting pieces' (hops') of the same length, then its own rest (HiFT, the report). Owned by the
+// pool until it runs or is dropped.
 struct FlowJob {
-  FlowRequest request;                // views into what `keeps` owns
+  FlowRequest request;  // views into what `keeps` owns
+  // Set: a streaming hop (FlowMatcher::RunPrefixBatch); `finish_hop` gets its mel on the host,
+  // where the piece's HiftStream works.
+  std::optional<FlowHopAt> hop;
+  std::function<void(absl::StatusOr<FlowMel>)> finish_hop;
   std::shared_ptr<const void> keeps;  // the request's tokens and voice profile
   std::function<bool()> dropped;      // true: its segment is gone; `skip` runs instead
   std::function<void()> before;       // on the pool thread, before its flow (a test hook)
@@ -61,9 +73,10 @@ class VocoderPool {
   ~VocoderPool();
 
   void Post(std::function<void()> job, JobPriority priority = {});
-  // Queues a piece's flow. A pool thread takes the first waiting piece and, when the flow batches,
-  // every other waiting piece of the same length (up to kMaxFlowBatch), runs their flows in one
-  // RunBatchOnProvider, then each one's finish in turn.
+  // Queues a piece's (or a hop's) flow. A pool thread takes the waiting job that goes first and,
+  // when the flow batches, every other waiting piece (hop) of the same length (up to
+  // kMaxFlowBatch), runs their flows in one RunBatchOnProvider (RunPrefixBatch), then each one's
+  // finish in turn.
   void PostFlow(FlowJob job);
   // Whether PostFlow shares estimator calls (the estimator's batch axis is dynamic).
   bool batches_flows() const;

@@ -39,13 +39,14 @@ struct Fixture {
   std::shared_ptr<const VoiceProfile> profile;
 };
 
-Fixture Load(int vocoder_threads, bool streaming = false,
-             const std::string& bundle = TinyBundle()) {
+Fixture Load(int vocoder_threads, bool streaming = false, const std::string& bundle = TinyBundle(),
+             int first_hop = 0) {
   Fixture f;
   CosyVoiceEngineConfig config;
   config.model_id = "cv";
   config.bundle_path = bundle;
   config.streaming = streaming;
+  config.stream_first_hop = first_hop;
   config.vocoder_threads = vocoder_threads;
   config.session.execution_provider = testing::TestExecutionProvider();
   auto engine = CosyVoiceEngine::Create(config);
@@ -337,6 +338,77 @@ TEST(CosyVoiceVocoderPool, PiecesOfOneLengthShareTheEstimatorsCallsAndSoundAsAlo
     EXPECT_LE(worst, 1e-4) << "segment " << id;  // float rounding of the stacked rows at most
   }
   EXPECT_NE(out.audio.at(1), out.audio.at(2));
+}
+
+// Streaming (issue 44): two streams of one voice on one schedule are at their first hop with the
+// same prefix length, so their hops waiting together share the estimator's calls
+// (FlowMatcher::RunPrefixBatch) and each sounds as it does alone. Their last hops differ in
+// length (30 and 31 tokens) and run apart: 10 + 10 + 10 calls, where one hop after another would
+// be 40.
+TEST(CosyVoiceVocoderPool, StreamsAtTheSameHopShareTheEstimatorsCallsAndSoundAsAlone) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  const std::string dynamic =
+      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
+  if (!std::filesystem::exists(dynamic)) {
+    GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
+  }
+  constexpr const char* kFile = "flow.decoder.estimator.dynamic-batch.onnx";
+  testing::BrokenBundle bundle("dynamic-batch-stream", [&](nlohmann::json& m) {
+    nlohmann::json& estimator = m["graphs"]["flow_estimator"];
+    estimator["file"] = kFile;
+    for (const char* side : {"inputs", "outputs"}) {
+      for (auto& tensor : estimator[side]) tensor["shape"][0] = "rows";
+    }
+  });
+  std::filesystem::create_symlink(std::filesystem::absolute(dynamic),
+                                  std::filesystem::path(bundle.dir()) / kFile);
+  // First hop 10 tokens (+ 3 lookahead): the next (20) does not fit in 30 tokens.
+  Fixture f = Load(/*vocoder_threads=*/1, /*streaming=*/true, bundle.dir(), /*first_hop=*/10);
+  ASSERT_TRUE(f.profile);
+  ASSERT_EQ(f.engine->flow().estimator_batch(), 0);
+  ASSERT_TRUE(f.engine->flow().has_stream_encoder());
+  auto input = [&](uint64_t seed) {
+    SegmentInput in{"Hello world.", "v", 1.0, f.profile};
+    in.seed = seed;
+    return in;
+  };
+  auto tokens = [](uint64_t llm_id) { return llm_id == 1 ? 30 : 31; };
+  auto together = Runner(*f.engine, tokens, std::make_shared<LlmSteps>());
+  ASSERT_TRUE(together);
+  Gate gate({1});  // holds segment 1's first hop until segment 2's waits behind it
+  together->SetVocodeHookForTest(gate.Hook());
+  ASSERT_TRUE(together->Begin(1, input(11)).ok());
+  ASSERT_TRUE(together->Begin(2, input(22)).ok());
+  Outcome out;
+  // Both LLMs run to their end; their first hops (13 tokens each) were posted together at the
+  // 13th token: segment 1's is held, segment 2's waits in the pool; their last hops wait in
+  // their segments' queues.
+  StepUntil(*together, out,
+            [&] { return together->decoder().running() + together->decoder().queued() == 0; });
+  ASSERT_TRUE(gate.WaitStarted(1));
+  const int64_t calls = f.engine->flow().estimator_calls();
+  gate.Open();
+  StepUntil(*together, out, [&] { return together->Active() == 0; });
+  EXPECT_EQ(f.engine->flow().estimator_calls() - calls, 30);
+  for (SequenceId id : {1, 2}) {
+    ASSERT_TRUE(out.ends.contains(id));
+    EXPECT_TRUE(out.ends.at(id).ok()) << out.ends.at(id);
+    ASSERT_EQ(out.chunks.at(id).size(), 2u) << "the first hop and the rest";
+    EXPECT_EQ(out.audio.at(id).size(), static_cast<size_t>(id == 1 ? 30 : 31) * kSamplesPerToken);
+    auto alone = Runner(
+        *f.engine, [&](uint64_t) { return id == 1 ? 30 : 31; }, std::make_shared<LlmSteps>());
+    ASSERT_TRUE(alone);
+    ASSERT_TRUE(alone->Begin(id, input(id == 1 ? 11 : 22)).ok());
+    Outcome single;
+    StepUntil(*alone, single, [&] { return alone->Active() == 0; });
+    EXPECT_EQ(single.chunks.at(id), out.chunks.at(id));
+    ASSERT_EQ(single.audio.at(id).size(), out.audio.at(id).size());
+    double worst = 0;
+    for (size_t i = 0; i < single.audio.at(id).size(); ++i) {
+      worst = std::max(worst, std::fabs(double{single.audio.at(id)[i]} - out.audio.at(id)[i]));
+    }
+    EXPECT_LE(worst, 1e-4) << "segment " << id;  // float rounding of the stacked rows at most
+  }
 }
 
 }  // namespace
