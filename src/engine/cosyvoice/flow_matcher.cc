@@ -50,6 +50,18 @@ std::vector<float> CosineSchedule(int steps) {
   return span;
 }
 
+// One outcome per request: its value where its error is OK.
+template <typename T>
+std::vector<absl::StatusOr<T>> Outcomes(const std::vector<absl::Status>& errors,
+                                        std::vector<T>& values) {
+  std::vector<absl::StatusOr<T>> outcomes;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    outcomes.push_back(errors[i].ok() ? absl::StatusOr<T>(std::move(values[i]))
+                                      : absl::StatusOr<T>(errors[i]));
+  }
+  return outcomes;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
@@ -361,12 +373,34 @@ absl::StatusOr<FlowBatch> FlowMatcher::Solve(std::span<const Prepared* const> gr
   return batch;
 }
 
+void FlowMatcher::SolveGrouped(std::span<const Prepared* const> prepared, const PairSink& take,
+                               std::vector<absl::Status>& errors) const {
+  // By length: one estimator call serves a group when the batch axis is dynamic.
+  std::map<int, std::vector<size_t>> by_frames;
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    if (prepared[i] != nullptr) by_frames[prepared[i]->frames].push_back(i);
+  }
+  for (const auto& [frames, members] : by_frames) {
+    const size_t per_call = estimator_batch_ == 0 ? members.size() : 1;
+    for (size_t start = 0; start < members.size(); start += per_call) {
+      std::vector<const Prepared*> group;
+      for (size_t j = start; j < std::min(members.size(), start + per_call); ++j) {
+        group.push_back(prepared[members[j]]);
+      }
+      auto solved = Solve(group);
+      for (size_t k = 0; k < group.size(); ++k) {
+        const size_t i = members[start + k];
+        errors[i] = solved.ok() ? take(i, *solved, static_cast<int>(k)) : solved.status();
+      }
+    }
+  }
+}
+
 void FlowMatcher::SolveAll(std::span<const FlowRequest> requests, const SliceSink& take,
                            std::vector<absl::Status>& errors) const {
   errors.assign(requests.size(), absl::OkStatus());
   std::vector<std::optional<Prepared>> prepared(requests.size());
-  // Requests by length: one estimator call serves a group when the batch axis is dynamic.
-  std::map<int, std::vector<size_t>> by_frames;
+  std::vector<const Prepared*> ready(requests.size(), nullptr);
   for (size_t i = 0; i < requests.size(); ++i) {
     auto p = Prepare(requests[i], /*stream=*/false);
     if (!p.ok()) {
@@ -374,25 +408,15 @@ void FlowMatcher::SolveAll(std::span<const FlowRequest> requests, const SliceSin
       continue;
     }
     prepared[i] = std::move(*p);
-    by_frames[prepared[i]->frames].push_back(i);
+    ready[i] = &*prepared[i];
   }
-  for (const auto& [frames, members] : by_frames) {
-    const size_t per_call = estimator_batch_ == 0 ? members.size() : 1;
-    for (size_t start = 0; start < members.size(); start += per_call) {
-      std::vector<const Prepared*> group;
-      for (size_t j = start; j < std::min(members.size(), start + per_call); ++j) {
-        group.push_back(&*prepared[members[j]]);
-      }
-      auto solved = Solve(group);
-      for (size_t k = 0; k < group.size(); ++k) {
-        const size_t i = members[start + k];
+  SolveGrouped(
+      ready,
+      [&](size_t i, const FlowBatch& batch, int pair) {
         // Without the prompt frames (flow.py:279).
-        errors[i] = solved.ok() ? take(i, *solved, static_cast<int>(k), group[k]->prompt_frames,
-                                       group[k]->frames)
-                                : solved.status();
-      }
-    }
-  }
+        return take(i, batch, pair, ready[i]->prompt_frames, ready[i]->frames);
+      },
+      errors);
 }
 
 std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunBatch(
@@ -405,12 +429,7 @@ std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunBatch(
         return SliceToHost(batch, pair, first, end, mels[i]);
       },
       errors);
-  std::vector<absl::StatusOr<FlowMel>> results;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    results.push_back(errors[i].ok() ? absl::StatusOr<FlowMel>(std::move(mels[i]))
-                                     : absl::StatusOr<FlowMel>(errors[i]));
-  }
-  return results;
+  return Outcomes(errors, mels);
 }
 
 std::vector<absl::StatusOr<ProviderMel>> FlowMatcher::RunBatchOnProvider(
@@ -430,12 +449,7 @@ std::vector<absl::StatusOr<ProviderMel>> FlowMatcher::RunBatchOnProvider(
         return glue_->SliceFrames(batch.X(), 2 * pair, first, end, mel.View());
       },
       errors);
-  std::vector<absl::StatusOr<ProviderMel>> results;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    results.push_back(errors[i].ok() ? absl::StatusOr<ProviderMel>(std::move(mels[i]))
-                                     : absl::StatusOr<ProviderMel>(errors[i]));
-  }
-  return results;
+  return Outcomes(errors, mels);
 }
 
 absl::StatusOr<FlowMel> FlowMatcher::Download(const ProviderMel& mel) const {
@@ -492,21 +506,22 @@ int FlowMatcher::HopFrames(const Hop& hop) const {
 }
 
 std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunPrefixBatch(std::span<const Hop> hops) const {
-  std::vector<absl::StatusOr<FlowMel>> results(hops.size(), core::Internal("hop not solved"));
+  std::vector<absl::Status> errors(hops.size());
+  std::vector<FlowMel> mels(hops.size());
   // Each hop's encoder input and the frames [first, end) of its Euler state it hands on.
   struct Planned {
     Prepared prepared;
     int first = 0, end = 0;
   };
   std::vector<std::optional<Planned>> planned(hops.size());
-  std::map<int, std::vector<size_t>> by_frames;
+  std::vector<const Prepared*> ready(hops.size(), nullptr);
   for (size_t i = 0; i < hops.size(); ++i) {
     const Hop& hop = hops[i];
     // The mel a hop hands on ends where its tokens' frames end: all of them when finalizing,
     // before the lookahead's otherwise (flow.py:268-269 with the context split off).
     const size_t lookahead = hop.finalize ? 0 : static_cast<size_t>(pre_lookahead_len_);
     if (hop.token_offset + lookahead >= hop.request.tokens.size()) {
-      results[i] = core::InvalidArgument(
+      errors[i] = core::InvalidArgument(
           "flow request: token_offset " + std::to_string(hop.token_offset) +
           " leaves no frames of " + std::to_string(hop.request.tokens.size()) + " tokens" +
           (hop.finalize ? "" : " (the last " + std::to_string(lookahead) + " are lookahead)"));
@@ -517,38 +532,21 @@ std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunPrefixBatch(std::span<const
     const bool stream = !hop.finalize && stream_encoder_ != nullptr;
     auto p = Prepare(hop.request, stream);
     if (!p.ok()) {
-      results[i] = p.status();
+      errors[i] = p.status();
       continue;
     }
     const int first = p->prompt_frames + static_cast<int>(hop.token_offset) * token_mel_ratio_;
     const int end = stream ? p->frames : p->frames - static_cast<int>(lookahead) * token_mel_ratio_;
-    const int frames = p->frames;
     planned[i] = Planned{*std::move(p), first, end};
-    by_frames[frames].push_back(i);
+    ready[i] = &planned[i]->prepared;
   }
-  for (const auto& [frames, members] : by_frames) {
-    const size_t per_call = estimator_batch_ == 0 ? members.size() : 1;
-    for (size_t start = 0; start < members.size(); start += per_call) {
-      std::vector<const Prepared*> group;
-      for (size_t j = start; j < std::min(members.size(), start + per_call); ++j) {
-        group.push_back(&planned[members[j]]->prepared);
-      }
-      auto solved = Solve(group);
-      for (size_t k = 0; k < group.size(); ++k) {
-        const size_t i = members[start + k];
-        if (!solved.ok()) {
-          results[i] = solved.status();
-          continue;
-        }
-        FlowMel mel;
-        absl::Status sliced =
-            SliceToHost(*solved, static_cast<int>(k), planned[i]->first, planned[i]->end, mel);
-        results[i] =
-            sliced.ok() ? absl::StatusOr<FlowMel>(std::move(mel)) : absl::StatusOr<FlowMel>(sliced);
-      }
-    }
-  }
-  return results;
+  SolveGrouped(
+      ready,
+      [&](size_t i, const FlowBatch& batch, int pair) {
+        return SliceToHost(batch, pair, planned[i]->first, planned[i]->end, mels[i]);
+      },
+      errors);
+  return Outcomes(errors, mels);
 }
 
 }  // namespace voxserve::engine::cosyvoice

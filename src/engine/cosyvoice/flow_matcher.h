@@ -157,6 +157,12 @@ class FlowMatcher {
   // `take` (request index, batch, pair, first and end frame of its mel); errors[i] is request
   // i's outcome.
   using SliceSink = std::function<absl::Status(size_t, const FlowBatch&, int, int, int)>;
+  // Solves the prepared requests (null: failed already, errors[i] says why) grouped by length,
+  // a group per estimator call when its batch axis is dynamic (one request each otherwise), and
+  // hands each solved pair to `take` (request index, batch, pair); errors[i] is its outcome.
+  using PairSink = std::function<absl::Status(size_t, const FlowBatch&, int)>;
+  void SolveGrouped(std::span<const Prepared* const> prepared, const PairSink& take,
+                    std::vector<absl::Status>& errors) const;
   void SolveAll(std::span<const FlowRequest> requests, const SliceSink& take,
                 std::vector<absl::Status>& errors) const;
   absl::Status SliceToHost(const FlowBatch& batch, int pair, int first, int end,
