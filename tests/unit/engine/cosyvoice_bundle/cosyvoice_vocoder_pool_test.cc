@@ -151,6 +151,32 @@ void StepUntil(CosyVoiceRunner& runner, Outcome& out, Done done) {
   for (int guard = 0; !done() && guard < 5000; ++guard) out.Take(runner.Step());
 }
 
+// A copy of the tiny bundle whose flow estimator has a dynamic batch axis (the flow tests'
+// fixture cosyvoice_flow_dynamic_batch_estimator writes it); null when that fixture did not run.
+std::unique_ptr<testing::BrokenBundle> DynamicBatchBundle(const std::string& name) {
+  const std::string dynamic =
+      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
+  if (!std::filesystem::exists(dynamic)) return nullptr;
+  constexpr const char* kFile = "flow.decoder.estimator.dynamic-batch.onnx";
+  auto bundle = std::make_unique<testing::BrokenBundle>(name, [&](nlohmann::json& m) {
+    nlohmann::json& estimator = m["graphs"]["flow_estimator"];
+    estimator["file"] = kFile;
+    for (const char* side : {"inputs", "outputs"}) {
+      for (auto& tensor : estimator[side]) tensor["shape"][0] = "rows";
+    }
+  });
+  std::filesystem::create_symlink(std::filesystem::absolute(dynamic),
+                                  std::filesystem::path(bundle->dir()) / kFile);
+  return bundle;
+}
+
+// The largest sample difference of two equally long signals.
+double WorstDifference(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(double{a[i]} - b[i]));
+  return worst;
+}
+
 TEST(CosyVoiceVocoderPool, TheLlmKeepsSteppingWhileAnotherSegmentIsVocoded) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
   Fixture f = Load(/*vocoder_threads=*/2);  // one held, one for the other segment
@@ -279,22 +305,10 @@ TEST(CosyVoiceVocoderPool, StreamingHopsAreTheSameAloneOrBesideAnother) {
 // and each sounds as it does alone.
 TEST(CosyVoiceVocoderPool, PiecesOfOneLengthShareTheEstimatorsCallsAndSoundAsAlone) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
-  const std::string dynamic =
-      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
-  if (!std::filesystem::exists(dynamic)) {
-    GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
-  }
-  constexpr const char* kFile = "flow.decoder.estimator.dynamic-batch.onnx";
-  testing::BrokenBundle bundle("dynamic-batch", [&](nlohmann::json& m) {
-    nlohmann::json& estimator = m["graphs"]["flow_estimator"];
-    estimator["file"] = kFile;
-    for (const char* side : {"inputs", "outputs"}) {
-      for (auto& tensor : estimator[side]) tensor["shape"][0] = "rows";
-    }
-  });
-  std::filesystem::create_symlink(std::filesystem::absolute(dynamic),
-                                  std::filesystem::path(bundle.dir()) / kFile);
-  Fixture f = Load(/*vocoder_threads=*/1, /*streaming=*/false, bundle.dir());
+  auto bundle = DynamicBatchBundle("dynamic-batch");
+  if (!bundle)
+    GTEST_SKIP() << "no dynamic-batch estimator (fixture cosyvoice_flow_dynamic_batch_estimator)";
+  Fixture f = Load(/*vocoder_threads=*/1, /*streaming=*/false, bundle->dir());
   ASSERT_TRUE(f.profile);
   ASSERT_EQ(f.engine->flow().estimator_batch(), 0);
   auto input = [&](uint64_t seed) {
@@ -331,11 +345,8 @@ TEST(CosyVoiceVocoderPool, PiecesOfOneLengthShareTheEstimatorsCallsAndSoundAsAlo
     Outcome single;
     StepUntil(*alone, single, [&] { return alone->Active() == 0; });
     ASSERT_EQ(single.audio.at(id).size(), out.audio.at(id).size());
-    double worst = 0;
-    for (size_t i = 0; i < single.audio.at(id).size(); ++i) {
-      worst = std::max(worst, std::fabs(double{single.audio.at(id)[i]} - out.audio.at(id)[i]));
-    }
-    EXPECT_LE(worst, 1e-4) << "segment " << id;  // float rounding of the stacked rows at most
+    // Float rounding of the stacked rows at most.
+    EXPECT_LE(WorstDifference(single.audio.at(id), out.audio.at(id)), 1e-4) << "segment " << id;
   }
   EXPECT_NE(out.audio.at(1), out.audio.at(2));
 }
@@ -347,23 +358,11 @@ TEST(CosyVoiceVocoderPool, PiecesOfOneLengthShareTheEstimatorsCallsAndSoundAsAlo
 // be 40.
 TEST(CosyVoiceVocoderPool, StreamsAtTheSameHopShareTheEstimatorsCallsAndSoundAsAlone) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
-  const std::string dynamic =
-      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
-  if (!std::filesystem::exists(dynamic)) {
-    GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
-  }
-  constexpr const char* kFile = "flow.decoder.estimator.dynamic-batch.onnx";
-  testing::BrokenBundle bundle("dynamic-batch-stream", [&](nlohmann::json& m) {
-    nlohmann::json& estimator = m["graphs"]["flow_estimator"];
-    estimator["file"] = kFile;
-    for (const char* side : {"inputs", "outputs"}) {
-      for (auto& tensor : estimator[side]) tensor["shape"][0] = "rows";
-    }
-  });
-  std::filesystem::create_symlink(std::filesystem::absolute(dynamic),
-                                  std::filesystem::path(bundle.dir()) / kFile);
+  auto bundle = DynamicBatchBundle("dynamic-batch-stream");
+  if (!bundle)
+    GTEST_SKIP() << "no dynamic-batch estimator (fixture cosyvoice_flow_dynamic_batch_estimator)";
   // First hop 10 tokens (+ 3 lookahead): the next (20) does not fit in 30 tokens.
-  Fixture f = Load(/*vocoder_threads=*/1, /*streaming=*/true, bundle.dir(), /*first_hop=*/10);
+  Fixture f = Load(/*vocoder_threads=*/1, /*streaming=*/true, bundle->dir(), /*first_hop=*/10);
   ASSERT_TRUE(f.profile);
   ASSERT_EQ(f.engine->flow().estimator_batch(), 0);
   ASSERT_TRUE(f.engine->flow().has_stream_encoder());
@@ -403,11 +402,8 @@ TEST(CosyVoiceVocoderPool, StreamsAtTheSameHopShareTheEstimatorsCallsAndSoundAsA
     StepUntil(*alone, single, [&] { return alone->Active() == 0; });
     EXPECT_EQ(single.chunks.at(id), out.chunks.at(id));
     ASSERT_EQ(single.audio.at(id).size(), out.audio.at(id).size());
-    double worst = 0;
-    for (size_t i = 0; i < single.audio.at(id).size(); ++i) {
-      worst = std::max(worst, std::fabs(double{single.audio.at(id)[i]} - out.audio.at(id)[i]));
-    }
-    EXPECT_LE(worst, 1e-4) << "segment " << id;  // float rounding of the stacked rows at most
+    // Float rounding of the stacked rows at most.
+    EXPECT_LE(WorstDifference(single.audio.at(id), out.audio.at(id)), 1e-4) << "segment " << id;
   }
 }
 
