@@ -43,3 +43,16 @@ def server(pytestconfig):
                          ["--fault-injection", "true"]).start()
     yield instance
     instance.stop()
+
+
+@pytest.fixture(autouse=True)
+def server_survives(request):
+    """Fails a test during which the shared server died, with the server's exit code and log: the
+    next test would otherwise only see "connection refused"."""
+    yield
+    if "server" not in request.fixturenames:
+        return
+    server = request.getfixturevalue("server")
+    if server.process.poll() is not None:
+        pytest.fail(f"voxserve exited ({server.process.returncode}) during this test:\n"
+                    + "\n".join(server.log_lines[-100:]))
