@@ -64,6 +64,20 @@ struct SequenceStep {
   std::optional<absl::Status> end;  // set on the sequence's last step: OK or why it stopped
 };
 
+// Plain data: what a runner is doing, read after each Step for the metrics that explain a stall
+// (scheduler_metrics.h publishes it per instance; docs/observability.md). Gauges are the state
+// after the step; totals count since the runner was made. A runner without these parts leaves
+// them 0.
+struct StreamRunnerStats {
+  uint64_t decoding = 0;               // sequences an autoregressive model is generating tokens for
+  uint64_t prefill_waiting = 0;        // sequences waiting for their prompt's prefill
+  uint64_t tokens_total = 0;           // tokens generated
+  uint64_t vocoder_pending = 0;        // work handed off the step thread and not back yet
+  uint64_t vocoder_jobs_total = 0;     // such work done
+  uint64_t vocoder_batched_total = 0;  // the batch sizes it ran in, summed (mean = / jobs)
+  bool operator==(const StreamRunnerStats&) const = default;
+};
+
 // The active sequences of one engine instance and the step that advances them all. Owned by
 // the scheduler's instance (or the worker process) that created it; one thread uses it.
 class StreamRunner {
@@ -77,6 +91,8 @@ class StreamRunner {
   virtual std::vector<SequenceStep> Step() = 0;
   virtual void Release(SequenceId id) = 0;
   virtual size_t Active() const = 0;
+  // The runner's figures now (after a Step): cheap, called once per step.
+  virtual StreamRunnerStats Stats() const { return {}; }
 };
 
 // A streaming engine is also an Engine: voices, AcceptsVoice, Warmup and voice_cloner mean the

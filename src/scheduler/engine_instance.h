@@ -28,6 +28,7 @@ struct StepOutcome {
   // Not OK when the instance was lost during the step (a worker died, hung or broke the
   // protocol): every sequence still active on it ends with this (retriable) status.
   absl::Status lost;
+  engine::StreamRunnerStats stats;  // the runner's figures after the step (zero when lost)
 };
 
 class EngineInstance {

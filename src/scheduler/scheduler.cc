@@ -71,18 +71,18 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<eng
     });
   }
   std::unique_lock lock(s.mutex_);
-  bool all_tried = s.first_starts_.wait_for(
-      lock, std::chrono::milliseconds(config.startup_timeout_ms), [&s] {
+  bool all_tried =
+      s.first_starts_.wait_for(lock, std::chrono::milliseconds(config.startup_timeout_ms), [&s] {
         return std::all_of(s.states_.begin(), s.states_.end(),
                            [](const InstanceState& state) { return state.tried; });
       });
   if (s.live_ == 0) {
     lock.unlock();
-    return absl::UnavailableError(
-        "model " + s.engine_->info().id + ": no engine instance started" +
-        (all_tried ? " (see the log for why)"
-                   : " within startup_timeout_ms (" + std::to_string(config.startup_timeout_ms) +
-                         " ms)"));
+    return absl::UnavailableError("model " + s.engine_->info().id + ": no engine instance started" +
+                                  (all_tried
+                                       ? " (see the log for why)"
+                                       : " within startup_timeout_ms (" +
+                                             std::to_string(config.startup_timeout_ms) + " ms)"));
   }
   return scheduler;
 }
@@ -212,9 +212,8 @@ bool Scheduler::Revive(int index, std::unique_lock<std::mutex>& lock) {
   } else {
     ++state.failures;
     state.retry_at = core::Clock::now() + Backoff(state.failures);
-    spdlog::warn("model {} instance {} did not start: {} (next try in {} ms)",
-                 engine_->info().id, index, std::string(started.message()),
-                 Backoff(state.failures).count());
+    spdlog::warn("model {} instance {} did not start: {} (next try in {} ms)", engine_->info().id,
+                 index, std::string(started.message()), Backoff(state.failures).count());
   }
   if (metrics_.live_instances) metrics_.live_instances->Set(live_);
   first_starts_.notify_all();
@@ -285,7 +284,8 @@ void Scheduler::InstanceLoop(int index) {
       continue;
     }
 
-    if (candidates.size() < static_cast<size_t>(max_batch_size_) && config_.max_queue_delay_ms > 0) {
+    if (candidates.size() < static_cast<size_t>(max_batch_size_) &&
+        config_.max_queue_delay_ms > 0) {
       core::Clock::time_point oldest = candidates.front()->second.enqueued;
       for (auto it : candidates) oldest = std::min(oldest, it->second.enqueued);
       core::Clock::time_point due = oldest + std::chrono::milliseconds(config_.max_queue_delay_ms);
@@ -368,6 +368,7 @@ StepOutcome InProcessInstance::Step() {
   if (!runner_) return outcome;
   try {
     outcome.steps = runner_->Step();
+    outcome.stats = runner_->Stats();
   } catch (const std::exception& error) {
     // As in Run: a stray exception ends this step's sequences, not the thread. The runner's
     // state is unknown now, so it is replaced before the next Begin.

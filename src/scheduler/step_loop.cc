@@ -32,6 +32,8 @@ void Scheduler::StepLoop(int index) {
   // Keyed by sequence id, which grows, so iteration is join order.
   std::map<engine::SequenceId, Active> active;
   engine::SequenceId next_id = 1;
+  StreamInstanceMetrics stream_metrics =
+      metrics_.instance_stream ? metrics_.instance_stream(index) : StreamInstanceMetrics{};
   size_t completed = 0;  // ended since the last look under the lock (drain-rate estimate)
 
   // Ends an active segment (outside the lock). Its id must already be out of the runner.
@@ -129,6 +131,7 @@ void Scheduler::StepLoop(int index) {
         busy->Increment(std::chrono::duration<double>(finished - started).count());
       }
       if (metrics_.batch_size) metrics_.batch_size->Observe(static_cast<double>(active.size()));
+      stream_metrics.Publish(outcome.stats);
       for (engine::SequenceStep& step : outcome.steps) {
         auto it = active.find(step.id);
         if (it == active.end()) continue;  // released before this step; nothing more of it

@@ -106,19 +106,18 @@ BatchOutcome WorkerInstance::Run(std::span<const engine::SegmentInput> batch) {
   }
   Lose(std::string(failure.message()), /*kill=*/true);
   // The batch may have been the worker's undoing, so it is not retried here; the client may.
-  absl::Status lost = core::InstanceLost(
-      "engine worker of model " + model_id_ + " was lost during synthesis (" +
-          std::string(failure.message()) + "); retry",
-      kLostRetryAfterSeconds);
+  absl::Status lost =
+      core::InstanceLost("engine worker of model " + model_id_ + " was lost during synthesis (" +
+                             std::string(failure.message()) + "); retry",
+                         kLostRetryAfterSeconds);
   outcome.results.assign(batch.size(), lost);
   return outcome;
 }
 
 absl::Status WorkerInstance::Begin(engine::SequenceId id, const engine::SegmentInput& input) {
   if (!Live()) return absl::UnavailableError("worker is not running");
-  absl::Status sent = wire::WriteFrame(
-      worker_.fd, wire::FrameType::kBegin,
-      wire::EncodeBegin(id, wire::WireSegment::From(input)));
+  absl::Status sent = wire::WriteFrame(worker_.fd, wire::FrameType::kBegin,
+                                       wire::EncodeBegin(id, wire::WireSegment::From(input)));
   if (!sent.ok()) Lose(std::string(sent.message()), /*kill=*/true);  // not started: requeued
   return sent;
 }
@@ -146,13 +145,14 @@ StepOutcome WorkerInstance::Step() {
       failure = absl::DataLossError("worker answered a step with frame type " +
                                     std::to_string(static_cast<int>(*type)));
     } else {
-      auto steps = wire::DecodeSteps(answer_.view());
-      if (steps.ok()) {
+      auto stepped = wire::DecodeSteps(answer_.view());
+      if (stepped.ok()) {
         last_answer_ = Clock::now();
-        outcome.steps = *std::move(steps);
+        outcome.steps = std::move(stepped->steps);
+        outcome.stats = stepped->stats;
         return outcome;
       }
-      failure = steps.status();
+      failure = stepped.status();
     }
   }
   if (Live()) Lose(std::string(failure.message()), /*kill=*/true);

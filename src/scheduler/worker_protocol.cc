@@ -285,7 +285,8 @@ absl::StatusOr<std::vector<WireSegment>> DecodeSegments(std::string_view payload
       return Malformed("segment " + std::to_string(i) + " " + *bad);
     }
   }
-  if (reader.left() != 0) return Malformed(std::to_string(reader.left()) + " bytes after the batch");
+  if (reader.left() != 0)
+    return Malformed(std::to_string(reader.left()) + " bytes after the batch");
   return segments;
 }
 
@@ -458,7 +459,8 @@ absl::StatusOr<uint64_t> DecodeSequenceId(std::string_view payload) {
   return id;
 }
 
-PayloadPieces StepsPayload(const std::vector<engine::SequenceStep>& steps) {
+PayloadPieces StepsPayload(const std::vector<engine::SequenceStep>& steps,
+                           const engine::StreamRunnerStats& stats) {
   Writer writer;
   writer.U32(static_cast<uint32_t>(steps.size()));
   for (const engine::SequenceStep& step : steps) {
@@ -467,10 +469,15 @@ PayloadPieces StepsPayload(const std::vector<engine::SequenceStep>& steps) {
     writer.U32(step.end ? 1 : 0);
     if (step.end) WriteStatus(writer, *step.end);
   }
+  for (uint64_t figure :
+       {stats.decoding, stats.prefill_waiting, stats.tokens_total, stats.vocoder_pending,
+        stats.vocoder_jobs_total, stats.vocoder_batched_total}) {
+    writer.U64(figure);
+  }
   return writer.TakePieces();
 }
 
-absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view payload) {
+absl::StatusOr<Stepped> DecodeSteps(std::string_view payload) {
   Reader reader(payload);
   uint32_t count = 0;
   if (!reader.U32(&count)) return Malformed("step without a count");
@@ -478,7 +485,9 @@ absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view p
     return Malformed("step for " + std::to_string(count) + " sequences (0.." +
                      std::to_string(kMaxBatch) + " allowed)");
   }
-  std::vector<engine::SequenceStep> steps(count);
+  Stepped stepped;
+  std::vector<engine::SequenceStep>& steps = stepped.steps;
+  steps.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
     engine::SequenceStep& step = steps[i];
     if (!reader.U64(&step.id)) {
@@ -499,8 +508,14 @@ absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view p
       step.end = end;
     }
   }
+  engine::StreamRunnerStats& stats = stepped.stats;
+  for (uint64_t* figure :
+       {&stats.decoding, &stats.prefill_waiting, &stats.tokens_total, &stats.vocoder_pending,
+        &stats.vocoder_jobs_total, &stats.vocoder_batched_total}) {
+    if (!reader.U64(figure)) return Malformed("the step's runner figures are truncated");
+  }
   if (reader.left() != 0) return Malformed(std::to_string(reader.left()) + " bytes after the step");
-  return steps;
+  return stepped;
 }
 
 void PayloadPieces::Append(const void* data, size_t size) {
@@ -543,8 +558,9 @@ std::string EncodeResults(const std::vector<absl::StatusOr<audio::PcmAudio>>& re
   return ResultsPayload(results).Flatten();
 }
 
-std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps) {
-  return StepsPayload(steps).Flatten();
+std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps,
+                        const engine::StreamRunnerStats& stats) {
+  return StepsPayload(steps, stats).Flatten();
 }
 
 std::string EncodeU32(uint32_t value) {

@@ -27,7 +27,8 @@ namespace voxserve::scheduler::worker_protocol {
 inline constexpr uint32_t kMagic = 0x4B575856;  // "VXWK" in little-endian memory order
 // 2: PCM results and step chunks carry their word timings (audio::PcmAudio::words).
 // 3: segments carry instructions, seed, voice mode and a cloned voice's profile (CosyVoice).
-inline constexpr uint16_t kVersion = 4;
+// 5: a step's answer ends with the runner's figures (engine::StreamRunnerStats).
+inline constexpr uint16_t kVersion = 5;
 inline constexpr size_t kHeaderBytes = 16;
 // The largest frame either side accepts: a batch's PCM. 400 characters (the default longest
 // segment) speak for under a minute, 5.8 MB of float samples at 24 kHz; 256 MiB leaves room for
@@ -141,9 +142,16 @@ std::string EncodeBegin(uint64_t id, const WireSegment& segment);
 absl::StatusOr<std::pair<uint64_t, WireSegment>> DecodeBegin(std::string_view payload);
 std::string EncodeSequenceId(uint64_t id);
 absl::StatusOr<uint64_t> DecodeSequenceId(std::string_view payload);
-PayloadPieces StepsPayload(const std::vector<engine::SequenceStep>& steps);  // borrows samples
-std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps);
-absl::StatusOr<std::vector<engine::SequenceStep>> DecodeSteps(std::string_view payload);
+// A step's answer: its chunks and ends, then the runner's figures after it.
+struct Stepped {
+  std::vector<engine::SequenceStep> steps;
+  engine::StreamRunnerStats stats;
+};
+PayloadPieces StepsPayload(const std::vector<engine::SequenceStep>& steps,
+                           const engine::StreamRunnerStats& stats = {});  // borrows samples
+std::string EncodeSteps(const std::vector<engine::SequenceStep>& steps,
+                        const engine::StreamRunnerStats& stats = {});
+absl::StatusOr<Stepped> DecodeSteps(std::string_view payload);
 
 std::string EncodeU32(uint32_t value);
 absl::StatusOr<uint32_t> DecodeU32(std::string_view payload);
@@ -154,9 +162,8 @@ absl::StatusOr<uint32_t> DecodeU32(std::string_view payload);
 // peer closed the connection, DataLoss for a malformed frame.
 absl::Status WriteFrame(int fd, FrameType type, std::string_view payload);
 absl::Status WriteFramePieces(int fd, FrameType type, const PayloadPieces& payload);
-absl::StatusOr<Frame> ReadFrame(
-    int fd, std::chrono::steady_clock::time_point deadline =
-                std::chrono::steady_clock::time_point::max());
+absl::StatusOr<Frame> ReadFrame(int fd, std::chrono::steady_clock::time_point deadline =
+                                            std::chrono::steady_clock::time_point::max());
 // As ReadFrame, with the payload in *payload (payload->view()) instead of a new string.
 absl::StatusOr<FrameType> ReadFrameInto(
     int fd, FrameBuffer* payload,

@@ -95,8 +95,7 @@ absl::Status ServeStreamFrame(int fd, const wire::Frame& frame, StreamState& str
     auto begin = wire::DecodeBegin(frame.payload);
     if (!begin.ok()) return begin.status();
     const wire::WireSegment& segment = begin->second;
-    absl::Status begun =
-        stream.runner->Begin(begin->first, segment.Input());
+    absl::Status begun = stream.runner->Begin(begin->first, segment.Input());
     if (!begun.ok()) {
       engine::SequenceStep end;
       end.id = begin->first;
@@ -133,7 +132,8 @@ absl::Status ServeStreamFrame(int fd, const wire::Frame& frame, StreamState& str
   } catch (const std::exception& error) {
     return absl::InternalError(std::string("engine failed: ") + error.what());
   }
-  return wire::WriteFramePieces(fd, wire::FrameType::kStepped, wire::StepsPayload(steps));
+  return wire::WriteFramePieces(fd, wire::FrameType::kStepped,
+                                wire::StepsPayload(steps, stream.runner->Stats()));
 }
 
 int Serve(int fd, engine::Engine& engine, bool test_faults) {
@@ -172,8 +172,8 @@ int Serve(int fd, engine::Engine& engine, bool test_faults) {
       try {
         results = engine.Synthesize(inputs);
       } catch (const std::exception& error) {
-        results.assign(inputs.size(), absl::InternalError(std::string("engine failed: ") +
-                                                          error.what()));
+        results.assign(inputs.size(),
+                       absl::InternalError(std::string("engine failed: ") + error.what()));
       }
       sent = wire::WriteFramePieces(fd, wire::FrameType::kResults, wire::ResultsPayload(results));
     } else if (stream.runner &&

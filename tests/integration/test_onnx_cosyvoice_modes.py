@@ -309,6 +309,37 @@ def test_worker_processes_speak_a_cloned_voice_as_in_process(thread_server, proc
     assert audio == pcm(thread_server, seed=7, text="Hi. Bye.")
 
 
+def stream_samples(server, name):
+    """{worker: value} of one streaming-engine metric of the cosyvoice2 model."""
+    samples = {}
+    for line in requests.get(server.url + "/metrics", timeout=10).text.splitlines():
+        if line.startswith(name + "{") and 'model="cosyvoice2"' in line:
+            worker = line.split('worker="')[1].split('"')[0]
+            samples[worker] = float(line.split()[-1])
+    return samples
+
+
+def test_the_runners_figures_reach_metrics_in_process_and_from_workers(thread_server,
+                                                                      process_server):
+    """What explains a stall (LLM rows, prefills waiting, tokens, vocoder jobs and their batch)
+    is published per instance, from the in-process runner and through the worker protocol."""
+    for server, instances in ((thread_server, 1), (process_server, 2)):
+        for _ in range(instances):
+            assert fresh_pcm(server, voice=server.voice_id)
+        tokens = stream_samples(server, "voxserve_stream_tokens_total")
+        jobs = stream_samples(server, "voxserve_stream_vocoder_jobs_total")
+        batched = stream_samples(server, "voxserve_stream_vocoder_batched_total")
+        assert sum(tokens.values()) > 0 and sum(jobs.values()) > 0, (tokens, jobs)
+        assert sum(batched.values()) >= sum(jobs.values())
+        # Idle again: no row decoding, no prefill waiting, no vocoder job pending.
+        for gauge in ("voxserve_stream_decoding", "voxserve_stream_prefill_waiting",
+                      "voxserve_stream_vocoder_pending"):
+            assert set(stream_samples(server, gauge).values()) <= {0.0}, gauge
+    # Engines that do not stream (espeak beside it) have none of these series.
+    metrics = requests.get(process_server.url + "/metrics", timeout=10).text
+    assert 'voxserve_stream_tokens_total{model="espeak"' not in metrics
+
+
 def test_a_killed_cosyvoice_worker_is_replaced_and_speaks_again(thread_server, process_server):
     before = worker_pids(process_server)
     os.kill(before[0], signal.SIGKILL)

@@ -229,7 +229,10 @@ std::vector<SequenceStep> CosyVoiceRunner::Step() {
       const SequenceId id = owner->second;
       auto it = segments_.find(id);
       Segment& segment = it->second;
-      if (event.token >= 0) segment.tokens.push_back(static_cast<int32_t>(event.token));
+      if (event.token >= 0) {
+        segment.tokens.push_back(static_cast<int32_t>(event.token));
+        ++tokens_total_;
+      }
       if (event.finish == LlmFinish::kNone) {
         if (segment.tokens.size() < TokenBudget(segment)) {
           if (segment.stream) PostReadyHop(id, segment);
@@ -259,6 +262,20 @@ std::vector<SequenceStep> CosyVoiceRunner::Step() {
   steps.reserve(out.size());
   for (auto& [order, step] : out) steps.push_back(std::move(step));
   return steps;
+}
+
+StreamRunnerStats CosyVoiceRunner::Stats() const {
+  StreamRunnerStats stats;
+  stats.decoding = decoder_->running();
+  stats.prefill_waiting = decoder_->queued();
+  stats.tokens_total = tokens_total_;
+  for (const auto& [id, segment] : segments_) {
+    stats.vocoder_pending += segment.waiting.size() + (segment.in_flight ? 1 : 0);
+  }
+  std::lock_guard lock(outbox_->mutex);
+  stats.vocoder_jobs_total = outbox_->jobs;
+  stats.vocoder_batched_total = outbox_->batched;
+  return stats;
 }
 
 void CosyVoiceRunner::Release(SequenceId id) {
@@ -343,11 +360,15 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
                                    std::chrono::duration<double>(segment.audio_seconds));
   // The job copies the stages (pointers into the engine, whose pool ends before its stages)
   // and shares the rest, so neither Release nor the runner's end leaves it a dangling reference.
-  auto report = [outbox = outbox_, id,
-                 order = segment.order](absl::StatusOr<audio::PcmAudio> audio) {
+  // The size of the batch the job's flow ran in (1 unless the pool said otherwise), for Stats.
+  auto batch = std::make_shared<size_t>(1);
+  auto report = [outbox = outbox_, id, order = segment.order,
+                 batch](absl::StatusOr<audio::PcmAudio> audio) {
     {
       std::lock_guard lock(outbox->mutex);
       outbox->done.push_back(Vocoded{id, order, std::move(audio)});
+      ++outbox->jobs;
+      outbox->batched += *batch;
     }
     outbox->ready.notify_one();
   };
@@ -372,6 +393,7 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
       };
     }
     flow.skip = [report] { report(audio::PcmAudio{}); };
+    flow.batched = [batch](size_t size) { *batch = size; };  // same pool thread as the report
     flow.priority = priority;
     stages_.vocoder->PostFlow(std::move(flow));
     return;

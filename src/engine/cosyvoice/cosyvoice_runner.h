@@ -88,6 +88,7 @@ class CosyVoiceRunner final : public StreamRunner {
   std::vector<SequenceStep> Step() override;
   void Release(SequenceId id) override;
   size_t Active() const override { return segments_.size(); }
+  StreamRunnerStats Stats() const override;
   ~CosyVoiceRunner() override;
 
   LlmDecoder& decoder() { return *decoder_; }  // for tests (logp hook)
@@ -144,6 +145,8 @@ class CosyVoiceRunner final : public StreamRunner {
     std::mutex mutex;
     std::condition_variable ready;
     std::vector<Vocoded> done;  // guarded by mutex
+    uint64_t jobs = 0;          // guarded by mutex: jobs done (skipped ones too)
+    uint64_t batched = 0;       // guarded by mutex: the batch sizes they ran in, summed
   };
   CosyVoiceRunner(const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder,
                   int max_active)
@@ -191,6 +194,7 @@ class CosyVoiceRunner final : public StreamRunner {
   std::map<uint64_t, SequenceId> by_llm_id_;
   uint64_t next_llm_id_ = 1;
   uint64_t next_order_ = 0;
+  uint64_t tokens_total_ = 0;
   std::shared_ptr<Outbox> outbox_ = std::make_shared<Outbox>();
   VocodeHook vocode_hook_;
 };

@@ -127,6 +127,9 @@ void VocoderPool::RunFlows(FlowJob first) {
     requests.push_back(job.request);
   }
   if (live.empty()) return;
+  for (FlowJob* job : live) {
+    if (job->batched) job->batched(live.size());
+  }
   if (flow_ == nullptr) {
     for (FlowJob* job : live) {
       if (job->hop) {

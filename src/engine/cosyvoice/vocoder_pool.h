@@ -52,6 +52,9 @@ struct FlowJob {
   // On the pool thread with the piece's mel (left in the provider's memory) or the flow's error.
   std::function<void(absl::StatusOr<ProviderMel>)> finish;
   std::function<void()> skip;
+  // On the pool thread before `finish` (`finish_hop`): how many jobs shared its flow's
+  // estimator calls (1: alone), for the metrics.
+  std::function<void(size_t)> batched;
   JobPriority priority;
 };
 

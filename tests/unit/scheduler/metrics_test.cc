@@ -113,5 +113,28 @@ TEST_F(SchedulerMetricsTest, ExpositionCarriesTheModelLabel) {
               HasSubstr("voxserve_segments_dropped_total{model=\"fake\",reason=\"cancelled\"} 0"));
 }
 
+// A streaming instance's runner figures: gauges follow the last step, totals become counter
+// increments, and a runner made again (after a loss) counting from 0 adds its new total.
+TEST(StreamInstanceMetricsTest, GaugesFollowTheRunnerAndTotalsSurviveARunnerReplaced) {
+  core::MetricsRegistry registry;
+  SchedulerMetricFamilies families(registry);
+  StreamInstanceMetrics stream = families.ForModel("cv").instance_stream(1);
+  stream.Publish({2, 1, 40, 3, 5, 9});
+  stream.Publish({1, 0, 70, 1, 8, 15});
+  EXPECT_EQ(stream.decoding->Value(), 1);
+  EXPECT_EQ(stream.prefill_waiting->Value(), 0);
+  EXPECT_EQ(stream.vocoder_pending->Value(), 1);
+  EXPECT_EQ(stream.tokens->Value(), 70);
+  EXPECT_EQ(stream.vocoder_jobs->Value(), 8);
+  EXPECT_EQ(stream.vocoder_batched->Value(), 15);
+  stream.Publish({});                   // the instance was lost: its runner is gone
+  stream.Publish({1, 0, 12, 0, 1, 2});  // a new runner, from 0
+  EXPECT_EQ(stream.tokens->Value(), 82);
+  EXPECT_EQ(stream.vocoder_jobs->Value(), 9);
+  EXPECT_EQ(stream.decoding->Value(), 1);
+  EXPECT_THAT(registry.RenderText(),
+              HasSubstr("voxserve_stream_tokens_total{model=\"cv\",worker=\"1\"} 82"));
+}
+
 }  // namespace
 }  // namespace voxserve::scheduler

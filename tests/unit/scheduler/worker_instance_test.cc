@@ -19,8 +19,8 @@ namespace voxserve::scheduler {
 namespace {
 
 namespace wire = worker_protocol;
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 using Behaviour = std::function<void(int fd)>;
 
@@ -62,7 +62,9 @@ class FakeLauncher : public WorkerLauncher {
   std::thread thread_;
 };
 
-void SendReady(int fd) { ASSERT_TRUE(wire::WriteFrame(fd, wire::FrameType::kReady, wire::EncodeU32(1)).ok()); }
+void SendReady(int fd) {
+  ASSERT_TRUE(wire::WriteFrame(fd, wire::FrameType::kReady, wire::EncodeU32(1)).ok());
+}
 
 // Reads until the parent closes the socket.
 void WaitForClose(int fd) {
@@ -267,7 +269,9 @@ Behaviour StreamingWorker(int die_at_step = 0) {
         (*runner)->Release(*wire::DecodeSequenceId(frame->payload));
       } else if (frame->type == wire::FrameType::kStep) {
         if (++steps == die_at_step) return;
-        (void)wire::WriteFrame(fd, wire::FrameType::kStepped, wire::EncodeSteps((*runner)->Step()));
+        std::vector<engine::SequenceStep> stepped = (*runner)->Step();
+        (void)wire::WriteFrame(fd, wire::FrameType::kStepped,
+                               wire::EncodeSteps(stepped, (*runner)->Stats()));
       }
     }
   };

@@ -1,5 +1,7 @@
 // The worker IPC framing: what round-trips, and that every malformed input is a clear DataLoss
 // error (never a crash, never an allocation the length field asks for).
+#include "scheduler/worker_protocol.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -8,8 +10,6 @@
 #include <cstring>
 #include <random>
 #include <thread>
-
-#include "scheduler/worker_protocol.h"
 
 namespace voxserve::scheduler::worker_protocol {
 namespace {
@@ -167,10 +167,10 @@ TEST(WorkerProtocolTest, StepChunksCarryTheirWordTimings) {
   step.end = absl::OkStatus();
   auto decoded = DecodeSteps(EncodeSteps({step}));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
-  ASSERT_EQ(decoded->size(), 1u);
-  EXPECT_EQ((*decoded)[0].chunk.timings, audio::TimingsKind::kEstimated);
-  ASSERT_EQ((*decoded)[0].chunk.words.size(), 1u);
-  EXPECT_EQ((*decoded)[0].chunk.words[0].text_end, 4u);
+  ASSERT_EQ(decoded->steps.size(), 1u);
+  EXPECT_EQ(decoded->steps[0].chunk.timings, audio::TimingsKind::kEstimated);
+  ASSERT_EQ(decoded->steps[0].chunk.words.size(), 1u);
+  EXPECT_EQ(decoded->steps[0].chunk.words[0].text_end, 4u);
 }
 
 TEST(WorkerProtocolTest, UnknownTimingsKindIsRejected) {
@@ -354,23 +354,37 @@ TEST(WorkerProtocolTest, StepsRoundTripWithChunksAndEnds) {
 
   auto decoded = DecodeSteps(EncodeSteps(steps));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
-  ASSERT_EQ(decoded->size(), 3u);
-  EXPECT_EQ((*decoded)[0].id, 1u);
-  EXPECT_EQ((*decoded)[0].chunk.samples, (std::vector<float>{0.25f, -0.5f}));
-  EXPECT_FALSE((*decoded)[0].end.has_value());
-  EXPECT_EQ((*decoded)[1].id, 0xFFFF'FFFF'FFFFull);
-  ASSERT_TRUE((*decoded)[1].end.has_value());
-  EXPECT_TRUE((*decoded)[1].end->ok());
-  ASSERT_TRUE((*decoded)[2].end.has_value());
-  EXPECT_EQ((*decoded)[2].end->code(), absl::StatusCode::kInternal);
-  EXPECT_EQ((*decoded)[2].end->message(), "went wrong");
-  EXPECT_TRUE((*decoded)[2].chunk.samples.empty());
+  ASSERT_EQ(decoded->steps.size(), 3u);
+  EXPECT_EQ(decoded->steps[0].id, 1u);
+  EXPECT_EQ(decoded->steps[0].chunk.samples, (std::vector<float>{0.25f, -0.5f}));
+  EXPECT_FALSE(decoded->steps[0].end.has_value());
+  EXPECT_EQ(decoded->steps[1].id, 0xFFFF'FFFF'FFFFull);
+  ASSERT_TRUE(decoded->steps[1].end.has_value());
+  EXPECT_TRUE(decoded->steps[1].end->ok());
+  ASSERT_TRUE(decoded->steps[2].end.has_value());
+  EXPECT_EQ(decoded->steps[2].end->code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(decoded->steps[2].end->message(), "went wrong");
+  EXPECT_TRUE(decoded->steps[2].chunk.samples.empty());
+}
+
+TEST(WorkerProtocolTest, AStepCarriesTheRunnersFigures) {
+  engine::StreamRunnerStats stats{3, 2, 1'000'000'007, 4, 77, 150};
+  std::vector<engine::SequenceStep> steps(1);
+  steps[0].id = 9;
+  std::string payload = EncodeSteps(steps, stats);
+  auto decoded = DecodeSteps(payload);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->stats, stats);
+  EXPECT_EQ(decoded->steps[0].id, 9u);
+  EXPECT_THAT(
+      DecodeSteps(std::string_view(payload).substr(0, payload.size() - 8)).status().message(),
+      HasSubstr("runner figures"));
 }
 
 TEST(WorkerProtocolTest, AnEmptyStepIsValid) {
   auto decoded = DecodeSteps(EncodeSteps({}));
   ASSERT_TRUE(decoded.ok());
-  EXPECT_TRUE(decoded->empty());
+  EXPECT_TRUE(decoded->steps.empty());
 }
 
 TEST(WorkerProtocolTest, TruncatedOrPaddedStepsAreDataLoss) {
@@ -457,9 +471,10 @@ TEST(WorkerProtocolTest, AClonedVoicesSegmentRoundTripsWithEveryField) {
     ASSERT_EQ(p.tensors.size(), 3u);
     const engine::ProfileTensor& mel = p.tensors.at("prompt_mel");
     EXPECT_EQ(mel.shape, (std::vector<int64_t>{3, 2}));
-    EXPECT_EQ(std::memcmp(mel.floats.data(), sent.voice_profile->tensors.at("prompt_mel").floats.data(),
-                          6 * sizeof(float)),
-              0);  // -0.0 and the denormal too
+    EXPECT_EQ(
+        std::memcmp(mel.floats.data(), sent.voice_profile->tensors.at("prompt_mel").floats.data(),
+                    6 * sizeof(float)),
+        0);  // -0.0 and the denormal too
     EXPECT_EQ(p.tensors.at("prompt_speech_tokens").ints, (std::vector<int32_t>{0, 6560, 17, 2}));
     EXPECT_EQ(p.tensors.at("prompt_speech_tokens").dtype, engine::ProfileTensor::DType::kInt32);
     EXPECT_TRUE(p.tensors.at("empty").floats.empty());

@@ -140,6 +140,37 @@ TEST(CosyVoiceRunner, SameInputSameAudioAloneOrBatchedAndReleaseStopsOneSegment)
   EXPECT_EQ(out.audio.at(3), alone[0]->samples);
 }
 
+// The figures the metrics read (StreamRunnerStats): prefills waiting, LLM rows decoding, tokens
+// made and vocoder jobs, all back to idle at the end.
+TEST(CosyVoiceRunner, StatsFollowPrefillDecodingTokensAndVocoderJobs) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture f = Load();
+  ASSERT_TRUE(f.profile);
+  auto runner = StoppingRunner(*f.engine, 7);
+  ASSERT_TRUE(runner);
+  ASSERT_TRUE(runner->Begin(1, {"Hello world.", "v", 1.0, f.profile}).ok());
+  ASSERT_TRUE(runner->Begin(2, {"Good morning.", "v", 1.0, f.profile}).ok());
+  StreamRunnerStats begun = runner->Stats();
+  EXPECT_EQ(begun.prefill_waiting, 2u);  // one prefill per step (max_prefills_per_step 1)
+  EXPECT_EQ(begun.decoding, 0u);
+  runner->Step();
+  runner->Step();
+  StreamRunnerStats stepped = runner->Stats();
+  EXPECT_EQ(stepped.prefill_waiting, 0u);
+  EXPECT_EQ(stepped.decoding, 2u);
+  EXPECT_GT(stepped.tokens_total, 0u);
+  Outcome out = RunToEnd(*runner);
+  ASSERT_TRUE(out.ends.at(1).ok() && out.ends.at(2).ok());
+  StreamRunnerStats done = runner->Stats();
+  EXPECT_EQ(done.tokens_total, 14u);       // 7 each; the stop token is not one
+  EXPECT_EQ(done.vocoder_jobs_total, 2u);  // one piece each
+  EXPECT_GE(done.vocoder_batched_total, 2u);
+  EXPECT_LE(done.vocoder_batched_total, 4u);
+  EXPECT_EQ(done.decoding, 0u);
+  EXPECT_EQ(done.prefill_waiting, 0u);
+  EXPECT_EQ(done.vocoder_pending, 0u);
+}
+
 TEST(CosyVoiceRunner, RefusesSegmentsWithoutAProfileOfItsFamily) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
   Fixture f = Load();
