@@ -157,8 +157,8 @@ def hpa_metric_names(hpa):
 
 
 @pytest.fixture(scope="module")
-def exported_metrics():
-    """Metric names a running voxserve exports on /metrics after one synthesis."""
+def scraped_metrics():
+    """A running voxserve's /metrics text after one synthesis."""
     if not VOXSERVE_BIN:
         pytest.skip("VOXSERVE_BIN unset")
     server = VoxServer(VOXSERVE_BIN).start()
@@ -166,11 +166,26 @@ def exported_metrics():
         r = requests.post(server.url + "/v1/audio/speech", timeout=30,
                           json={"model": "tts-1", "voice": "alloy", "input": "Scale me."})
         assert r.status_code == 200
-        text = requests.get(server.url + "/metrics", timeout=10).text
+        return requests.get(server.url + "/metrics", timeout=10).text
     finally:
         server.stop()
-    return {line.split("{")[0].split(" ")[0] for line in text.splitlines()
+
+
+@pytest.fixture(scope="module")
+def exported_metrics(scraped_metrics):
+    """Metric names with samples on a running voxserve's /metrics after one synthesis."""
+    return {line.split("{")[0].split(" ")[0] for line in scraped_metrics.splitlines()
             if line and not line.startswith("#")}
+
+
+@pytest.fixture(scope="module")
+def metric_families(scraped_metrics):
+    """Every family voxserve registers (its # TYPE lines: streaming-engine families too, with no
+    samples on espeak), and the GPU families, registered only where NVML is present."""
+    names = {line.split()[2] for line in scraped_metrics.splitlines()
+             if line.startswith("# TYPE ")}
+    gpu = (ROOT / "src" / "core" / "gpu_monitor.cc").read_text()
+    return names | set(re.findall(r'"(voxserve_gpu_[a-z_]+)"', gpu))
 
 
 def test_autoscaling_metrics_are_ones_voxserve_exports(rendered, exported_metrics):
@@ -285,3 +300,57 @@ def test_systemd_unit_verifies(tmp_path):
     result = run("systemd-analyze", "verify", str(path))
     problems = [l for l in (result.stdout + result.stderr).splitlines() if "voxserve.service" in l]
     assert result.returncode == 0 and not problems, result.stdout + result.stderr
+
+
+MONITORING = DEPLOY / "monitoring"
+
+
+def test_alert_rules_check_and_pass_their_promtool_tests():
+    checked = run("promtool", "check", "rules", "alerts.yaml", cwd=MONITORING)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    tested = run("promtool", "test", "rules", "alerts.test.yaml", cwd=MONITORING)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def dashboard_queries():
+    dashboard = json.loads((MONITORING / "grafana-dashboard.json").read_text())
+    return dashboard, [target["expr"] for panel in dashboard["panels"]
+                       for target in panel.get("targets", [])]
+
+
+def series_names(expr):
+    """The metric names a PromQL expression reads (voxserve's, the process's, Prometheus' up),
+    histogram suffixes taken off."""
+    names = set(re.findall(r"\b((?:voxserve|process)_[a-z_]+)\b", expr))
+    return {re.sub(r"_(bucket|sum|count)$", "", name) for name in names}
+
+
+def test_dashboard_and_alerts_read_only_metrics_voxserve_registers(metric_families):
+    _, queries = dashboard_queries()
+    alerts = yaml.safe_load((MONITORING / "alerts.yaml").read_text())
+    queries += [rule["expr"] for group in alerts["groups"] for rule in group["rules"]]
+    read = set().union(*(series_names(q) for q in queries))
+    # Histograms are registered under their base name; their series carry the suffixes.
+    assert read <= metric_families, read - metric_families
+    assert {"voxserve_stream_tokens_total", "voxserve_stream_vocoder_pending",
+            "voxserve_time_to_first_audio_seconds"} <= read
+
+
+def test_dashboard_queries_are_valid_promql(tmp_path):
+    """Every panel's query, Grafana's variables given values, parsed by promtool (as recording
+    rules), and the dashboard's panels with ids of their own on the Prometheus variable."""
+    dashboard, queries = dashboard_queries()
+    assert len(queries) >= 15
+    ids = [panel["id"] for panel in dashboard["panels"]]
+    assert len(ids) == len(set(ids))
+    for panel in dashboard["panels"]:
+        if panel["type"] != "row":
+            assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+    concrete = [q.replace("$__rate_interval", "5m").replace("$model", ".*")
+                .replace("$instance", ".*") for q in queries]
+    rules = {"groups": [{"name": "dashboard", "rules": [
+        {"record": f"dashboard:query{i}", "expr": q} for i, q in enumerate(concrete)]}]}
+    path = tmp_path / "dashboard-rules.yaml"
+    path.write_text(yaml.safe_dump(rules))
+    checked = run("promtool", "check", "rules", str(path))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
