@@ -17,6 +17,7 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(OpenSSL 3 REQUIRED)  # TLS (transport/tls) and API key digests (transport/auth)
+find_package(CURL 7.85 REQUIRED)  # hub/: `voxserve models pull` (CURLOPT_PROTOCOLS_STR)
 
 pkg_check_modules(ESPEAK_NG REQUIRED IMPORTED_TARGET espeak-ng)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)

@@ -21,6 +21,7 @@ build_packages=(
   libzip-dev  # Kokoro's NPZ voice files
   libpq-dev  # voices.backend postgres: the shared voice registry (libpq)
   libexpat1-dev  # text/ssml: the SSML parser (DTDs refused: no entity expansion)
+  libcurl4-openssl-dev  # hub/: `voxserve models pull` downloads from the Hugging Face hub
   libavahi-core-dev  # Wyoming's zeroconf announcement (Avahi's embedded mDNS responder)
 )
 packages=(

@@ -2,7 +2,7 @@
 # Lays out the runtime image's files under ROOT: the binaries in /usr/local/bin, every shared
 # library they load that the base image may lack in /usr/local/lib/voxserve (found with ldd, so the
 # list follows the build instead of being kept by hand), espeak-ng's data where the library looks
-# for it, and the CA bundle (outgoing TLS is not used today; the file lets an mTLS setup name it).
+# for it, and the CA bundle (`voxserve models pull` reaches the hub over HTTPS; an mTLS setup may name it).
 #   collect-runtime.sh ROOT BINARY...
 set -euo pipefail
 root=$1; shift

@@ -324,7 +324,8 @@ OptionTable BuildOptionTable(ServerConfig& c) {
       .Example("/var/lib/voxserve/models")
       .Details(
           "Piper: an `*.onnx` with its `*.onnx.json` beside it; Kokoro: an `*.onnx` with a "
-          "`voices*.bin` or a `voices/` folder beside it. Subfolders are searched 4 levels deep; "
+          "`voices*.bin` or a `voices/` folder beside it. Subfolders are searched 6 levels deep "
+          "(piper-voices' own en/en_US/lessac/medium layout fits); "
           "each file found becomes a model beside the configured ones (a configured model of the "
           "same id wins). See [engines and models](models.md#piper-and-kokoro).");
   add("skip_broken_models", "skip-broken-models",

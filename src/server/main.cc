@@ -7,6 +7,7 @@
 #include "core/logging.h"
 #include "server/config_reference.h"
 #include "server/model_commands.h"
+#include "server/pull_command.h"
 #include "server/server_app.h"
 #include "server/server_config.h"
 #include "server/startup_checks.h"
@@ -22,6 +23,10 @@ int main(int argc, char** argv) {
   if (voxserve::server::IsModelCommandLine(argc, argv)) {
     return voxserve::server::RunModelCommand(argc, argv);
   }
+  // voxserve models pull REPO: a model from the Hugging Face hub.
+  if (voxserve::server::IsPullCommandLine(argc, argv)) {
+    return voxserve::server::RunPullCommand(argc, argv);
+  }
   // voxserve voices import|export: between a voices directory and PostgreSQL.
   if (voxserve::server::IsVoiceCommandLine(argc, argv)) {
     return voxserve::server::RunVoiceCommand(argc, argv);
@@ -30,7 +35,8 @@ int main(int argc, char** argv) {
   if (voxserve::server::IsConfigReferenceCommandLine(argc, argv)) {
     return voxserve::server::RunConfigReference(argc, argv);
   }
-  auto parsed = voxserve::server::LoadServerConfig(argc, argv, voxserve::core::ProcessEnvironment());
+  auto parsed =
+      voxserve::server::LoadServerConfig(argc, argv, voxserve::core::ProcessEnvironment());
   if (!parsed.ok()) {
     std::fprintf(stderr, "voxserve: %s\n", std::string(parsed.status().message()).c_str());
     return 2;

@@ -11,7 +11,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMaxDepth = 4;  // e.g. <repo>/onnx/model.onnx inside a folder of repositories
+// rhasspy/piper-voices' own layout (en/en_US/lessac/medium/*.onnx, as `voxserve models pull`
+// leaves it) inside a folder of repositories, with a level to spare.
+constexpr int kMaxDepth = 6;
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&

@@ -19,7 +19,7 @@ struct DiscoveredModels {
   std::vector<std::string> notes;  // files that look like models but were not taken, and why
 };
 
-// Scans `dir` and its subfolders (4 levels). NotFound when `dir` is not a folder.
+// Scans `dir` and its subfolders (6 levels). NotFound when `dir` is not a folder.
 absl::StatusOr<DiscoveredModels> DiscoverModels(const std::string& dir);
 
 }  // namespace voxserve::engine::onnx

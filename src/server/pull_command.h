@@ -1,0 +1,14 @@
+// voxserve models pull REPO [--revision R] [--include PATTERN]... [--dir D]: a model repository
+// from the Hugging Face hub (hub/model_pull.h) into the hub's cache, and optionally a folder;
+// prints the folder that `models[].path` takes. docs/models.md.
+#pragma once
+
+namespace voxserve::server {
+
+bool IsPullCommandLine(int argc, const char* const* argv);
+// Exit codes: 0 pulled; 2 usage; 3 the hub wants a token (or another one); 4 no such
+// repository, revision or matching file; 5 the hub unreachable or failing; 6 disk full (run
+// again to resume); 7 a file's bytes did not match the hub's digest; 1 anything else.
+int RunPullCommand(int argc, const char* const* argv);
+
+}  // namespace voxserve::server
