@@ -65,6 +65,13 @@ constexpr EngineOptionDoc kCosyVoice[] = {
      "smaller chunks, each flow run over the whole prefix again."},
     {"vocoder_threads", "integer", "1", "1..64",
      "Threads running flow + HiFT for all of the model's instances, off the LLM's step thread."},
+    {"warmup_synthesis", "string", "auto", "auto, on, off",
+     "Whether the model's `warmup` texts are spoken through every stage (LLM prefill and batched "
+     "decode, flow, HiFT) by `max_active` segments at once before the model is ready, after a "
+     "voice cloned from a synthetic prompt: `auto` = on with `execution_provider: cuda` (first "
+     "runs load kernels and search cuDNN's algorithms), off on the CPU, where only the prompt "
+     "encoders run (a first request there measured no slower, and speaking costs about a minute "
+     "of startup at real size)."},
     {"llm_precision", "string", "auto", "auto, fp32, fp16, bf16",
      "The LLM step graph the bundle holds in that precision: `auto` = fp16 with "
      "`execution_provider: cuda`, fp32 on the CPU (bf16: CUDA only; fp32: CPU only)."},

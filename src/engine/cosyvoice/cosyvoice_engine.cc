@@ -1,6 +1,7 @@
 #include "engine/cosyvoice/cosyvoice_engine.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/strings/numbers.h"
 #include "core/error.h"
@@ -9,6 +10,7 @@
 #include "engine/cosyvoice/llm_decoder.h"
 #include "engine/cosyvoice/prompt_audio.h"
 #include "engine/cosyvoice/special_tokens.h"
+#include "engine/cosyvoice/warmup_prompt.h"
 #include "spdlog/spdlog.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -16,7 +18,7 @@ namespace {
 
 constexpr const char* kCosyVoiceKeys =
     "path, max_active, llm_capacity, max_prefills_per_step, streaming, stream_first_hop, "
-    "stream_max_hop, vocoder_threads, "
+    "stream_max_hop, vocoder_threads, warmup_synthesis, "
     "llm_precision, llm_cuda_graphs, llm_attention";
 // No seed in the APIs yet: one fixed seed, so the same request gives the same audio.
 constexpr uint64_t kDefaultSeed = 1986;
@@ -62,6 +64,12 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
      : key == "llm_cuda_graphs" ? llm_runtime.cuda_graphs
                                 : llm_runtime.attention) = value;
     return llm_runtime.Validate();  // names the option and its allowed values
+  } else if (key == "warmup_synthesis") {
+    if (value != "auto" && value != "on" && value != "off") {
+      return core::InvalidArgument("cosyvoice option warmup_synthesis = '" + value +
+                                   "' must be auto, on or off");
+    }
+    warmup_synthesis = value;
   } else if (key == "streaming") {
     if (value != "true" && value != "false") {
       return core::InvalidArgument("cosyvoice option streaming = '" + value +
@@ -151,9 +159,70 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
 
 bool CosyVoiceEngine::AcceptsVoice(std::string_view) const { return false; }
 
-absl::Status CosyVoiceEngine::Warmup(std::span<const std::string>) {
-  // Synthesis needs a cloned voice, which the engine does not have at load; the graphs were
-  // opened (and checked) by Create.
+absl::Status CosyVoiceEngine::Warmup(std::span<const std::string> texts) {
+  if (texts.empty()) return absl::OkStatus();
+  const auto started = std::chrono::steady_clock::now();
+  const std::string wav = SyntheticPromptWav();
+  auto profile =
+      CloneVoice({{reinterpret_cast<const uint8_t*>(wav.data()), wav.size()}, kWarmupTranscript});
+  if (!profile.ok()) {
+    return absl::Status(profile.status().code(),
+                        "warm-up: cloning a voice from a synthetic "
+                        "prompt failed: " +
+                            std::string(profile.status().message()));
+  }
+  auto voice = std::make_shared<const VoiceProfile>(*std::move(profile));
+  WarmupReport report;
+  // On the CPU a first request measured no slower without it, and speaking max_active segments
+  // costs a minute of startup at real size (bench/RESULTS.md, "CosyVoice warm-up"): there only
+  // the prompt encoders run, unless asked.
+  const bool speak =
+      config_.warmup_synthesis == "on" ||
+      (config_.warmup_synthesis == "auto" && config_.session.execution_provider == "cuda");
+  if (!speak) {
+    report.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    last_warmup_ = report;
+    spdlog::info(
+        "model {} warm-up: a voice cloned from a synthetic prompt, {:.0f} ms (no "
+        "synthesis: warmup_synthesis {} on {})",
+        config_.model_id, report.milliseconds, config_.warmup_synthesis,
+        config_.session.execution_provider);
+    return absl::OkStatus();
+  }
+  std::vector<SegmentInput> batch;
+  for (const std::string& text : texts) {
+    for (int k = 0; k < config_.max_active; ++k) {
+      SegmentInput segment{text, "warm-up", 1.0, voice};
+      segment.seed = static_cast<uint64_t>(k);
+      batch.push_back(segment);
+    }
+  }
+  auto runner = CreateRunner();
+  if (!runner.ok()) return runner.status();
+  std::vector<absl::StatusOr<audio::PcmAudio>> results =
+      SynthesizeByStepping(**runner, batch, config_.max_active);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].ok()) {
+      return absl::Status(results[i].status().code(),
+                          "warm-up: speaking '" + std::string(batch[i].text) +
+                              "' failed: " + std::string(results[i].status().message()));
+    }
+    ++report.segments;
+    if (results[i]->sample_rate > 0) {
+      report.audio_seconds +=
+          static_cast<double>(results[i]->samples.size()) / results[i]->sample_rate;
+    }
+  }
+  report.milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  last_warmup_ = report;
+  spdlog::info(
+      "model {} warm-up: a voice cloned from a synthetic prompt, {} segment(s) ({} at once), "
+      "{:.2f} s of audio, {:.0f} ms",
+      config_.model_id, report.segments, config_.max_active, report.audio_seconds,
+      report.milliseconds);
   return absl::OkStatus();
 }
 

@@ -57,6 +57,10 @@ struct CosyVoiceEngineConfig {
   // measurements (docs/cosyvoice-generation.md, "The engine", Figures); more pay with
   // intra_op_threads set to a share of the cores.
   int vocoder_threads = 1;
+  // options.warmup_synthesis: auto | on | off. Whether Warmup speaks its texts through every
+  // stage (auto: with execution_provider cuda, where first runs load kernels and search cuDNN's
+  // algorithms) or only clones its synthetic voice (the prompt encoders).
+  std::string warmup_synthesis = "auto";
   // options.llm_precision, llm_cuda_graphs, llm_attention: how the LLM's step graph runs
   // (LlmRuntimeOptions: fp16 and CUDA graphs with the CUDA provider by default).
   LlmRuntimeOptions llm_runtime;
@@ -78,6 +82,13 @@ struct PromptFeatures {
 // Immutable after Create; safe cross thread (the sessions are). Each runner owns its own LLM
 // (KV cache); flow, HiFT and the text frontend are shared, read-only; the vocoder pool, shared
 // by the runners, runs their flow + HiFT jobs.
+// What the last Warmup ran, for its log line and tests.
+struct WarmupReport {
+  int segments = 0;          // spoken by max_active at once, per warm-up text
+  double audio_seconds = 0;  // what they made
+  double milliseconds = 0;   // the whole warm-up, the prompt's cloning included
+};
+
 class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
  public:
   static absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> Create(
@@ -86,7 +97,15 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
   const ModelInfo& info() const override { return info_; }
   // Cloned voices live in the voice store; the engine lists none of its own.
   bool AcceptsVoice(std::string_view voice_id) const override;
+  // Runs every stage before the model counts as ready, so the first request pays none of ONNX
+  // Runtime's first-run costs (arenas growing; on CUDA, kernel loading and cuDNN's algorithm
+  // searches): a voice cloned from a synthetic prompt (warmup_prompt.h: the prompt encoders and
+  // features), then, with warmup_synthesis (auto: on CUDA), each text spoken by max_active
+  // segments at once through a runner of its own (prefill, the batched decode, a flow batch,
+  // HiFT; streaming: the hops). No texts (`warmup: []`): nothing runs. An error names the stage
+  // that failed: the model does not load.
   absl::Status Warmup(std::span<const std::string> texts) override;
+  const WarmupReport& last_warmup() const { return last_warmup_; }
   VoiceCloner* voice_cloner() override { return this; }
   int max_active() const override { return config_.max_active; }
   // A runner with its own LlmDecoder (max_active rows of llm_capacity slots). Safe cross thread.
@@ -123,6 +142,7 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
   std::unique_ptr<FlowMatcher> flow_;
   std::unique_ptr<HiftVocoder> hift_;
   ModelInfo info_;
+  WarmupReport last_warmup_;  // written by Warmup, before the model serves
   // Last: destroyed first, so a job still running finishes before the stages it reads go.
   std::unique_ptr<VocoderPool> vocoder_;
 };

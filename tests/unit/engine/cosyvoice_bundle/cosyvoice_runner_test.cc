@@ -31,9 +31,10 @@ struct Fixture {
 };
 
 Fixture Load(bool streaming = false, int llm_capacity = CosyVoiceEngineConfig{}.llm_capacity,
-             int first_hop = 0, int max_hop = 0) {
+             int first_hop = 0, int max_hop = 0, const std::string& warmup_synthesis = "auto") {
   Fixture f;
   CosyVoiceEngineConfig config;
+  config.warmup_synthesis = warmup_synthesis;
   config.model_id = "cv";
   config.bundle_path = TinyBundle();
   config.streaming = streaming;
@@ -169,6 +170,33 @@ TEST(CosyVoiceRunner, StatsFollowPrefillDecodingTokensAndVocoderJobs) {
   EXPECT_EQ(done.decoding, 0u);
   EXPECT_EQ(done.prefill_waiting, 0u);
   EXPECT_EQ(done.vocoder_pending, 0u);
+}
+
+// Warm-up runs every stage before the model is ready: a voice cloned from the synthetic prompt,
+// then (warmup_synthesis on, as auto is on CUDA) each text by max_active segments at once (the
+// flow ran); on the CPU by default only the clone; no texts, nothing runs.
+TEST(CosyVoiceRunner, WarmupSpeaksEachTextByMaxActiveSegmentsWithASyntheticVoice) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  Fixture cpu = Load();
+  ASSERT_TRUE(cpu.engine);
+  const auto cpu_calls = cpu.engine->flow().estimator_calls();
+  ASSERT_TRUE(cpu.engine->Warmup(std::vector<std::string>{"Hello."}).ok());
+  EXPECT_EQ(cpu.engine->last_warmup().segments, 0);  // auto on the CPU: no synthesis
+  EXPECT_EQ(cpu.engine->flow().estimator_calls(), cpu_calls);
+
+  Fixture f = Load(false, CosyVoiceEngineConfig{}.llm_capacity, 0, 0, "on");
+  ASSERT_TRUE(f.engine);
+  const auto calls_before = f.engine->flow().estimator_calls();
+  ASSERT_TRUE(f.engine->Warmup(std::vector<std::string>{}).ok());
+  EXPECT_EQ(f.engine->flow().estimator_calls(), calls_before);
+  EXPECT_EQ(f.engine->last_warmup().segments, 0);
+
+  absl::Status warmed = f.engine->Warmup(std::vector<std::string>{"Hello.", "Good morning."});
+  ASSERT_TRUE(warmed.ok()) << warmed;
+  const WarmupReport& report = f.engine->last_warmup();
+  EXPECT_EQ(report.segments, 2 * f.engine->max_active());
+  EXPECT_GT(report.audio_seconds, 0);
+  EXPECT_GT(f.engine->flow().estimator_calls(), calls_before);
 }
 
 TEST(CosyVoiceRunner, RefusesSegmentsWithoutAProfileOfItsFamily) {
