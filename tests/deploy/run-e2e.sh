@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The deployment end-to-end tests (tests/deploy/test_compose_e2e.py, then
-# test_compose_postgres_e2e.py: compose.postgres.yaml's shared voice registry) with everything
-# they need: dockerd (started when it is not running), the base image (debootstrap, no registry
-# here), the voxserve image from deploy/docker/Dockerfile, and local stand-ins for the public
-# nginx, Prometheus and PostgreSQL images the compose files name.
+# test_compose_postgres_e2e.py: compose.postgres.yaml's shared voice registry, then
+# test_export_image_e2e.py: the CosyVoice export image as the Kubernetes Job runs it) with
+# everything they need: dockerd (started when it is not running), the base image (debootstrap, no
+# registry here), the voxserve image from deploy/docker/Dockerfile, the export image, and local
+# stand-ins for the public nginx, Prometheus and PostgreSQL images the compose files name.
 #   tests/deploy/run-e2e.sh BUILD_DIR [PYTEST_ARGS...]   (BUILD_DIR holds bin/voxbench; `make
 #   test-deploy`); e.g. -k drain runs only the drain tests (the images are built either way)
 #   tests/deploy/run-e2e.sh --prepare BUILD_DIR   only what comes from the network and needs no
@@ -42,6 +43,13 @@ prepare() {
   # tagged, so that pruning dangling images keeps it for the next run.
   docker build -q --network host --target toolchain -t voxserve-toolchain:prepared \
     -f "$root/deploy/docker/Dockerfile" "$root" >/dev/null
+  # The CosyVoice export image (deploy/docker/export.Dockerfile) from the upstream copy the
+  # oracle tests use; without one its test skips.
+  if [ -n "${VOXSERVE_COSYVOICE_REF:-}" ] && [ -d "$VOXSERVE_COSYVOICE_REF/../Matcha-TTS" ]; then
+    "$root/deploy/docker/build-export-image.sh" --upstream "$VOXSERVE_COSYVOICE_REF/.." \
+      voxserve-export:test -q >/dev/null
+    echo "run-e2e: built voxserve-export:test"
+  fi
 }
 
 # One preparation at a time: a run started while the background one is under way waits for it.
@@ -65,4 +73,5 @@ echo "run-e2e: voxserve:cpu built in $(( $(date +%s) - start )) s;" \
 docker image prune -f >/dev/null
 
 VOXBENCH_BIN="$build/bin/voxbench" /usr/bin/python3 -m pytest -q -s -p no:cacheprovider \
-  "$here/test_compose_e2e.py" "$here/test_compose_postgres_e2e.py" "$@"
+  "$here/test_compose_e2e.py" "$here/test_compose_postgres_e2e.py" "$here/test_export_image_e2e.py" \
+  "$@"

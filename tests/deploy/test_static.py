@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 import requests
@@ -36,15 +37,19 @@ def documents(text):
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
-    """overlay name -> (path of the rendered YAML, its objects by kind)."""
+    """overlay name -> (path of the rendered YAML, its objects by kind: voxserve's where a
+    component adds another of the kind)."""
     out = {}
     folder = tmp_path_factory.mktemp("rendered")
-    for overlay in ("cpu", "gpu"):
+    for overlay in ("cpu", "gpu", "gpu-postgres"):
         result = run("kubectl", "kustomize", str(KUBE / "overlays" / overlay))
         assert result.returncode == 0, result.stderr
         path = folder / f"{overlay}.yaml"
         path.write_text(result.stdout)
-        out[overlay] = (path, {d["kind"]: d for d in documents(result.stdout)})
+        kinds = {}
+        for d in documents(result.stdout):  # voxserve's own first (kustomize sorts by name)
+            kinds.setdefault(d["kind"], d)
+        out[overlay] = (path, kinds)
     return out
 
 
@@ -152,7 +157,7 @@ def test_the_postgres_overlay_shares_one_voice_registry(tmp_path):
 
 def hpa_metric_names(hpa):
     kinds = {m["type"] for m in hpa["spec"]["metrics"]}
-    assert kinds == {"Resource", "Pods"}
+    assert "Pods" in kinds and kinds <= {"Resource", "Pods"}
     return [m["pods"]["metric"]["name"] for m in hpa["spec"]["metrics"] if m["type"] == "Pods"]
 
 
@@ -189,21 +194,27 @@ def metric_families(scraped_metrics):
 
 
 def test_autoscaling_metrics_are_ones_voxserve_exports(rendered, exported_metrics):
-    names = set()
+    """Every per-pod metric an HPA names is one the Prometheus Adapter serves, and every series
+    the adapter (or KEDA) reads is one a running voxserve exports."""
+    wanted = set()
     for _, kinds in rendered.values():
-        names.update(hpa_metric_names(kinds["HorizontalPodAutoscaler"]))
+        wanted.update(hpa_metric_names(kinds["HorizontalPodAutoscaler"]))
     adapter = documents((KUBE / "prometheus-adapter" / "rules.yaml").read_text())[0]
     rules = yaml.safe_load(adapter["data"]["config.yaml"])["rules"]
+    served, read = set(), set()
     for rule in rules:
         series = re.match(r"\s*'?([a-zA-Z_:][a-zA-Z0-9_:]*)", rule["seriesQuery"]).group(1)
-        assert series in exported_metrics, series
-        names.add(rule["name"]["as"])
+        assert re.match(rule["name"]["matches"], series), rule  # the rule names what it reads
+        read.add(series)
+        served.add(rule["name"]["as"])
+    assert {"voxserve_requests_in_flight", "voxserve_queue_depth",
+            "voxserve_time_to_first_audio_p95_seconds"} <= wanted
+    assert wanted <= served, wanted - served
     keda = documents((KUBE / "keda" / "scaledobject.yaml").read_text())[0]
     for trigger in keda["spec"]["triggers"]:
         if trigger["type"] == "prometheus":
-            names.update(re.findall(r"(voxserve_[a-z_]+)", trigger["metadata"]["query"]))
-    assert names, "no custom metric found"
-    assert names <= exported_metrics, names - exported_metrics
+            read.update(re.findall(r"(voxserve_[a-z_]+)", trigger["metadata"]["query"]))
+    assert read <= exported_metrics, read - exported_metrics
 
 
 def test_nginx_accepts_its_config(tmp_path):
@@ -354,3 +365,78 @@ def test_dashboard_queries_are_valid_promql(tmp_path):
     path.write_text(yaml.safe_dump(rules))
     checked = run("promtool", "check", "rules", str(path))
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_gpu_overlay_fetches_its_model_once_and_waits_for_it(rendered):
+    """overlays/gpu: a Job pulls, exports and checks the bundle onto the models volume; the
+    replicas mount it read-only, wait for a bundle that checks out, and serve the path the Job
+    wrote on CUDA; the autoscaler follows streams, queue and first audio; the Ingresses keep
+    streaming and gRPC working."""
+    for overlay in ("gpu", "gpu-postgres"):
+        objects = documents(rendered[overlay][0].read_text())
+        job = next(d for d in objects if d["kind"] == "Job")
+        pod = job["spec"]["template"]["spec"]
+        steps = {c["name"]: c for c in pod["initContainers"] + pod["containers"]}
+        assert list(steps) == ["pull", "export", "check"]
+        assert steps["pull"]["command"][:3] == ["voxserve", "models", "pull"]
+        bundle = steps["export"]["args"][steps["export"]["args"].index("--out") + 1]
+        assert steps["check"]["command"] == ["voxserve", "check-model", bundle]
+        pvc = next(d for d in objects if d["kind"] == "PersistentVolumeClaim")
+        assert pvc["spec"]["accessModes"] == ["ReadWriteMany"]
+        claim = pvc["metadata"]["name"]
+        assert {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]
+                if "persistentVolumeClaim" in v} == {"models": claim}
+
+        deployment = next(d for d in objects if d["kind"] == "Deployment")
+        spec = deployment["spec"]["template"]["spec"]
+        models = next(v for v in spec["volumes"] if v["name"] == "models")
+        assert models == {"name": "models",
+                          "persistentVolumeClaim": {"claimName": claim, "readOnly": True}}
+        (wait,) = spec["initContainers"]
+        assert f"voxserve check-model {bundle}" in " ".join(wait["command"])
+        config_map = next(d for d in objects if d["kind"] == "ConfigMap")
+        config = yaml.safe_load(config_map["data"]["voxserve.yaml"])
+        cosyvoice = next(m for m in config["models"] if m["engine"] == "cosyvoice")
+        assert cosyvoice["options"]["path"] == bundle
+        assert cosyvoice["options"]["execution_provider"] == "cuda"
+        assert cosyvoice["warmup"], "readiness only after warm-up"
+
+        hpa = next(d for d in objects if d["kind"] == "HorizontalPodAutoscaler")
+        assert set(hpa_metric_names(hpa)) == {"voxserve_requests_in_flight",
+                                              "voxserve_queue_depth",
+                                              "voxserve_time_to_first_audio_p95_seconds"}
+        ingresses = {d["metadata"]["name"]: d for d in objects if d["kind"] == "Ingress"}
+        http = ingresses["voxserve"]["metadata"]["annotations"]
+        assert http["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"
+        assert int(http["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 600
+        grpc = ingresses["voxserve-grpc"]
+        assert grpc["metadata"]["annotations"]["nginx.ingress.kubernetes.io/backend-protocol"] == "GRPC"
+        backend = grpc["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+        assert backend["port"]["name"] == "grpc"
+        assert any(d["kind"] == "PodDisruptionBudget" for d in objects)
+    postgres = documents(rendered["gpu-postgres"][0].read_text())
+    env = {e["name"]: e.get("value") for e in
+           container(next(d for d in postgres if d["kind"] == "Deployment"))["env"]}
+    assert env["VOXSERVE_VOICES_BACKEND"] == "postgres"
+
+
+def test_voxserve_takes_the_gpu_config_up_to_its_missing_bundle(tmp_path):
+    """The GPU overlay's config parses and every engine option is valid (a bad key or value
+    would stop the server with exit 2): here the model then fails only for want of its bundle."""
+    if not VOXSERVE_BIN:
+        pytest.skip("VOXSERVE_BIN unset")
+    server = VoxServer(VOXSERVE_BIN, [
+        "--config", str(KUBE / "overlays" / "gpu" / "voxserve.yaml"),
+        "--voices-dir", str(tmp_path / "voices")]).start(wait_ready=False)
+    try:
+        def cosyvoice():
+            health = requests.get(server.url + "/health", timeout=5).json()
+            return next(m for m in health["models"] if m["id"] == "cosyvoice2")
+        deadline = time.monotonic() + 60
+        while cosyvoice()["state"] != "failed" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        model = cosyvoice()
+        assert model["state"] == "failed", model
+        assert "/models/cosyvoice2-bundle" in model["error"], model
+    finally:
+        server.stop()

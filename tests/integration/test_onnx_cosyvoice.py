@@ -141,6 +141,19 @@ def test_export_from_a_model_directory_copies_upstream_graphs_and_verifies(voxse
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "llm.decode/1" in verified.stdout and " 0 failed" in verified.stdout
 
+    # A Job that runs again (--skip-if-current) keeps a bundle of the same checkpoint files and
+    # exports again once one of them changed.
+    def export_again():
+        return subprocess.run(["/usr/bin/python3", EXPORT, "--model-dir", str(model_dir), "--out",
+                               str(out), "--skip-if-current", "--no-goldens"],
+                              check=True, capture_output=True, text=True).stdout
+    exported_at = (out / "manifest.json").stat().st_mtime_ns
+    assert "is current" in export_again()
+    assert (out / "manifest.json").stat().st_mtime_ns == exported_at
+    os.utime(model_dir / "hift.pt")
+    assert "is current" not in export_again()
+    assert run(voxserve_bin, "check-model", str(out)).returncode == 0
+
 
 def test_voice_cloning_runs_the_cosyvoice_frontend_through_rest_and_grpc(make_server, bundle,
                                                                        tmp_path):

@@ -12,6 +12,8 @@ the packages Debian lacks, the stand-ins in standins/. With --model-dir the upst
 (campplus, speech tokenizer, estimator) are copied as they are and the rest is exported from
 llm.pt, flow.pt and hift.pt."""
 import argparse
+import hashlib
+import json
 import os
 import shutil
 import sys
@@ -45,6 +47,10 @@ def parse_args():
                    help="also write OUT-fp16: flow and HiFT graphs in float16 (fp16.py)")
     p.add_argument("--llm-precisions", default="fp32,fp16,bf16",
                    help="LLM step graphs to write: fp32 (always), fp16, bf16 (CUDA's)")
+    p.add_argument("--skip-if-current", action="store_true",
+                   help="with --model-dir: leave OUT as it is when it was exported from the same "
+                        "checkpoint files (their names, sizes and times) by this bundle format "
+                        "(a Job that runs again does no work)")
     p.add_argument("--if-oracle", action="store_true",
                    help="test fixtures: when VOXSERVE_COSYVOICE_REF is unset, say so and exit 0 "
                         "without writing (the tests that need the bundle then skip)")
@@ -82,9 +88,34 @@ def build_modules(args, ref):
     return upstream_modules.build(yaml_path, args.size, args.seed)
 
 
+def checkpoint_fingerprint(model_dir):
+    """SHA-256 over the checkpoint's file names, sizes and modification times: a new download
+    (another revision, a repaired file) changes it."""
+    digest = hashlib.sha256(f"format {manifest.FORMAT_VERSION}\n".encode())
+    for folder, _, names in sorted(os.walk(model_dir)):
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            stat = os.stat(path)
+            digest.update(f"{os.path.relpath(path, model_dir)} {stat.st_size} "
+                          f"{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def is_current(out, fingerprint):
+    try:
+        with open(os.path.join(out, "manifest.json")) as f:
+            return json.load(f).get("source", {}).get("fingerprint") == fingerprint
+    except (OSError, ValueError):
+        return False
+
+
 def main():
     args = parse_args()
     started = time.time()
+    fingerprint = checkpoint_fingerprint(args.model_dir) if args.model_dir else None
+    if args.skip_if_current and fingerprint and is_current(args.out, fingerprint):
+        print(f"bundle {args.out} is current (exported from these checkpoint files): kept")
+        return
     if args.if_oracle and not os.environ.get("VOXSERVE_COSYVOICE_REF"):
         print("VOXSERVE_COSYVOICE_REF is unset: no CosyVoice bundle written, its tests skip")
         if os.path.exists(os.path.join(args.out, "manifest.json")):
@@ -171,7 +202,8 @@ def main():
         "format": manifest.FORMAT, "format_version": manifest.FORMAT_VERSION,
         "family": "cosyvoice2",
         "source": {"kind": "checkpoint" if args.model_dir else "random-weights",
-                   "size": "real" if args.model_dir else args.size, "seed": args.seed},
+                   "size": "real" if args.model_dir else args.size, "seed": args.seed,
+                   **({"fingerprint": fingerprint} if fingerprint else {})},
         "audio": {"prompt_sample_rate": 16000, "sample_rate": config["sample_rate"],
                   "mel_bins": 80, "mel_frame_rate": 50, "samples_per_mel_frame": 480,
                   "speaker_embedding_dim": config["spk_embed_dim"],
