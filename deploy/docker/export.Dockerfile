@@ -1,7 +1,7 @@
 # The CosyVoice export image: turns a pulled CosyVoice 2 checkpoint (voxserve models pull
 # FunAudioLLM/CosyVoice2-0.5B) into a voxserve bundle, without a Python setup of your own.
-# Debian's PyTorch, ONNX and NumPy; upstream CosyVoice and Matcha-TTS at the commits the export
-# is checked against; tools/cosyvoice_export. Build with deploy/docker/build-export-image.sh (it
+# Debian's PyTorch, ONNX and NumPy (and espeak-ng and soundfile for the goldens' prompt); upstream
+# CosyVoice and Matcha-TTS at the commits the export is checked against; tools/cosyvoice_export. Build with deploy/docker/build-export-image.sh (it
 # fetches upstream at those commits, or takes a local copy with --upstream DIR).
 #   docker run --rm -v /models:/models voxserve-export \
 #     --model-dir /models/CosyVoice2-0.5B --out /models/cosyvoice2-bundle --skip-if-current
@@ -11,6 +11,7 @@ FROM ${BASE_IMAGE}
 RUN apt-get update && apt-get install -y --no-install-recommends \
       python3 python3-torch python3-torchaudio python3-numpy python3-onnx python3-yaml \
       python3-scipy python3-regex python3-inflect python3-omegaconf python3-packaging \
+      python3-soundfile espeak-ng \
     && rm -rf /var/lib/apt/lists/*
 # The build context's export/ folder, laid out by build-export-image.sh: upstream/CosyVoice,
 # upstream/Matcha-TTS, tools/cosyvoice_export.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "hub/hub_config.h"
 #include "hub/model_pull.h"
+#include "server/bundle_export.h"
 
 namespace voxserve::server {
 namespace {
@@ -124,6 +125,13 @@ int RunPullCommand(int argc, const char* const* argv) {
                    "(e.g. 'en/en_US/lessac/medium/*'); repeatable");
   pull->add_option("--dir", request.local_dir,
                    "also place the files in this folder (hard links to the cache, or copies)");
+  std::string export_bundle;
+  pull->add_option("--export", export_bundle,
+                   "a CosyVoice checkpoint: turn it into a bundle in this folder with the export "
+                   "image (docker), then check the bundle");
+  std::string export_image = kDefaultExportImage;
+  pull->add_option("--export-image", export_image, "the export image --export runs")
+      ->capture_default_str();
   try {
     app.parse(argc - 1, argv + 1);
   } catch (const CLI::ParseError& error) {
@@ -160,6 +168,21 @@ int RunPullCommand(int argc, const char* const* argv) {
   }
   std::fprintf(stderr, "%zu downloaded (%s), %zu already in the cache\n", pulled->downloaded,
                Size(pulled->bytes_downloaded).c_str(), pulled->cached);
+  if (!export_bundle.empty()) {
+    BundleExport exported;
+    // The snapshot's files link into the repository's blobs/: mount the repository's folder.
+    exported.mount =
+        request.local_dir.empty() ? hub::RepoCacheDir(config, request.repo) : request.local_dir;
+    exported.checkpoint = pulled->folder;
+    exported.bundle = export_bundle;
+    exported.image = export_image;
+    if (absl::Status status = ExportBundle(exported); !status.ok()) {
+      std::fprintf(stderr, "voxserve models pull: %s\n", std::string(status.message()).c_str());
+      return status.code() == absl::StatusCode::kFailedPrecondition ? 2 : 8;
+    }
+    std::printf("%s\n", export_bundle.c_str());
+    return 0;
+  }
   std::printf("%s\n", pulled->folder.c_str());
   return 0;
 }

@@ -72,6 +72,6 @@ echo "run-e2e: voxserve:cpu built in $(( $(date +%s) - start )) s;" \
 # Intermediate images of earlier builds are what a rebuild reuses; dangling ones only fill disk.
 docker image prune -f >/dev/null
 
-VOXBENCH_BIN="$build/bin/voxbench" /usr/bin/python3 -m pytest -q -s -p no:cacheprovider \
+VOXBENCH_BIN="$build/bin/voxbench" VOXSERVE_BIN="$build/bin/voxserve" /usr/bin/python3 -m pytest -q -s -p no:cacheprovider \
   "$here/test_compose_e2e.py" "$here/test_compose_postgres_e2e.py" "$here/test_export_image_e2e.py" \
   "$@"

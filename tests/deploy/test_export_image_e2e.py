@@ -7,6 +7,7 @@ both images first (voxserve-export:test from the upstream copy the oracle tests 
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -63,3 +64,40 @@ def test_the_export_image_turns_a_checkpoint_into_a_bundle_the_server_takes(chec
     changed = export(checkpoint)
     assert changed.returncode == 0 and "is current" not in changed.stdout, changed.stderr
     assert check(checkpoint).returncode == 0
+
+
+def test_models_pull_exports_a_checkpoint_from_the_hub_with_the_image(checkpoint, tmp_path):
+    """`voxserve models pull --export`: the checkpoint from a hub (the stand-in, serving the same
+    files as FunAudioLLM/CosyVoice2-0.5B does its own) into the hub cache, then into a bundle by
+    the export image, checked: Hugging Face weights to a servable bundle in one command."""
+    binary = os.environ.get("VOXSERVE_BIN")
+    if not binary:
+        pytest.skip("VOXSERVE_BIN unset")
+    sys.path.insert(0, str(ROOT / "tests" / "hub"))
+    from hub_stand_in import HubStandIn, Repo
+    source = checkpoint / "CosyVoice2-0.5B"
+    files = {str(p.relative_to(source)): p.read_bytes() for p in source.rglob("*") if p.is_file()}
+    lfs = [path for path in files if path.endswith((".pt", ".onnx"))]
+    cache, bundle = tmp_path / "hub", tmp_path / "bundles" / "cosyvoice2"
+    with HubStandIn() as hub:
+        hub.repos["FunAudioLLM/CosyVoice2-0.5B"] = Repo(files, lfs_paths=lfs)
+        pulled = subprocess.run(
+            [binary, "models", "pull", "FunAudioLLM/CosyVoice2-0.5B", "--export", str(bundle),
+             "--export-image", EXPORT_IMAGE],
+            capture_output=True, text=True, timeout=900,
+            env={**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_CACHE": str(cache)})
+    assert pulled.returncode == 0, pulled.stderr
+    assert pulled.stdout.strip() == str(bundle)
+    assert (bundle / "manifest.json").exists()
+    # Again with an image that is not there: the pull is served from the cache, the export
+    # fails with docker's words and exit 8.
+    with HubStandIn() as hub:
+        hub.repos["FunAudioLLM/CosyVoice2-0.5B"] = Repo(files, lfs_paths=lfs)
+        no_image = subprocess.run(
+            [binary, "models", "pull", "FunAudioLLM/CosyVoice2-0.5B", "--export",
+             str(tmp_path / "other"), "--export-image", "voxserve-export:absent"],
+            capture_output=True, text=True, timeout=300,
+            env={**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_CACHE": str(cache)})
+        assert not hub.requests("/cdn/")  # every file already in the cache
+    assert no_image.returncode == 8, no_image.stderr
+    assert "build-export-image.sh" in no_image.stderr
