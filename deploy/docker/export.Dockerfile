@@ -1,9 +1,10 @@
 # The CosyVoice export image: turns a pulled CosyVoice 2 checkpoint (voxserve models pull
 # FunAudioLLM/CosyVoice2-0.5B) into a voxserve bundle, without a Python setup of your own.
 # Debian's PyTorch, ONNX and NumPy (and espeak-ng and soundfile for the goldens' prompt); upstream
-# CosyVoice and Matcha-TTS at the commits the export is checked against; tools/cosyvoice_export. Build with deploy/docker/build-export-image.sh (it
-# fetches upstream at those commits, or takes a local copy with --upstream DIR).
-#   docker run --rm -v /models:/models voxserve-export \
+# CosyVoice and Matcha-TTS at the commits the export is checked against; tools/cosyvoice_export.
+# Build with deploy/docker/build-export-image.sh (it fetches upstream at those commits, or takes
+# a local copy with --upstream DIR). `voxserve models pull --export` runs it; by hand:
+#   docker run --rm --user "$(id -u):$(id -g)" -v /models:/models voxserve-export \
 #     --model-dir /models/CosyVoice2-0.5B --out /models/cosyvoice2-bundle --skip-if-current
 # Then check it: voxserve check-model /models/cosyvoice2-bundle (the Kubernetes Job does both).
 ARG BASE_IMAGE=debian:bookworm-slim
