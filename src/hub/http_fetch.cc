@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -28,7 +29,6 @@ struct Handle {
   CURL* curl;
   curl_slist* headers = nullptr;
   std::string error_code;  // X-Error-Code of the last answer
-  long status_seen = 0;
 };
 
 size_t OnHeader(char* data, size_t size, size_t count, void* user) {
@@ -85,7 +85,9 @@ struct Sink {
   std::FILE* out;
   uint64_t written;
   Handle* handle;
-  bool started = false;  // the final answer's status was looked at
+  // Decided at the final answer's first bytes: a 2xx body goes to the file, an error page is
+  // counted and dropped.
+  std::optional<bool> keep;
   bool write_failed = false;
   int write_errno = 0;
   const std::function<void(uint64_t)>* progress;
@@ -93,11 +95,10 @@ struct Sink {
 
 size_t AppendToFile(char* data, size_t size, size_t count, void* user) {
   auto* sink = static_cast<Sink*>(user);
-  if (!sink->started) {
-    sink->started = true;
+  if (!sink->keep) {
     long status = 0;
     curl_easy_getinfo(sink->handle->curl, CURLINFO_RESPONSE_CODE, &status);
-    if (status / 100 != 2) return size * count;  // an error page: counted, never written
+    sink->keep = status / 100 == 2;
     if (status == 200 && sink->written > 0) {
       // The server ignored the Range: its bytes start at 0.
       if (std::fflush(sink->out) != 0 || ftruncate(fileno(sink->out), 0) != 0 ||
@@ -109,9 +110,7 @@ size_t AppendToFile(char* data, size_t size, size_t count, void* user) {
       sink->written = 0;
     }
   }
-  long status = 0;
-  curl_easy_getinfo(sink->handle->curl, CURLINFO_RESPONSE_CODE, &status);
-  if (status / 100 != 2) return size * count;
+  if (!*sink->keep) return size * count;
   if (std::fwrite(data, 1, size * count, sink->out) != size * count) {
     sink->write_failed = true;
     sink->write_errno = errno;
@@ -150,8 +149,7 @@ Download DownloadTo(const std::string& url, std::FILE* out, uint64_t offset,
     const std::string range = absl::StrFormat("%d-", offset);
     curl_easy_setopt(handle.curl, CURLOPT_RANGE, range.c_str());
   }
-  Sink sink{out, offset, &handle, false, false, 0, &progress};
-  std::string error_body;
+  Sink sink{out, offset, &handle, std::nullopt, false, 0, &progress};
   curl_easy_setopt(handle.curl, CURLOPT_WRITEFUNCTION, AppendToFile);
   curl_easy_setopt(handle.curl, CURLOPT_WRITEDATA, &sink);
   Finish(handle, curl_easy_perform(handle.curl), download.answer);
