@@ -1,7 +1,6 @@
 #include "engine/cosyvoice/warmup_prompt.h"
 
 #include <cmath>
-#include <cstdint>
 #include <numbers>
 #include <vector>
 
@@ -12,7 +11,7 @@ namespace voxserve::engine::cosyvoice {
 std::string SyntheticPromptWav() {
   constexpr int kRate = 24000;
   constexpr int kSamples = 3 * kRate;
-  std::vector<int16_t> pcm(kSamples);
+  std::vector<float> samples(kSamples);
   double phase = 0;
   for (int i = 0; i < kSamples; ++i) {
     const double t = static_cast<double>(i) / kRate;
@@ -22,13 +21,13 @@ std::string SyntheticPromptWav() {
     for (int harmonic = 1; harmonic <= 8; ++harmonic)
       voiced += std::sin(harmonic * phase) / harmonic;
     const double syllables = 0.5 - 0.5 * std::cos(2 * std::numbers::pi * 4 * t);
-    pcm[i] = static_cast<int16_t>(6000 * syllables * voiced);
+    samples[i] = static_cast<float>(0.18 * syllables * voiced);
   }
-  std::string wav = audio::WavHeader(kRate, static_cast<uint32_t>(pcm.size() * 2));
-  for (int16_t sample : pcm) {  // little-endian, as the header says
-    wav.push_back(static_cast<char>(sample & 0xff));
-    wav.push_back(static_cast<char>((sample >> 8) & 0xff));
-  }
+  // The server's own WAV writer (whole file, exact sizes); it cannot fail for 3 s of audio.
+  audio::PcmEncoder encoder(audio::PcmEncoder::Container::kWav, kRate, /*streaming=*/false);
+  std::string wav;
+  (void)encoder.Encode(samples, &wav);
+  (void)encoder.Finish(&wav);
   return wav;
 }
 
