@@ -14,11 +14,14 @@ for bin in "$@"; do
     | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libresolv)\.so' \
     | while read -r lib; do cp -Lu "$lib" "$root/usr/local/lib/voxserve/"; done
 done
-# ONNX Runtime loads its providers library by name at run time, not through ldd's list.
-for lib in /src/third_party/onnxruntime/lib/libonnxruntime_providers_*.so \
-           /src/third_party/onnxruntime/gpu/lib/libonnxruntime_providers_*.so; do
-  if [ -e "$lib" ]; then cp -L "$lib" "$root/usr/local/lib/voxserve/"; fi
-done
+# ONNX Runtime loads its provider libraries by name at run time, not through ldd's list: the
+# ones beside the libonnxruntime.so.1 the binaries load (the CUDA provider in the CUDA image).
+ort=$(ldd "$1" | awk '$1 == "libonnxruntime.so.1" {print $3}')
+if [ -n "$ort" ]; then
+  for lib in "$(dirname "$ort")"/libonnxruntime_providers_*.so; do
+    if [ -e "$lib" ]; then cp -L "$lib" "$root/usr/local/lib/voxserve/"; fi
+  done
+fi
 data=$(dirname "$(dpkg -L espeak-ng-data | grep -m1 '/espeak-ng-data/phontab$')")
 mkdir -p "$root$(dirname "$data")"
 cp -a "$data" "$root$(dirname "$data")/"

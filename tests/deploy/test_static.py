@@ -440,3 +440,142 @@ def test_voxserve_takes_the_gpu_config_up_to_its_missing_bundle(tmp_path):
         assert "/models/cosyvoice2-bundle" in model["error"], model
     finally:
         server.stop()
+
+
+DOCKER = DEPLOY / "docker"
+# Every base image has these (glibc and the C++ runtime); the image ships everything else it links.
+SYSTEM_LIBS = {"libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0",
+               "libresolv.so.2", "ld-linux-x86-64.so.2", "libstdc++.so.6", "libgcc_s.so.1"}
+
+
+def test_every_dockerfile_lints():
+    """dockerfile-utils (the validator behind the VS Code Docker extension) finds no error and
+    no warning in any Dockerfile, the stand-ins' included."""
+    if not NODE_DEPS:
+        pytest.skip("DEPLOY_NODE_DEPS unset (the npm ci fixture installs dockerfile-utils)")
+    files = sorted(DOCKER.glob("*Dockerfile")) + sorted((ROOT / "tests/deploy/images").glob("*.Dockerfile"))
+    assert len(files) >= 5
+    lint = pathlib.Path(NODE_DEPS) / ".bin" / "dockerfile-utils"
+    for path in files:
+        result = run("node", str(lint), "lint", str(path))
+        assert result.returncode == 0 and not result.stdout.strip(), f"{path}:\n{result.stdout}"
+
+
+def cuda_env():
+    result = run("bash", "-c", f"set -a; . {DOCKER / 'cuda.env'}; env -0")
+    assert result.returncode == 0, result.stderr
+    env = dict(item.split("=", 1) for item in result.stdout.split("\0") if "=" in item)
+    return {key: value for key, value in env.items() if key.startswith("CUDA_")}
+
+
+def needed(path):
+    dynamic = run("readelf", "-d", str(path))
+    assert dynamic.returncode == 0, dynamic.stderr
+    return set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic.stdout))
+
+
+@pytest.fixture(scope="module")
+def gpu_sdk(tmp_path_factory):
+    """ONNX Runtime's CUDA package staged as build-image.sh --gpu stages it (fetched from NuGet
+    on the first run, cached in third_party/onnxruntime/gpu)."""
+    if not shutil.which("dotnet") and not os.environ.get("ONNXRUNTIME_ROOT"):
+        pytest.skip("needs dotnet (scripts/fetch-onnxruntime.sh --gpu)")
+    dest = tmp_path_factory.mktemp("gpu-sdk") / "onnxruntime"
+    env = {k: v for k, v in os.environ.items() if k != "ONNXRUNTIME_ROOT"}
+    result = subprocess.run([str(DOCKER / "stage-onnxruntime.sh"), "--gpu", str(dest)], env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return dest
+
+
+def test_the_cuda_base_provides_what_the_onnxruntime_gpu_package_links(gpu_sdk):
+    """cuda.env's base image and library lists agree with the CUDA package the image ships:
+    everything a shipped library links is glibc's, the C++ runtime's, shipped, the base's or the
+    driver's; the base's CUDA major is the sonames'; and no listed library has gone stale."""
+    cuda = cuda_env()
+    runtime = set(cuda["CUDA_RUNTIME_LIBS"].split())
+    driver = set(cuda["CUDA_DRIVER_LIBS"].split())
+    shipped = {p.name for p in (gpu_sdk / "lib").iterdir()}
+    assert {"libonnxruntime.so.1", "libonnxruntime_providers_cuda.so",
+            "libonnxruntime_providers_shared.so"} <= shipped
+    assert not any("tensorrt" in name for name in shipped)  # links TensorRT, never loaded
+    linked = set()
+    for lib in (gpu_sdk / "lib").iterdir():
+        if not lib.is_symlink():
+            linked |= needed(lib)
+    assert linked <= SYSTEM_LIBS | shipped | runtime | driver, \
+        linked - SYSTEM_LIBS - shipped - runtime - driver
+    assert runtime | driver <= linked, (runtime | driver) - linked
+    image = re.fullmatch(r"nvidia/cuda:(\d+)\.\d+\.\d+-(\w+)-runtime-ubuntu[\d.]+",
+                         cuda["CUDA_RUNTIME_IMAGE"])
+    assert image, cuda["CUDA_RUNTIME_IMAGE"]
+    assert "libcudart.so." + image.group(1) in linked
+    assert "libcublas.so." + image.group(1) in linked
+    # cuDNN is opened at run time (no NEEDED entry): the base must be a cudnn variant, and the
+    # provider must be one that asks for it.
+    assert image.group(2) == "cudnn" and "libcudnn.so.9" in cuda["CUDA_LOADED_LIBS"]
+    provider = (gpu_sdk / "lib" / "libonnxruntime_providers_cuda.so").read_bytes()
+    assert b"cuDNN is not available" in provider and b"cuFFT" in provider
+    assert int(cuda["CUDA_MIN_DRIVER"]) >= 580  # CUDA 13.0's minimum driver branch
+    readme = (DEPLOY / "README.md").read_text()
+    assert cuda["CUDA_RUNTIME_IMAGE"] in readme and f"driver {cuda['CUDA_MIN_DRIVER']}" in readme
+
+
+def test_the_image_collects_the_cuda_provider_with_every_library_it_links(gpu_sdk, tmp_path):
+    """collect-runtime.sh as the CUDA image's build stage runs it (ONNX Runtime's CUDA build on
+    the library path): the providers beside the loaded libonnxruntime.so.1 are shipped, and every
+    library a shipped file links is shipped too, glibc's or the CUDA base's."""
+    if not VOXSERVE_BIN:
+        pytest.skip("VOXSERVE_BIN unset")
+    voxctl = pathlib.Path(VOXSERVE_BIN).with_name("voxctl")
+    rootfs = tmp_path / "rootfs"
+    result = run(str(DOCKER / "collect-runtime.sh"), str(rootfs), VOXSERVE_BIN, str(voxctl),
+                 env={**os.environ, "LD_LIBRARY_PATH": str(gpu_sdk / "lib")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    libdir = rootfs / "usr/local/lib/voxserve"
+    shipped = {p.name for p in libdir.iterdir()}
+    assert {"libonnxruntime_providers_cuda.so", "libonnxruntime_providers_shared.so"} <= shipped
+    def release(lib):  # stripped, so compared by the symbol version it defines
+        return set(re.findall(r"VERS_[\d.]+", run("readelf", "-V", str(lib)).stdout))
+    assert release(libdir / "libonnxruntime.so.1") == {"VERS_1.31.0"}  # the CUDA build's
+    assert release(gpu_sdk / "lib" / "libonnxruntime.so.1") == {"VERS_1.31.0"}
+    cuda = cuda_env()
+    allowed = SYSTEM_LIBS | shipped | set(cuda["CUDA_RUNTIME_LIBS"].split()) \
+        | set(cuda["CUDA_DRIVER_LIBS"].split())
+    for path in [*libdir.iterdir(), *(rootfs / "usr/local/bin").iterdir()]:
+        missing = needed(path) - allowed
+        assert not missing, f"{path.name} links {missing}, which the image lacks"
+
+
+def test_the_image_builds_from_either_onnxruntime_route(gpu_sdk, tmp_path):
+    """stage-onnxruntime.sh, the step both routes go through: an unpacked archive named by
+    ONNXRUNTIME_ROOT is staged as given (links beside their target kept, none pointing out);
+    a CPU SDK given for the CUDA image is refused, naming the fix; and the path it fills is the
+    one the Dockerfile's build stage checks and configures with."""
+    archive = tmp_path / "onnxruntime-linux-x64-gpu"  # the release archive's layout
+    shutil.copytree(gpu_sdk, archive, symlinks=True)
+    staged = tmp_path / "staged"
+    env = {**os.environ, "ONNXRUNTIME_ROOT": str(archive)}
+    result = run(str(DOCKER / "stage-onnxruntime.sh"), "--gpu", str(staged), env=env)
+    assert result.returncode == 0, result.stderr
+    assert f"from ONNXRUNTIME_ROOT={archive}" in result.stdout
+    for lib in (staged / "lib").iterdir():
+        assert not lib.is_symlink() or "/" not in os.readlink(lib)
+    assert (staged / "lib/libonnxruntime.so.1").resolve().parent == staged / "lib"
+    assert (staged / "include/onnxruntime_cxx_api.h").is_file()
+
+    cpu = tmp_path / "onnxruntime-linux-x64"
+    shutil.copytree(archive, cpu, symlinks=True)
+    (cpu / "lib/libonnxruntime_providers_cuda.so").unlink()
+    env["ONNXRUNTIME_ROOT"] = str(cpu)
+    result = run(str(DOCKER / "stage-onnxruntime.sh"), "--gpu", str(tmp_path / "refused"), env=env)
+    assert result.returncode != 0
+    assert "is not a CUDA build of ONNX Runtime" in result.stderr and "-gpu archive" in result.stderr
+
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    build_script = (DOCKER / "build-image.sh").read_text()
+    assert "ENV ORT=/src/deploy/docker/onnxruntime" in dockerfile
+    assert "test -e $ORT/lib/libonnxruntime.so" in dockerfile
+    assert "-DONNXRUNTIME_ROOT=$ORT" in dockerfile
+    assert "sdk=deploy/docker/onnxruntime" in build_script
+    assert "third_party/onnxruntime" in (ROOT / ".dockerignore").read_text().splitlines()
