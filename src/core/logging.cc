@@ -20,11 +20,21 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
               spdlog::memory_buf_t& dest) override {
     for (char c : std::string_view(msg.payload.data(), msg.payload.size())) {
       switch (c) {
-        case '"': dest.append(std::string_view("\\\"")); break;
-        case '\\': dest.append(std::string_view("\\\\")); break;
-        case '\n': dest.append(std::string_view("\\n")); break;
-        case '\r': dest.append(std::string_view("\\r")); break;
-        case '\t': dest.append(std::string_view("\\t")); break;
+        case '"':
+          dest.append(std::string_view("\\\""));
+          break;
+        case '\\':
+          dest.append(std::string_view("\\\\"));
+          break;
+        case '\n':
+          dest.append(std::string_view("\\n"));
+          break;
+        case '\r':
+          dest.append(std::string_view("\\r"));
+          break;
+        case '\t':
+          dest.append(std::string_view("\\t"));
+          break;
         default:
           if (static_cast<unsigned char>(c) < 0x20) {
             char buffer[8];
@@ -43,6 +53,27 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
 
 std::mutex json_fields_mutex;
 std::shared_ptr<spdlog::logger> json_fields_logger;  // guarded by json_fields_mutex
+LoggingSettings current_settings;                    // guarded by json_fields_mutex
+
+// `text` as a pattern's literal: spdlog reads '%' as a flag.
+std::string PatternLiteral(std::string_view text) {
+  std::string literal;
+  for (char c : text) {
+    if (c == '%') literal += '%';
+    literal += c;
+  }
+  return literal;
+}
+
+// `text` as a JSON string's body.
+std::string JsonStringBody(std::string_view text) {
+  std::string body;
+  for (char c : text) {
+    if (c == '"' || c == '\\') body += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) body += c;
+  }
+  return body;
+}
 
 constexpr const char* kJsonPrefix = R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","thread":%t,)";
 
@@ -53,7 +84,13 @@ std::shared_ptr<spdlog::logger> JsonFieldsLogger() {
   return json_fields_logger;
 }
 
-absl::Status ConfigureLogging(std::string_view level, std::string_view format) {
+LoggingSettings CurrentLogging() {
+  std::lock_guard lock(json_fields_mutex);
+  return current_settings;
+}
+
+absl::Status ConfigureLogging(std::string_view level, std::string_view format,
+                              std::string_view origin) {
   spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
   if (parsed == spdlog::level::off && level != "off") {
     return InvalidArgument("log.level must be one of trace, debug, info, warn, error, off; got '" +
@@ -63,19 +100,22 @@ absl::Status ConfigureLogging(std::string_view level, std::string_view format) {
       "voxserve", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   std::shared_ptr<spdlog::logger> fields_logger;
   if (format == "json") {
+    const std::string prefix =
+        std::string(kJsonPrefix) +
+        (origin.empty() ? "" : R"("origin":")" + PatternLiteral(JsonStringBody(origin)) + "\",");
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
-    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(std::string(kJsonPrefix) +
-                                                             R"("msg":"%*"})");
+    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(prefix + R"("msg":"%*"})");
     logger->set_formatter(std::move(formatter));
     // A sink of its own (sinks own their formatter); spdlog's console sinks share one global
     // mutex, so lines of the two loggers never interleave.
     fields_logger = std::make_shared<spdlog::logger>(
         "voxserve.fields", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
-    fields_logger->set_pattern(std::string(kJsonPrefix) + "%v}");
+    fields_logger->set_pattern(prefix + "%v}");
     fields_logger->set_level(parsed);
     fields_logger->flush_on(spdlog::level::info);
   } else if (format == "text") {
-    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ " +
+                        (origin.empty() ? "" : "[" + PatternLiteral(origin) + "] ") + "%v");
   } else {
     return InvalidArgument("log.format must be text or json; got '" + std::string(format) + "'");
   }
@@ -84,6 +124,7 @@ absl::Status ConfigureLogging(std::string_view level, std::string_view format) {
   spdlog::set_default_logger(std::move(logger));
   std::lock_guard lock(json_fields_mutex);
   json_fields_logger = std::move(fields_logger);
+  current_settings = {std::string(level), std::string(format)};
   return absl::OkStatus();
 }
 

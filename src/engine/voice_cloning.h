@@ -48,6 +48,10 @@ class VoiceCloner {
  public:
   virtual ~VoiceCloner() = default;
   virtual absl::StatusOr<VoiceProfile> CloneVoice(const VoicePrompt& prompt) = 0;
+  // Clones once from a built-in prompt, so the first registration pays no first-run costs. What
+  // a process whose engine only clones warms up: the parent of worker processes, whose workers
+  // warm up the rest (Engine::Warmup) themselves.
+  virtual absl::Status WarmupCloning() { return absl::OkStatus(); }
 };
 
 }  // namespace voxserve::engine

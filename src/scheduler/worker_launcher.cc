@@ -52,7 +52,9 @@ std::string EncodeWorkerSpec(const WorkerSpec& spec) {
                          {"options", spec.engine.options},
                          {"warmup", spec.warmup},
                          {"cpus", spec.cpus},
-                         {"test_faults", spec.test_faults}};
+                         {"test_faults", spec.test_faults},
+                         {"log_level", spec.log.level},
+                         {"log_format", spec.log.format}};
   return json.dump();
 }
 
@@ -68,6 +70,8 @@ absl::StatusOr<WorkerSpec> DecodeWorkerSpec(const std::string& text) {
     spec.warmup = json.at("warmup").get<std::vector<std::string>>();
     spec.cpus = json.at("cpus").get<std::string>();
     spec.test_faults = json.at("test_faults").get<bool>();
+    spec.log.level = json.at("log_level").get<std::string>();
+    spec.log.format = json.at("log_format").get<std::string>();
   } catch (const nlohmann::json::exception& error) {
     return core::InvalidArgument(std::string("--worker-spec: ") + error.what());
   }
@@ -83,8 +87,8 @@ absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& list) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
-    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos
-                                                                      : comma - start);
+    std::string item =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     int low = 0, high = 0;
     char tail = 0;
     if (std::sscanf(item.c_str(), "%d-%d%c", &low, &high, &tail) == 2) {
@@ -106,6 +110,7 @@ ProcessLauncher::ProcessLauncher(WorkerSpec spec, const SchedulerConfig& config,
 
 WorkerSpec ProcessLauncher::SpecFor(int index) const {
   WorkerSpec spec = spec_;
+  spec.log = core::CurrentLogging();
   if (!config_.cpus.empty()) spec.cpus = config_.cpus[index % config_.cpus.size()];
   // Only engines with ONNX sessions take a CUDA device and intra-op threads; the others refuse
   // those options (a worker given them would fail to load).
@@ -144,14 +149,10 @@ absl::StatusOr<WorkerConnection> ProcessLauncher::Launch(int index) {
   char self[4096];
   ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
   std::string program = length > 0 ? std::string(self, static_cast<size_t>(length)) : "voxserve";
-  std::vector<std::string> args = {program,
-                                   "--worker",
-                                   "--worker-fd",
-                                   std::to_string(kWorkerSocketFd),
-                                   "--worker-parent",
-                                   std::to_string(::getpid()),
-                                   "--worker-spec",
-                                   EncodeWorkerSpec(SpecFor(index))};
+  std::vector<std::string> args = {program,           "--worker",
+                                   "--worker-fd",     std::to_string(kWorkerSocketFd),
+                                   "--worker-parent", std::to_string(::getpid()),
+                                   "--worker-spec",   EncodeWorkerSpec(SpecFor(index))};
   std::vector<std::string> env;
   for (char** entry = environ; *entry; ++entry) {
     if (!config_.devices.empty() && std::strncmp(*entry, "CUDA_VISIBLE_DEVICES=", 21) == 0) {
@@ -180,8 +181,8 @@ absl::StatusOr<WorkerConnection> ProcessLauncher::Launch(int index) {
   posix_spawnattr_setsigmask(&attr, &none);  // the server blocks these for sigwait
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   pid_t pid = 0;
   int spawned = ::posix_spawn(&pid, "/proc/self/exe", &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);

@@ -226,8 +226,13 @@ int RunWorker(int argc, const char* const* argv) {
     std::fprintf(stderr, "voxserve worker: %s\n", std::string(spec.status().message()).c_str());
     return kExitUsage;
   }
-  spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [worker " + spec->engine.model_id + " " +
-                      std::to_string(::getpid()) + "] [%l] %v");
+  if (absl::Status logging = core::ConfigureLogging(
+          spec->log.level, spec->log.format,
+          "worker " + spec->engine.model_id + " " + std::to_string(::getpid()));
+      !logging.ok()) {
+    std::fprintf(stderr, "voxserve worker: %s\n", std::string(logging.message()).c_str());
+    return kExitUsage;
+  }
   auto fail = [&](const absl::Status& status) {
     spdlog::error("{}", std::string(status.message()));
     (void)wire::WriteFrame(args.fd, wire::FrameType::kFailed, std::string(status.message()));

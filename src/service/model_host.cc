@@ -7,10 +7,14 @@ namespace voxserve::service {
 
 std::string_view ModelStateName(ModelState state) {
   switch (state) {
-    case ModelState::kLoading: return "loading";
-    case ModelState::kWarmingUp: return "warming_up";
-    case ModelState::kReady: return "ready";
-    case ModelState::kFailed: return "failed";
+    case ModelState::kLoading:
+      return "loading";
+    case ModelState::kWarmingUp:
+      return "warming_up";
+    case ModelState::kReady:
+      return "ready";
+    case ModelState::kFailed:
+      return "failed";
   }
   return "unknown";
 }
@@ -44,9 +48,18 @@ absl::Status ModelHost::Load() {
 
   state_.store(ModelState::kWarmingUp, std::memory_order_release);
   auto started = std::chrono::steady_clock::now();
-  if (auto status = engine_->Warmup(config_.warmup); !status.ok()) return fail(status);
-  scheduler::InstanceFactory instances;  // empty: threads over engine_
   scheduler::SchedulerConfig scheduling = config_.scheduling;
+  // Worker processes load and warm up engines of their own and speak every request; this copy
+  // then only clones voices, so it warms up only that (and not a second time on the same GPU).
+  const bool in_workers = scheduling.isolation == scheduler::Isolation::kProcess;
+  absl::Status warm = absl::OkStatus();
+  if (!in_workers) {
+    warm = engine_->Warmup(config_.warmup);
+  } else if (engine_->voice_cloner() != nullptr && !config_.warmup.empty()) {
+    warm = engine_->voice_cloner()->WarmupCloning();
+  }
+  if (!warm.ok()) return fail(warm);
+  scheduler::InstanceFactory instances;  // empty: threads over engine_
   if (scheduling.isolation == scheduler::Isolation::kThread &&
       scheduling.instances == scheduler::kInstancesAuto && engine_->info().parallel_calls) {
     scheduling.instances = scheduler::UsableCpus();  // a call per core at once (espeak-ng)

@@ -309,6 +309,17 @@ def test_worker_processes_speak_a_cloned_voice_as_in_process(thread_server, proc
     assert audio == pcm(thread_server, seed=7, text="Hi. Bye.")
 
 
+def test_worker_processes_warm_up_their_engines_and_the_parent_only_its_cloning(process_server):
+    """Each worker warms up the engine it speaks with; the parent, whose copy only clones
+    voices, warms up only cloning (on a GPU, speaking the warm-up texts there as well would take
+    the time and the memory of a second engine)."""
+    lines = [l for l in process_server.log().splitlines() if "model cosyvoice2 warm-up" in l]
+    workers = [l for l in lines if "[worker cosyvoice2 " in l]
+    parent = [l for l in lines if "[worker " not in l]  # workers' lines: "[worker MODEL PID]"
+    assert len(workers) == 2 and all("warm-up: a voice cloned" in l for l in workers), lines
+    assert len(parent) == 1 and "warm-up of cloning: a voice cloned" in parent[0], lines
+
+
 def stream_samples(server, name):
     """{worker: value} of one streaming-engine metric of the cosyvoice2 model."""
     samples = {}

@@ -1,6 +1,7 @@
 """Engine instances in worker processes (scheduling.isolation: process): same audio as in-process,
 crash isolation (kill -9 under load, a hung worker killed by the watchdog), restart, lifecycle
 (SIGTERM, SIGKILL of the server, SIGHUP) and what /health and /metrics say about workers."""
+import json
 import os
 import signal
 import threading
@@ -104,6 +105,21 @@ def test_health_and_metrics_report_workers(make_server, tmp_path):
     assert model["instance_restarts"] == 0
     assert metric(server, "voxserve_instances_live", 'model="espeak"') == 2
     assert metric(server, "voxserve_instance_restarts_total", 'model="espeak"') == 0
+
+
+def test_workers_log_in_the_servers_format_marked_as_theirs(make_server, tmp_path):
+    """With JSON logs every line on the shared stderr is a JSON object, the workers' included
+    (they were plain text on stdout), each worker's with an "origin" naming it."""
+    server = make_server("--config", write_config(tmp_path, "process", 2),
+                         "--fault-injection", "true", "--log-format", "json")
+    pids = workers_of(server)
+    assert len(pids) == 2
+    # Each worker says at start that it obeys fault texts (a warning, logged once per worker).
+    assert wait_for(lambda: sum("TEST ONLY" in line for line in server.log_lines) == 2)
+    records = [json.loads(line) for line in server.log_lines if line.strip()]
+    origins = {r["origin"] for r in records if "TEST ONLY" in r["msg"]}
+    assert origins == {f"worker espeak {pid}" for pid in pids}, records
+    assert any("origin" not in r and "ready" in r["msg"] for r in records)  # the server's own
 
 
 def espeak_processes_of(server):

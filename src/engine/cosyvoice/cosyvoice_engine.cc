@@ -159,19 +159,35 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
 
 bool CosyVoiceEngine::AcceptsVoice(std::string_view) const { return false; }
 
-absl::Status CosyVoiceEngine::Warmup(std::span<const std::string> texts) {
-  if (texts.empty()) return absl::OkStatus();
-  const auto started = std::chrono::steady_clock::now();
+absl::StatusOr<std::shared_ptr<const VoiceProfile>> CosyVoiceEngine::CloneWarmupVoice() {
   const std::string wav = SyntheticPromptWav();
   auto profile =
       CloneVoice({{reinterpret_cast<const uint8_t*>(wav.data()), wav.size()}, kWarmupTranscript});
   if (!profile.ok()) {
     return absl::Status(profile.status().code(),
-                        "warm-up: cloning a voice from a synthetic "
-                        "prompt failed: " +
+                        "warm-up: cloning a voice from a synthetic prompt failed: " +
                             std::string(profile.status().message()));
   }
-  auto voice = std::make_shared<const VoiceProfile>(*std::move(profile));
+  return std::make_shared<const VoiceProfile>(*std::move(profile));
+}
+
+absl::Status CosyVoiceEngine::WarmupCloning() {
+  const auto started = std::chrono::steady_clock::now();
+  auto voice = CloneWarmupVoice();
+  if (!voice.ok()) return voice.status();
+  spdlog::info("model {} warm-up of cloning: a voice cloned from a synthetic prompt, {:.0f} ms",
+               config_.model_id,
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                   .count());
+  return absl::OkStatus();
+}
+
+absl::Status CosyVoiceEngine::Warmup(std::span<const std::string> texts) {
+  if (texts.empty()) return absl::OkStatus();
+  const auto started = std::chrono::steady_clock::now();
+  auto cloned = CloneWarmupVoice();
+  if (!cloned.ok()) return cloned.status();
+  std::shared_ptr<const VoiceProfile> voice = *std::move(cloned);
   WarmupReport report;
   // On the CPU a first request measured no slower without it, and speaking max_active segments
   // costs a minute of startup at real size (bench/RESULTS.md, "CosyVoice warm-up"): there only

@@ -105,6 +105,8 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
   // HiFT; streaming: the hops). No texts (`warmup: []`): nothing runs. An error names the stage
   // that failed: the model does not load.
   absl::Status Warmup(std::span<const std::string> texts) override;
+  // Warmup's first part alone: a voice cloned from the synthetic prompt.
+  absl::Status WarmupCloning() override;
   const WarmupReport& last_warmup() const { return last_warmup_; }
   VoiceCloner* voice_cloner() override { return this; }
   int max_active() const override { return config_.max_active; }
@@ -132,6 +134,8 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
   CosyVoiceEngine() = default;
   // stream_first_hop / stream_max_hop against the bundle's streaming constants.
   absl::Status CheckHopSchedule() const;
+  // The voice Warmup speaks with, cloned from warmup_prompt.h's synthetic prompt.
+  absl::StatusOr<std::shared_ptr<const VoiceProfile>> CloneWarmupVoice();
 
   CosyVoiceEngineConfig config_;
   BundleManifest manifest_;

@@ -103,5 +103,15 @@ TEST(WorkerPlacementTest, TheSpecSurvivesTheCommandLine) {
   EXPECT_EQ(decoded->warmup, model.warmup);
 }
 
+TEST(WorkerPlacementTest, WorkersLogAtTheServersLevelInItsFormat) {
+  ASSERT_TRUE(core::ConfigureLogging("warn", "json").ok());
+  ProcessLauncher launcher(Model("espeak"), Placement({}, {}), 1);
+  auto decoded = DecodeWorkerSpec(EncodeWorkerSpec(launcher.SpecFor(0)));
+  ASSERT_TRUE(core::ConfigureLogging("info", "text").ok());
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->log.level, "warn");
+  EXPECT_EQ(decoded->log.format, "json");
+}
+
 }  // namespace
 }  // namespace voxserve::scheduler
