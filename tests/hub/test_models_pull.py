@@ -257,3 +257,55 @@ def test_a_pulled_piper_voice_is_served_from_its_folder_as_is(hub, tmp_path):
         assert spoken.status_code == 200 and len(spoken.content) > 1000, spoken.text
     finally:
         assert server.stop() == 0, server.log()
+
+
+def test_kokoros_onnx_release_pulled_as_documented_is_served_from_its_folder_as_is(hub, tmp_path):
+    """onnx-community/Kokoro-82M-v1.0-ONNX's layout (graphs in onnx/, voices/<name>.bin, a
+    transformers config.json without a vocabulary and the vocabulary in tokenizer.json, both at
+    the root), a Kokoro-interface graph of tests/onnx_models in it, pulled with docs/models.md's
+    command: `--models` finds the model one folder down, its voices and vocabulary one folder up,
+    and speaks."""
+    sys.path.insert(0, str(HERE.parent / "integration"))
+    sys.path.insert(0, str(HERE.parent / "onnx_models"))
+    import io
+    import json
+    import numpy as np
+    import onnx
+    from onnx import TensorProto
+    import make_test_models as models
+    from conftest import VoxServer
+
+    def graph_bytes():
+        out = io.BytesIO()
+        onnx.save(models.kokoro_graph("input_ids", TensorProto.FLOAT, False, False), out)
+        return out.getvalue()
+    graph = graph_bytes()
+    tokenizer = {"version": "1.0", "model": {"type": "WordLevel",
+                                             "vocab": {"$": 0, **models.KOKORO_VOCAB}}}
+    files = {"onnx/model.onnx": graph, "onnx/model_quantized.onnx": random_bytes(4, 50_000),
+             "config.json": json.dumps({"model_type": "style_text_to_speech_2"}).encode(),
+             "tokenizer.json": json.dumps(tokenizer, ensure_ascii=False).encode(),
+             "README.md": b"# Kokoro\n"}
+    for index, name in enumerate(models.KOKORO_VOICES):
+        files[f"voices/{name}.bin"] = models.voice_pack(index).astype(np.float32).tobytes()
+    hub.repos["onnx-community/Kokoro-82M-v1.0-ONNX"] = Repo(
+        files, lfs_paths=["onnx/model.onnx", "onnx/model_quantized.onnx"])
+    folder = tmp_path / "voices" / "kokoro"
+    result = pull(hub, tmp_path / "hub", "onnx-community/Kokoro-82M-v1.0-ONNX",
+                  "--include", "onnx/model.onnx", "--include", "voices/*",
+                  "--include", "config.json", "--include", "tokenizer.json", "--dir", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert not (folder / "onnx" / "model_quantized.onnx").exists()
+    docs = (HERE.parents[1] / "docs" / "models.md").read_text()
+    assert "--include 'tokenizer.json'" in docs  # the command the docs give is this one
+    server = VoxServer(VOXSERVE, ["--models", str(folder), "--grpc-enabled", "false"]).start()
+    try:
+        voices = requests.get(server.url + "/v1/voices", timeout=10).json()["data"]
+        kokoro = {v["id"] for v in voices if v["engine"] == "kokoro" and "alias_of" not in v}
+        assert kokoro == set(models.KOKORO_VOICES), voices
+        spoken = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
+            "model": "kokoro", "voice": "af_test", "input": "Hello there.",
+            "response_format": "wav", "stream": False})
+        assert spoken.status_code == 200 and len(spoken.content) > 1000, spoken.text
+    finally:
+        assert server.stop() == 0, server.log()

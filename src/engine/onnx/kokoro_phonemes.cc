@@ -35,11 +35,14 @@ absl::StatusOr<KokoroVocab> ParseKokoroVocab(const std::string& json_text,
   if (json.is_discarded() || !json.is_object()) {
     return core::InvalidArgument(where + ": not a JSON object");
   }
-  if (!json.contains("vocab") || !json["vocab"].is_object()) {
+  const bool tokenizer = json.contains("model") && json["model"].is_object() &&
+                         json["model"].contains("vocab") && json["model"]["vocab"].is_object();
+  if (!tokenizer && (!json.contains("vocab") || !json["vocab"].is_object())) {
     return core::InvalidArgument(where + ": has no \"vocab\" object");
   }
   KokoroVocab vocab;
-  for (const auto& [symbol, id] : json["vocab"].items()) {
+  for (const auto& [symbol, id] : (tokenizer ? json["model"]["vocab"] : json["vocab"]).items()) {
+    if (tokenizer && id.is_number_integer() && id.get<int64_t>() == 0) continue;  // the pad
     std::u32string code_points = DecodeUtf8(symbol);
     if (code_points.size() != 1 || !id.is_number_integer() || id.get<int64_t>() <= 0) {
       return core::InvalidArgument(where + ": vocab['" + symbol +

@@ -20,7 +20,9 @@ using KokoroVocab = std::map<char32_t, int64_t>;
 // Kokoro's context is 512 positions: 510 tokens plus a 0 pad at each end.
 inline constexpr size_t kKokoroMaxTokens = 510;
 
-// The "vocab" object of a Kokoro config.json (or of the graph's kokoro_config metadata).
+// The "vocab" object of a Kokoro config.json (or of the graph's kokoro_config metadata), or the
+// "model"."vocab" of a tokenizer.json (onnx-community's repository; it also lists the pad, "$": 0,
+// which is skipped).
 absl::StatusOr<KokoroVocab> ParseKokoroVocab(const std::string& json_text,
                                              const std::string& where);
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -35,27 +36,41 @@ std::string Describe(const std::string& name) {
   return text;
 }
 
+std::optional<std::string> ReadWhole(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  if (!file) return std::nullopt;
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
 absl::StatusOr<KokoroVocab> LoadVocab(const KokoroModel& model, const KokoroEngineConfig& config) {
   if (std::optional<std::string> metadata = model.session().Metadata("kokoro_config")) {
     return ParseKokoroVocab(*metadata,
                             "model file " + config.model_path + " metadata kokoro_config");
   }
-  std::string path = config.config_path;
-  if (path.empty()) {
-    auto beside = std::filesystem::path(config.model_path).parent_path() / "config.json";
+  if (!config.config_path.empty()) {
+    std::optional<std::string> text = ReadWhole(config.config_path);
+    if (!text)
+      return absl::NotFoundError("Kokoro config " + config.config_path + " cannot be read");
+    return ParseKokoroVocab(*text, "Kokoro config " + config.config_path);
+  }
+  // Beside the model, else one folder up (onnx-community's repository keeps the graphs in onnx/
+  // and config.json, tokenizer.json at its root): the first of these that holds a vocabulary.
+  const std::filesystem::path folder = std::filesystem::path(config.model_path).parent_path();
+  for (const auto& candidate :
+       {folder / "config.json", folder.parent_path() / "config.json", folder / "tokenizer.json",
+        folder.parent_path() / "tokenizer.json"}) {
     std::error_code error;
-    if (std::filesystem::is_regular_file(beside, error)) path = beside.string();
+    if (!std::filesystem::is_regular_file(candidate, error)) continue;
+    if (std::optional<std::string> text = ReadWhole(candidate)) {
+      if (auto vocab = ParseKokoroVocab(*text, candidate.string()); vocab.ok()) return vocab;
+    }
   }
-  if (path.empty()) {
-    return core::InvalidArgument("model file " + config.model_path +
-                                 " has no kokoro_config metadata and no config.json beside it: "
-                                 "set options.config to the Kokoro config.json (its \"vocab\")");
-  }
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError("Kokoro config " + path + " cannot be read");
-  std::stringstream text;
-  text << file.rdbuf();
-  return ParseKokoroVocab(text.str(), "Kokoro config " + path);
+  return core::InvalidArgument("model file " + config.model_path +
+                               " has no kokoro_config metadata and no config.json or "
+                               "tokenizer.json with a vocabulary beside it or one folder up: "
+                               "set options.config to the Kokoro config.json (its \"vocab\")");
 }
 
 }  // namespace

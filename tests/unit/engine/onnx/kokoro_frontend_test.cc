@@ -25,6 +25,19 @@ TEST(KokoroVocabTest, ParsesConfigJsonVocab) {
   EXPECT_FALSE(ParseKokoroVocab(R"({"vocab": {"ab": 3}})", "c").ok());
 }
 
+TEST(KokoroVocabTest, ParsesATokenizerJsonsVocabWithoutItsPad) {
+  // onnx-community's tokenizer.json: a WordLevel model whose vocab also lists the pad "$": 0.
+  auto vocab = ParseKokoroVocab(
+      R"({"version": "1.0", "model": {"type": "WordLevel", "vocab": {"$": 0, ";": 1, "ˈ": 156}}})",
+      "t");
+  ASSERT_TRUE(vocab.ok()) << vocab.status();
+  EXPECT_EQ(vocab->size(), 2u);
+  EXPECT_EQ(vocab->at(U'ˈ'), 156);
+  EXPECT_FALSE(vocab->contains(U'$'));
+  // A transformers config.json without a vocabulary is none.
+  EXPECT_FALSE(ParseKokoroVocab(R"({"model_type": "style_text_to_speech_2"})", "c").ok());
+}
+
 TEST(KokoroPhonemesTest, KeepsPunctuationAndAppliesKokoroReplacements) {
   std::vector<PhonemizedClause> clauses = {
       {"həlˈoʊ wˈɜːld", ClauseEnd::kComma},
