@@ -28,4 +28,5 @@ cp -a "$data" "$root$(dirname "$data")/"
 cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
 strip --strip-unneeded "$root"/usr/local/bin/* "$root"/usr/local/lib/voxserve/*.so* 2>/dev/null || true
 mkdir -p "$root/models" "$root/voices"
-chown 10001:10001 "$root/voices"
+# The image's user writes cloned voices, and `models pull` into a models volume (compose.single).
+chown 10001:10001 "$root/voices" "$root/models"

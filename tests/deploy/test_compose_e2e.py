@@ -385,27 +385,65 @@ def test_a_stopped_replica_drains_without_losing_a_request(compose, protocol, re
 # --- one box for Home Assistant (compose.single.yaml) ---------------------------------------
 
 
-def test_the_one_box_compose_file_serves_rest_and_wyoming():
-    """compose.single.yaml as shipped, on the host's network: REST and the Wyoming reference
-    client both answered. Loopback and free ports here (its variables), so the mDNS announcement
-    stays off and nothing reaches a real network (tests/integration/test_wyoming_zeroconf.py
-    checks discovery in a namespace of its own)."""
+def piper_voices_stand_in(tmp_path):
+    """A hub stand-in (tests/hub/hub_stand_in.py) holding a piper-voices-like repository with
+    one real-interface Piper voice (tests/onnx_models) and another that must not be pulled."""
+    sys.path.insert(0, str(ROOT / "tests" / "hub"))
+    sys.path.insert(0, str(ROOT / "tests" / "onnx_models"))
+    import make_test_models
+    from hub_stand_in import HubStandIn, Repo
+    built = tmp_path / "built"
+    subprocess.run([sys.executable, make_test_models.__file__, "--out", str(built)], check=True,
+                   stdout=subprocess.DEVNULL)
+    voice = "en/en_US/test/medium/en_US-test-medium"
+    other = "de/de_DE/test/medium/de_DE-test-medium"
+    files = {f"{path}{ext}": (built / "models" / (pathlib.Path(path).name + ext)).read_bytes()
+             for path in (voice, other) for ext in (".onnx", ".onnx.json")}
+    hub = HubStandIn()
+    hub.repos["rhasspy/piper-voices"] = Repo(files, lfs_paths=[voice + ".onnx", other + ".onnx"])
+    return hub
+
+
+def test_the_one_box_compose_file_serves_rest_and_wyoming_and_pulls_its_piper_voices(tmp_path):
+    """compose.single.yaml as shipped, on the host's network: its models-pull service puts the
+    Piper voice named in VOXSERVE_PIPER_VOICES into the models volume (from a hub stand-in), and
+    voxserve, started after it, speaks it; REST and the Wyoming reference client both answered.
+    A second `up` fetches nothing again. Loopback and free ports here (its variables), so the
+    mDNS announcement stays off and nothing reaches a real network
+    (tests/integration/test_wyoming_zeroconf.py checks discovery in a namespace of its own)."""
     from types import SimpleNamespace
     from wyoming_support import synthesize
     single = Compose(files=(COMPOSE_DIR / "compose.single.yaml",), project=f"{PROJECT}single")
     wyoming_port = free_port()
-    single.env.update(VOXSERVE_HOST="127.0.0.1", VOXSERVE_HTTP_PORT=str(single.http_port),
-                      VOXSERVE_WYOMING_PORT=str(wyoming_port))
-    try:
-        single.run("up", "-d", timeout=600)
-        single.wait("the one box healthy", lambda: single.health("voxserve") == "healthy")
-        spoken = requests.post(single.url + "/v1/audio/speech", timeout=30,
-                               json={**SPEECH, "input": TEXT, "response_format": "wav"})
-        assert spoken.status_code == 200 and decode(spoken.content, "wav").duration > 1
-        speech = asyncio.run(asyncio.wait_for(
-            synthesize(SimpleNamespace(wyoming_port=wyoming_port), TEXT), 60))
-        assert "audio-stop" in speech.types and len(speech.pcm) > 16000
-        logs = single.run("logs", "voxserve").stdout
-        assert "not announcing Wyoming" in logs, logs[-2000:]
-    finally:
-        single.down()
+    with piper_voices_stand_in(tmp_path) as hub:
+        single.env.update(VOXSERVE_HOST="127.0.0.1", VOXSERVE_HTTP_PORT=str(single.http_port),
+                          VOXSERVE_WYOMING_PORT=str(wyoming_port), HF_ENDPOINT=hub.url,
+                          VOXSERVE_PIPER_VOICES="en_US-test-medium")
+        try:
+            single.run("up", "-d", timeout=600)
+            single.wait("the one box healthy", lambda: single.health("voxserve") == "healthy")
+            voices = requests.get(single.url + "/v1/voices", timeout=10).json()["data"]
+            piper = {v["id"] for v in voices if v["engine"] == "piper" and "alias_of" not in v}
+            assert piper == {"en_US-test-medium"}, voices
+            pulled = requests.post(single.url + "/v1/audio/speech", timeout=30, json={
+                "model": "tts-1", "voice": "en_US-test-medium", "input": TEXT,
+                "response_format": "wav", "stream": False})
+            assert pulled.status_code == 200 and decode(pulled.content, "wav").duration > 0.1
+            spoken = requests.post(single.url + "/v1/audio/speech", timeout=30,
+                                   json={**SPEECH, "input": TEXT, "response_format": "wav"})
+            assert spoken.status_code == 200 and decode(spoken.content, "wav").duration > 1
+            speech = asyncio.run(asyncio.wait_for(
+                synthesize(SimpleNamespace(wyoming_port=wyoming_port), TEXT), 60))
+            assert "audio-stop" in speech.types and len(speech.pcm) > 16000
+            logs = single.run("logs", "voxserve").stdout
+            assert "not announcing Wyoming" in logs, logs[-2000:]
+
+            downloads, asked = len(hub.requests("/cdn/")), len(hub.requests("/revision/"))
+            assert downloads == 1, hub.log  # the voice's graph; its .json is a plain file
+            single.run("up", "-d", timeout=600)  # runs models-pull again
+            single.wait("models-pull asked the hub again",
+                        lambda: len(hub.requests("/revision/")) > asked)
+            single.wait("the pull done", lambda: "Exit 0" in single.run("ps", "models-pull").stdout)
+            assert len(hub.requests("/cdn/")) == downloads, hub.log
+        finally:
+            single.down()

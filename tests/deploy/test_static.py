@@ -254,8 +254,11 @@ def test_compose_accepts_its_files():
 def test_the_one_box_compose_file_renders_with_wyoming_announced_on_the_hosts_network():
     result = run("docker-compose", "-f", str(DEPLOY / "compose" / "compose.single.yaml"), "config")
     assert result.returncode == 0, result.stderr
-    (service,) = yaml.safe_load(result.stdout)["services"].values()
+    services = yaml.safe_load(result.stdout)["services"]
+    assert set(services) == {"voxserve", "models-pull"}
+    service = services["voxserve"]
     assert service["network_mode"] == "host"  # mDNS does not leave a bridge network
+    assert service["depends_on"] == {"models-pull": {"condition": "service_completed_successfully"}}
     environment = service["environment"]
     assert environment["VOXSERVE_WYOMING_ENABLED"] == "true"
     assert environment["VOXSERVE_WYOMING_ZEROCONF"] == "true"
