@@ -135,7 +135,11 @@ absl::Status Scheduler::Submit(SegmentTask task) {
           RetryAfterSeconds(now));
     }
     core::Clock::time_point priority = now;
-    if (task.first_of_request) priority -= std::chrono::milliseconds(config_.first_segment_lead_ms);
+    if (task.first_of_request) {
+      priority -= std::chrono::milliseconds(config_.first_segment_lead_ms);
+    } else if (task.listener_runs_out) {
+      priority = *task.listener_runs_out;
+    }
     queue_.emplace(priority, Queued{std::move(task), now, priority});
     if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
   }

@@ -37,9 +37,9 @@ namespace voxserve::scheduler {
 
 struct SegmentTiming {
   core::Clock::time_point enqueued;
-  core::Clock::time_point started;   // engine call began (== finished for dropped segments)
+  core::Clock::time_point started;  // engine call began (== finished for dropped segments)
   core::Clock::time_point finished;
-  int batch_size = 0;                // 0 when the segment never reached the engine
+  int batch_size = 0;  // 0 when the segment never reached the engine
 };
 
 using SegmentDone =
@@ -64,6 +64,11 @@ struct SegmentTask {
   std::string phonemes;                                       // SegmentInput::phonemes
   double pitch = 1.0;                                         // SegmentInput::pitch
   bool first_of_request = true;
+  // A later segment of a streamed response, once its first audio went out: when a client playing
+  // at 1x from that first audio runs out (first audio + the audio made so far). The queue orders
+  // it by that time instead of its arrival: a listener about to run dry goes ahead, one with
+  // audio to spare lets newer requests pass for as long as its audio lasts.
+  std::optional<core::Clock::time_point> listener_runs_out;
   core::Clock::time_point deadline = core::Clock::time_point::max();
   std::shared_ptr<const core::CancellationToken> cancellation;
   SegmentDone done;
@@ -121,7 +126,8 @@ class Scheduler {
     core::Clock::time_point enqueued;
     core::Clock::time_point priority;  // its key in the queue, kept for a requeue
   };
-  // Ordered by priority time: arrival, moved earlier by first_segment_lead_ms for first segments.
+  // Ordered by priority time: arrival, moved earlier by first_segment_lead_ms for first segments;
+  // a streamed response's later segment by when its listener runs out (listener_runs_out).
   using Queue = std::multimap<core::Clock::time_point, Queued>;
 
   Scheduler(std::shared_ptr<engine::Engine> engine, const SchedulerConfig& config,
@@ -162,23 +168,23 @@ class Scheduler {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  Queue queue_;                                   // guarded by mutex_
-  bool stopping_ = false;                         // guarded by mutex_
+  Queue queue_;                                             // guarded by mutex_
+  bool stopping_ = false;                                   // guarded by mutex_
   std::deque<core::Clock::time_point> recent_completions_;  // guarded by mutex_; drain-rate window
 
   // Per instance, index-aligned. Each thread is the only user of its instance; the state below
   // is guarded by mutex_.
   struct InstanceState {
     bool live = false;
-    bool tried = false;          // its first start has been attempted
-    int failures = 0;            // starts failed or workers lost since the last good batch
+    bool tried = false;  // its first start has been attempted
+    int failures = 0;    // starts failed or workers lost since the last good batch
     core::Clock::time_point retry_at{};
   };
   std::vector<std::unique_ptr<EngineInstance>> instances_;
-  std::vector<InstanceState> states_;  // guarded by mutex_
+  std::vector<InstanceState> states_;         // guarded by mutex_
   std::vector<core::Counter*> busy_seconds_;  // per instance; null = not recorded
-  int live_ = 0;                       // guarded by mutex_
-  int restarts_ = 0;                   // guarded by mutex_
+  int live_ = 0;                              // guarded by mutex_
+  int restarts_ = 0;                          // guarded by mutex_
   bool supervised_ = false;  // instances may die (worker processes): heartbeats and restarts
   std::condition_variable first_starts_;  // an instance finished its first start attempt
   std::vector<std::thread> threads_;

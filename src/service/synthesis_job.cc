@@ -106,6 +106,11 @@ absl::Status SynthesisJob::SubmitSegment(size_t index) {
     first = StyleOf(before).silence_seconds > 0;
   }
   task.first_of_request = first;
+  if (!first && plan_.streaming && delivered_any_) {
+    task.listener_runs_out =
+        first_audio_at_ + std::chrono::duration_cast<core::Clock::duration>(
+                              std::chrono::duration<double>(produced_seconds_));
+  }
   task.deadline = plan_.context.deadline;
   task.cancellation = plan_.context.cancellation;
   task.on_chunk = [self = shared_from_this(), index](audio::PcmAudio chunk) {
@@ -313,6 +318,7 @@ void SynthesisJob::Deliver(std::string bytes) {
   if (recording_) Record(bytes);
   if (!delivered_any_) {
     delivered_any_ = true;
+    first_audio_at_ = core::Clock::now();
     summary_.time_to_first_audio_seconds = SecondsSince(plan_.context.received_at);
     sink_->OnCacheResult(plan_.cache_result);
     sink_->OnStart(output_sample_rate_);
@@ -353,7 +359,8 @@ void SynthesisJob::Complete(const absl::Status& status) {
   const std::string& model = summary_.model;
   if (status.ok()) {
     if (summary_.time_to_first_audio_seconds) {
-      metrics_.time_to_first_audio.WithLabels({model}).Observe(*summary_.time_to_first_audio_seconds);
+      metrics_.time_to_first_audio.WithLabels({model}).Observe(
+          *summary_.time_to_first_audio_seconds);
     }
     metrics_.synthesis_duration.WithLabels({model}).Observe(summary_.total_seconds);
     // A replay's speed says nothing of the engine's.

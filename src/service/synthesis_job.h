@@ -5,14 +5,13 @@
 // transport keeps a shared_ptr to call Cancel() and Resume().
 #pragma once
 
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
@@ -32,7 +31,7 @@ struct JobPlan {
   ResolvedVoice voice;
   // A cloned voice's profile (SynthesisRequest::voice_profile), handed to every segment.
   std::shared_ptr<const engine::VoiceProfile> voice_profile;
-  std::optional<uint64_t> seed;       // SynthesisRequest::seed
+  std::optional<uint64_t> seed;  // SynthesisRequest::seed
   // SynthesisRequest::resolved_voice_mode and instructions, handed to every segment.
   std::optional<engine::VoiceMode> voice_mode;
   std::string instructions;
@@ -61,8 +60,8 @@ struct JobPlan {
   std::shared_ptr<const CachedResponse> replay;
   ResponseCache* cache = nullptr;
   std::string cache_key;
-  std::vector<std::string> cache_tags;  // ResponseCache::Insert's
-  uint64_t cache_generation = 0;        // ResponseCache::Generation when the request began
+  std::vector<std::string> cache_tags;           // ResponseCache::Insert's
+  uint64_t cache_generation = 0;                 // ResponseCache::Generation when the request began
   CacheResult cache_result = CacheResult::kOff;  // told to the sink (SynthesisSink::OnCacheResult)
 };
 
@@ -118,7 +117,7 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   // has not come wait here (at most pipeline_depth segments are in flight).
   struct PendingSegment {
     std::vector<audio::PcmAudio> chunks;
-    bool done = false;  // its last chunk has come
+    bool done = false;                     // its last chunk has come
     std::vector<audio::WordTiming> words;  // of the chunks encoded so far, in segment time
     audio::TimingsKind timings = audio::TimingsKind::kNone;
   };
@@ -128,12 +127,13 @@ class SynthesisJob : public std::enable_shared_from_this<SynthesisJob> {
   double segment_start_seconds_ = 0;  // audio delivered before the segment due next
   double produced_seconds_ = 0;       // audio the engine has made so far, delivered or not
   size_t done_waiting_ = 0;  // entries of pending_ that are done: count against pipeline_depth
-  std::string body_;                         // non-streaming: the whole file, delivered at the end
+  std::string body_;         // non-streaming: the whole file, delivered at the end
   bool paused_ = false;
   bool finished_ = false;
   bool delivered_any_ = false;
+  core::Clock::time_point first_audio_at_;  // when delivered_any_ became true
   SynthesisSummary summary_;
-  size_t replay_next_ = 0;                    // the next event of plan_.replay
+  size_t replay_next_ = 0;                     // the next event of plan_.replay
   std::unique_ptr<CachedResponse> recording_;  // what the sink heard, for plan_.cache
 };
 

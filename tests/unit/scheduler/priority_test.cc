@@ -72,6 +72,33 @@ TEST_F(SchedulerTest, ZeroLeadServesStrictlyInArrivalOrder) {
   EXPECT_THAT(engine_->texts(), ElementsAre("hold", "later", "first"));
 }
 
+// A streamed response's later segment (SynthesisJob sets listener_runs_out once its first audio
+// went out) waits by when its listener runs out of audio, not by when it came.
+TEST_F(SchedulerTest, LaterSegmentsOfStreamsGoByWhenTheirListenerRunsOutOfAudio) {
+  Start(OneAtATime());
+  HoldWorker();
+  const core::Clock::time_point now = core::Clock::now();
+  auto streamed = [&](std::chrono::seconds runs_out_in) {
+    TaskSpec spec = Later();
+    spec.listener_runs_out = now + runs_out_in;
+    return spec;
+  };
+  ASSERT_TRUE(Submit("ten-seconds-left", streamed(std::chrono::seconds(10))).ok());
+  ASSERT_TRUE(Submit("whole-file-later", Later()).ok());
+  ASSERT_TRUE(Submit("one-second-left", streamed(std::chrono::seconds(1))).ok());
+  ASSERT_TRUE(Submit("ran-dry", streamed(std::chrono::seconds(-1))).ok());
+  ASSERT_TRUE(Submit("first").ok());
+
+  engine_->OpenGate();
+  ASSERT_TRUE(outcomes_.WaitForCount(6));
+
+  // The first segment leads by first_segment_lead_ms (2 s), ahead of the listener that ran dry a
+  // second ago too; then later segments by when their listener runs out, one without a listener
+  // (a whole file's) at its arrival.
+  EXPECT_THAT(engine_->texts(), ElementsAre("hold", "first", "ran-dry", "whole-file-later",
+                                            "one-second-left", "ten-seconds-left"));
+}
+
 TEST_F(SchedulerTest, FirstSegmentLeadsTheBatchItJoins) {
   SchedulerConfig config = OneAtATime();
   config.max_batch_size = 2;

@@ -90,6 +90,7 @@ struct TaskSpec {
   bool first = true;
   core::Clock::time_point deadline = core::Clock::time_point::max();
   std::shared_ptr<core::CancellationToken> cancellation;
+  std::optional<core::Clock::time_point> listener_runs_out;
 };
 
 inline TaskSpec Later(std::string voice = "alice") {
@@ -133,6 +134,7 @@ class SchedulerTest : public ::testing::Test {
     task.first_of_request = spec.first;
     task.deadline = spec.deadline;
     task.cancellation = spec.cancellation;
+    task.listener_runs_out = spec.listener_runs_out;
     task.done = outcomes_.Track(text);
     return task;
   }
