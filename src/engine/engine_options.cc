@@ -63,6 +63,13 @@ constexpr EngineOptionDoc kCosyVoice[] = {
      "Streaming: the longest hop, in tokens, the hops doubling up to it (0: the bundle's "
      "token_max_hop_len, 100; otherwise at least the first hop, checked at load). Smaller: more, "
      "smaller chunks, each flow run over the whole prefix again."},
+    {"flow_length_bucket", "integer", "0", "0..1000",
+     "Mel frames (50 a second): flow runs waiting together (streams' hops, pieces) whose lengths "
+     "round up to the same multiple of it share each estimator call, the shorter ones padded "
+     "and masked, their mel as alone within float rounding; 0: only equal lengths share. Needs "
+     "an estimator with a dynamic batch axis; pays where one call of many rows costs about one "
+     "of few (a GPU), not on a few CPU cores "
+     "([generation](cosyvoice-generation.md#flow-matching), Length buckets)."},
     {"vocoder_threads", "integer", "1", "1..64",
      "Threads running flow + HiFT for all of the model's instances, off the LLM's step thread."},
     {"warmup_synthesis", "string", "auto", "auto, on, off",

@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kCosyVoiceKeys =
     "path, max_active, llm_capacity, max_prefills_per_step, streaming, stream_first_hop, "
-    "stream_max_hop, vocoder_threads, warmup_synthesis, "
+    "stream_max_hop, flow_length_bucket, vocoder_threads, warmup_synthesis, "
     "llm_precision, llm_cuda_graphs, llm_attention";
 // No seed in the APIs yet: one fixed seed, so the same request gives the same audio.
 constexpr uint64_t kDefaultSeed = 1986;
@@ -57,6 +57,8 @@ absl::Status CosyVoiceEngineConfig::Set(const std::string& key, const std::strin
     return SetInt(key, value, 0, 1000, &stream_first_hop);  // against the bundle: Create
   } else if (key == "stream_max_hop") {
     return SetInt(key, value, 0, 1000, &stream_max_hop);
+  } else if (key == "flow_length_bucket") {
+    return SetInt(key, value, 0, 1000, &flow_length_bucket);
   } else if (key == "vocoder_threads") {
     return SetInt(key, value, 1, 64, &vocoder_threads);  // VocoderPool's range
   } else if (key == "llm_precision" || key == "llm_cuda_graphs" || key == "llm_attention") {
@@ -129,7 +131,8 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   auto frontend = TextFrontend::Create(engine->tokenizer_.get());
   if (!frontend.ok()) return frontend.status();
   engine->text_frontend_ = std::move(*frontend);
-  auto flow = FlowMatcher::Create(engine->manifest_, config.bundle_path, config.session);
+  auto flow = FlowMatcher::Create(engine->manifest_, config.bundle_path, config.session,
+                                  config.flow_length_bucket);
   if (!flow.ok()) return flow.status();
   engine->flow_ = std::move(*flow);
   if (config.streaming && !engine->flow_->has_stream_encoder()) {

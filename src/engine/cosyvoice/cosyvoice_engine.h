@@ -51,6 +51,10 @@ struct CosyVoiceEngineConfig {
   // docs/cosyvoice-generation.md ("The hop schedule").
   int stream_first_hop = 0;
   int stream_max_hop = 0;
+  // options.flow_length_bucket (mel frames; 0 = off): flow runs waiting together whose lengths
+  // round up to one multiple of it share the estimator's calls, padded and masked
+  // (FlowMatcher::Create). Only with an estimator whose batch axis is dynamic.
+  int flow_length_bucket = 0;
   // options.vocoder_threads: threads running flow + HiFT for all of this model's instances, off
   // their LLM step threads. Default 1: each flow / HiFT run already spreads over every core
   // (ONNX Runtime's intra-op default), and a second thread only contended for them in our

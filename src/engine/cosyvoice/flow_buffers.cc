@@ -66,6 +66,16 @@ GraphSpec SliceGraph() {
   return g;
 }
 
+// in [1, bins, frames] to out [1, bins, frames + pad]: zeros after the last frame.
+GraphSpec PadGraph() {
+  GraphSpec g;
+  g.name = "cosyvoice_flow_pad";
+  g.inputs = {{"in", ElementType::kFloat, 3}, {"pads", ElementType::kInt64, 1}};
+  g.outputs = {{"out", ElementType::kFloat, 3}};
+  g.nodes = {{"Pad", {"in", "pads"}, {"out"}, {}}};
+  return g;
+}
+
 TensorView Ints(std::vector<int64_t>& v) {
   return {ElementType::kInt64, v.data(), {static_cast<int64_t>(v.size())}};
 }
@@ -79,7 +89,8 @@ absl::StatusOr<std::unique_ptr<FlowGlue>> FlowGlue::Create(const onnx::OnnxSessi
   for (auto [spec, session] : {std::pair{FillGraph(), &glue->fill_},
                                {CopyGraph(), &glue->copy_},
                                {EulerGraph(), &glue->euler_},
-                               {SliceGraph(), &glue->slice_}}) {
+                               {SliceGraph(), &glue->slice_},
+                               {PadGraph(), &glue->pad_}}) {
     auto created = onnx::OnnxSession::CreateFromGraph(spec, config);
     if (!created.ok()) return created.status();
     *session = std::move(*created);
@@ -114,6 +125,14 @@ absl::Status FlowGlue::Euler(const TensorView& x, const TensorView& v, const Ten
                              {"one", Ints(one)},
                              {"two", Ints(two)}},
                             {{"x_next", x_next}});
+}
+
+absl::Status FlowGlue::PadFrames(const TensorView& in, const TensorView& out) const {
+  if (in.shape.size() != 3 || out.shape.size() != 3 || out.shape[2] < in.shape[2]) {
+    return core::Internal("flow pad: out is not in with frames appended");
+  }
+  std::vector<int64_t> pads = {0, 0, 0, 0, 0, out.shape[2] - in.shape[2]};
+  return pad_->RunInPlace({{"in", in}, {"pads", Ints(pads)}}, {{"out", out}});
 }
 
 absl::Status FlowGlue::SliceFrames(const TensorView& x, int64_t row, int64_t first, int64_t end,
@@ -170,6 +189,17 @@ TensorView FlowBatch::Mu(int pair) const {
 TensorView FlowBatch::Cond(int pair) const {
   return cond_.View(ElementType::kFloat, {1, bins_, frames_},
                     static_cast<size_t>(2 * pair * bins_ * frames_) * sizeof(float));
+}
+
+absl::Status FlowBatch::SetValidFrames(int pair, int valid) {
+  if (valid <= 0 || valid > frames_) return core::Internal("flow: valid frames out of the batch");
+  if (valid == frames_) return absl::OkStatus();
+  for (int64_t row : {2 * static_cast<int64_t>(pair), 2 * static_cast<int64_t>(pair) + 1}) {
+    const TensorView tail = mask_.View(ElementType::kFloat, {frames_ - valid},
+                                       static_cast<size_t>(row * frames_ + valid) * sizeof(float));
+    if (absl::Status s = glue_->Fill(tail, 0.0f); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 TensorView FlowBatch::Spks(int pair) const {

@@ -31,13 +31,15 @@ class FlowGlue {
   // x, v, x_next: [2 pairs, bins, frames].
   absl::Status Euler(const onnx::TensorView& x, const onnx::TensorView& v,
                      const onnx::TensorView& x_next, float dt, float w_cond, float w_uncond) const;
+  // `out` [1, bins, F] = `in` [1, bins, f] with F - f zero frames after it.
+  absl::Status PadFrames(const onnx::TensorView& in, const onnx::TensorView& out) const;
   // `out` [1, bins, end - first] = row `row` of x [rows, bins, frames], frames [first, end).
   absl::Status SliceFrames(const onnx::TensorView& x, int64_t row, int64_t first, int64_t end,
                            const onnx::TensorView& out) const;
 
  private:
   FlowGlue() = default;
-  std::unique_ptr<onnx::OnnxSession> fill_, copy_, euler_, slice_;
+  std::unique_ptr<onnx::OnnxSession> fill_, copy_, euler_, slice_, pad_;
 };
 
 // One call's estimator buffers for `pairs` CFG row pairs of one length, in provider memory,
@@ -56,6 +58,9 @@ class FlowBatch {
   onnx::TensorView Mu(int pair) const;
   onnx::TensorView Spks(int pair) const;
   onnx::TensorView Cond(int pair) const;
+  // Pair k is a request of `valid` frames padded to the batch's: its mask rows are 0 after them,
+  // so the estimator's attention never looks there (a length bucket; flow.py's mask).
+  absl::Status SetValidFrames(int pair, int valid);
   // The Euler state's start, x [bins, frames] (host) in both rows of every pair: one upload.
   absl::Status SetNoise(std::span<const float> noise);
   // One estimator call at flow time t, then the Euler update by dt into the other state buffer.

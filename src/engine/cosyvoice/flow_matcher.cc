@@ -66,8 +66,9 @@ std::vector<absl::StatusOr<T>> Outcomes(const std::vector<absl::Status>& errors,
 
 absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
     const BundleManifest& manifest, const std::string& bundle_dir,
-    const onnx::OnnxSessionConfig& session_config) {
+    const onnx::OnnxSessionConfig& session_config, int length_bucket_frames) {
   std::unique_ptr<FlowMatcher> flow(new FlowMatcher());
+  flow->length_bucket_ = std::max(0, length_bucket_frames);
   namespace fs = std::filesystem;
   for (auto [role, session] :
        {std::pair{"flow_encoder", &flow->encoder_}, {"flow_estimator", &flow->estimator_}}) {
@@ -340,17 +341,33 @@ absl::StatusOr<std::vector<float>> FlowMatcher::EstimatorStep(const FlowConditio
 }
 
 absl::StatusOr<FlowBatch> FlowMatcher::Solve(std::span<const Prepared* const> group) const {
-  const int frames = group.front()->frames;
+  int frames = 0;
+  for (const Prepared* p : group) frames = std::max(frames, p->frames);
   auto batch =
       FlowBatch::Create(*estimator_, *glue_, static_cast<int>(group.size()), mel_bins_, frames);
   if (!batch.ok()) return batch.status();
   for (size_t k = 0; k < group.size(); ++k) {
     const Prepared& p = *group[k];
     const int pair = static_cast<int>(k);
-    // The encoder writes the conditioned row's mu and spks where the estimator reads them.
-    if (absl::Status s = RunEncoder(p, batch->Mu(pair), batch->Spks(pair)); !s.ok()) return s;
+    if (p.frames == frames) {
+      // The encoder writes the conditioned row's mu and spks where the estimator reads them.
+      if (absl::Status s = RunEncoder(p, batch->Mu(pair), batch->Spks(pair)); !s.ok()) return s;
+    } else {
+      // Shorter than the group: its mu padded with zeros, its mask 0 over the padding.
+      auto mu =
+          estimator_->AllocateProvider(static_cast<size_t>(mel_bins_) * p.frames * sizeof(float));
+      if (!mu.ok()) return mu.status();
+      const TensorView own = mu->View(ElementType::kFloat, {1, mel_bins_, p.frames});
+      if (absl::Status s = RunEncoder(p, own, batch->Spks(pair)); !s.ok()) return s;
+      if (absl::Status s = glue_->PadFrames(own, batch->Mu(pair)); !s.ok()) return s;
+      if (absl::Status s = batch->SetValidFrames(pair, p.frames); !s.ok()) return s;
+    }
     if (p.prompt_frames > 0) {
-      std::vector<float> cond = p.cond;
+      std::vector<float> cond(static_cast<size_t>(mel_bins_) * frames, 0.0f);
+      for (int b = 0; b < mel_bins_; ++b) {
+        std::copy_n(p.cond.begin() + static_cast<size_t>(b) * p.frames, p.frames,
+                    cond.begin() + static_cast<size_t>(b) * frames);
+      }
       absl::Status s = glue_->Copy({ElementType::kFloat, cond.data(), {1, mel_bins_, frames}},
                                    batch->Cond(pair));
       if (!s.ok()) return s;
@@ -375,10 +392,11 @@ absl::StatusOr<FlowBatch> FlowMatcher::Solve(std::span<const Prepared* const> gr
 
 void FlowMatcher::SolveGrouped(std::span<const Prepared* const> prepared, const PairSink& take,
                                std::vector<absl::Status>& errors) const {
-  // By length: one estimator call serves a group when the batch axis is dynamic.
+  // By length, or length bucket: one estimator call serves a group when the batch axis is
+  // dynamic (with a fixed one, padding would only add frames).
   std::map<int, std::vector<size_t>> by_frames;
   for (size_t i = 0; i < prepared.size(); ++i) {
-    if (prepared[i] != nullptr) by_frames[prepared[i]->frames].push_back(i);
+    if (prepared[i] != nullptr) by_frames[ShareKey(prepared[i]->frames)].push_back(i);
   }
   for (const auto& [frames, members] : by_frames) {
     const size_t per_call = estimator_batch_ == 0 ? members.size() : 1;

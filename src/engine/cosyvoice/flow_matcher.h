@@ -68,10 +68,14 @@ struct FlowConditioning {
 class FlowMatcher {
  public:
   // Opens the bundle's flow_encoder and flow_estimator graphs and reads `rand_noise`. Errors name
-  // the graph, input or tensor that does not fit.
+  // the graph, input or tensor that does not fit. length_bucket_frames > 0 (with an estimator
+  // whose batch axis is dynamic): requests whose lengths round up to the same multiple of it
+  // share estimator calls, each padded to the group's longest with its mask 0 after its own
+  // frames (the estimator's convolutions are causal and its attention masked, so a request's
+  // frames come out as alone, within float rounding); 0 groups equal lengths only.
   static absl::StatusOr<std::unique_ptr<FlowMatcher>> Create(
       const BundleManifest& manifest, const std::string& bundle_dir,
-      const onnx::OnnxSessionConfig& session_config);
+      const onnx::OnnxSessionConfig& session_config, int length_bucket_frames = 0);
 
   // The generated mel, without the prompt frames: [80, token_mel_ratio * tokens.size()].
   // InvalidArgument for a request whose shapes or token ids do not fit (the message names the
@@ -106,6 +110,17 @@ class FlowMatcher {
   // The frames a hop's Euler loop runs over: token_mel_ratio x (prompt + tokens), less the
   // lookahead of a non-final hop through the stream encoder.
   int HopFrames(const Hop& hop) const;
+  // The frames a whole piece's Euler loop runs over: token_mel_ratio x (prompt + tokens).
+  int PieceFrames(const FlowRequest& request) const {
+    return token_mel_ratio_ *
+           static_cast<int>(request.prompt_tokens.size() + request.tokens.size());
+  }
+  // Runs of `frames` share estimator calls with runs of the same key (RunBatch, RunPrefixBatch):
+  // the length itself, or its length bucket (Create's length_bucket_frames) with a dynamic batch.
+  int ShareKey(int frames) const {
+    const int bucket = estimator_batch_ == 0 ? length_bucket_ : 0;
+    return bucket > 0 ? (frames + bucket - 1) / bucket : frames;
+  }
   // Whether non-final RunPrefix hops use upstream's chunk-causal encoder (the bundle has the
   // optional flow_encoder_stream graph) rather than the approximation.
   bool has_stream_encoder() const { return stream_encoder_ != nullptr; }
@@ -150,15 +165,16 @@ class FlowMatcher {
   // provider): mu [1, bins, frames], spks [1, bins].
   absl::Status RunEncoder(const Prepared& p, const onnx::TensorView& mu,
                           const onnx::TensorView& spks) const;
-  // Encoder and the Euler loop for requests of one length, in one batch of provider buffers:
-  // pair k is group[k].
+  // Encoder and the Euler loop for requests of one length bucket, in one batch of provider buffers
+  // as long as the longest: pair k is group[k], its mel in the first group[k]->frames frames.
   absl::StatusOr<FlowBatch> Solve(std::span<const Prepared* const> group) const;
   // Solves every request (grouped by length as RunBatch says) and hands each solved pair to
   // `take` (request index, batch, pair, first and end frame of its mel); errors[i] is request
   // i's outcome.
   using SliceSink = std::function<absl::Status(size_t, const FlowBatch&, int, int, int)>;
-  // Solves the prepared requests (null: failed already, errors[i] says why) grouped by length,
-  // a group per estimator call when its batch axis is dynamic (one request each otherwise), and
+  // Solves the prepared requests (null: failed already, errors[i] says why) grouped by length
+  // (or length bucket), a group per estimator call when its batch axis is dynamic (one request
+  // each otherwise), and
   // hands each solved pair to `take` (request index, batch, pair); errors[i] is its outcome.
   using PairSink = std::function<absl::Status(size_t, const FlowBatch&, int)>;
   void SolveGrouped(std::span<const Prepared* const> prepared, const PairSink& take,
@@ -193,6 +209,7 @@ class FlowMatcher {
   int n_timesteps_ = 10;
   float cfg_rate_ = 0.7f;
   int64_t estimator_batch_ = 2;
+  int length_bucket_ = 0;  // frames; see Create
   int64_t max_tokens_ = 0;
   mutable std::atomic<int64_t> estimator_calls_{0};
 };

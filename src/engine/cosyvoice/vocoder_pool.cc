@@ -10,15 +10,16 @@
 namespace voxserve::engine::cosyvoice {
 namespace {
 
-// Requests share an estimator call only at one length T (FlowMatcher::RunBatch does not pad):
-// for a whole piece T is token_mel_ratio x all the tokens; a hop's is FlowMatcher::HopFrames.
-// Pieces and hops never share a batch (they run through different calls).
-std::pair<bool, size_t> Length(const FlowMatcher* flow, const FlowJob& job) {
-  if (job.hop && flow != nullptr) {
-    return {true, static_cast<size_t>(
+// Requests share an estimator call at one length T, or one length bucket
+// (FlowMatcher::ShareKey): for a whole piece T is FlowMatcher::PieceFrames, for a hop
+// FlowMatcher::HopFrames. Pieces and hops never share a batch (they run through different calls).
+std::pair<bool, int> Length(const FlowMatcher* flow, const FlowJob& job) {
+  if (flow == nullptr) return {job.hop.has_value(), 0};
+  if (job.hop) {
+    return {true, flow->ShareKey(
                       flow->HopFrames({job.request, job.hop->token_offset, job.hop->finalize}))};
   }
-  return {false, job.request.prompt_tokens.size() + job.request.tokens.size()};
+  return {false, flow->ShareKey(flow->PieceFrames(job.request))};
 }
 
 }  // namespace

@@ -40,13 +40,14 @@ struct Fixture {
 };
 
 Fixture Load(int vocoder_threads, bool streaming = false, const std::string& bundle = TinyBundle(),
-             int first_hop = 0) {
+             int first_hop = 0, int length_bucket = 0) {
   Fixture f;
   CosyVoiceEngineConfig config;
   config.model_id = "cv";
   config.bundle_path = bundle;
   config.streaming = streaming;
   config.stream_first_hop = first_hop;
+  config.flow_length_bucket = length_bucket;
   config.vocoder_threads = vocoder_threads;
   config.session.execution_provider = testing::TestExecutionProvider();
   auto engine = CosyVoiceEngine::Create(config);
@@ -405,6 +406,73 @@ TEST(CosyVoiceVocoderPool, StreamsAtTheSameHopShareTheEstimatorsCallsAndSoundAsA
     // Float rounding of the stacked rows at most.
     EXPECT_LE(WorstDifference(single.audio.at(id), out.audio.at(id)), 1e-4) << "segment " << id;
   }
+}
+
+// flow_length_bucket (issue 44): two streams of different voices (prompts two tokens apart)
+// make hops of different lengths; each piece here is one hop (12 tokens: it ends before the first
+// hop of 10 + 3 lookahead is due).
+// Waiting together they share one Euler loop when both round up to one bucket, padded and
+// masked, and each sounds as it does alone; without buckets they run apart.
+int64_t EstimatorCallsOfTwoVoicesHops(int length_bucket) {
+  auto bundle = DynamicBatchBundle("dynamic-batch-bucket-" + std::to_string(length_bucket));
+  if (!bundle) return -1;
+  Fixture f = Load(/*vocoder_threads=*/1, /*streaming=*/true, bundle->dir(), /*first_hop=*/10,
+                   length_bucket);
+  EXPECT_TRUE(f.profile);
+  if (!f.profile) return -1;
+  // The other voice: the same recording's profile less its last two prompt tokens (4 frames).
+  VoiceProfile shorter = *f.profile;
+  ProfileTensor& tokens = shorter.tensors.at("prompt_speech_tokens");
+  ProfileTensor& mel = shorter.tensors.at("prompt_mel");
+  tokens.ints.resize(tokens.ints.size() - 2);
+  tokens.shape[0] -= 2;
+  mel.floats.resize(mel.floats.size() - 4 * static_cast<size_t>(mel.shape[1]));
+  mel.shape[0] -= 4;
+  std::map<SequenceId, std::shared_ptr<const VoiceProfile>> voices = {
+      {1, f.profile}, {2, std::make_shared<const VoiceProfile>(std::move(shorter))}};
+  auto input = [&](SequenceId id) {
+    SegmentInput in{"Hello world.", "v", 1.0, voices.at(id)};
+    in.seed = id;
+    return in;
+  };
+  auto twelve = [](uint64_t) { return 12; };
+  auto together = Runner(*f.engine, twelve, std::make_shared<LlmSteps>());
+  EXPECT_TRUE(together);
+  if (!together) return -1;
+  Gate gate({1});  // holds segment 1's hop until segment 2's waits behind it
+  together->SetVocodeHookForTest(gate.Hook());
+  EXPECT_TRUE(together->Begin(1, input(1)).ok());
+  EXPECT_TRUE(together->Begin(2, input(2)).ok());
+  Outcome out;
+  StepUntil(*together, out,
+            [&] { return together->decoder().running() + together->decoder().queued() == 0; });
+  EXPECT_TRUE(gate.WaitStarted(1));
+  const int64_t calls = f.engine->flow().estimator_calls();
+  gate.Open();
+  StepUntil(*together, out, [&] { return together->Active() == 0; });
+  const int64_t used = f.engine->flow().estimator_calls() - calls;
+  for (SequenceId id : {1, 2}) {
+    EXPECT_TRUE(out.ends.contains(id) && out.ends.at(id).ok()) << "segment " << id;
+    if (!out.audio.contains(id)) continue;
+    EXPECT_EQ(out.audio.at(id).size(), 12 * kSamplesPerToken);
+    auto alone = Runner(*f.engine, twelve, std::make_shared<LlmSteps>());
+    EXPECT_TRUE(alone->Begin(id, input(id)).ok());
+    Outcome single;
+    StepUntil(*alone, single, [&] { return alone->Active() == 0; });
+    EXPECT_EQ(single.audio.at(id).size(), out.audio.at(id).size());
+    if (single.audio.at(id).size() == out.audio.at(id).size()) {
+      EXPECT_LE(WorstDifference(single.audio.at(id), out.audio.at(id)), 1e-4) << "segment " << id;
+    }
+  }
+  return used;
+}
+
+TEST(CosyVoiceVocoderPool, HopsOfOtherLengthsShareTheEstimatorsCallsInOneLengthBucket) {
+  VOXSERVE_REQUIRE_TINY_BUNDLE();
+  const int64_t bucketed = EstimatorCallsOfTwoVoicesHops(/*length_bucket=*/1000);
+  if (bucketed < 0) GTEST_SKIP() << "no dynamic-batch estimator or no voice";
+  EXPECT_EQ(bucketed, 10);  // one Euler step for the bucket (1000 frames hold both lengths)
+  EXPECT_EQ(EstimatorCallsOfTwoVoicesHops(/*length_bucket=*/0), 20);
 }
 
 }  // namespace

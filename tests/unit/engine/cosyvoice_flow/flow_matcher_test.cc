@@ -20,6 +20,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include "engine/cosyvoice/bundle_check.h"
 #include "engine/cosyvoice/bundle_verifier.h"
@@ -308,6 +309,79 @@ TEST_F(FlowMatcherTest, RequestsOfOneLengthShareEstimatorCallsWhenTheBatchAxisIs
   }
   EXPECT_NE(results[0]->values, results[2]->values);
   EXPECT_NE(results[0]->values, results[3]->values);
+}
+
+// Length buckets (issue 44): requests and streaming hops of different lengths that round up to
+// one bucket share each estimator call, padded to the longest with their mask 0 after their own
+// frames; the estimator's convolutions are causal and its attention masked, so each comes out as
+// it does alone.
+TEST_F(FlowMatcherTest, RunsOfOneLengthBucketShareEstimatorCallsAndComeOutAsAlone) {
+  const std::string dynamic =
+      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
+  if (!std::filesystem::exists(dynamic)) {
+    GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
+  }
+  BundleManifest m = *manifest_;
+  m.graphs["flow_estimator"].file = dynamic;
+  auto bucketed = FlowMatcher::Create(m, TinyBundle(), Config(), /*length_bucket_frames=*/1000);
+  ASSERT_TRUE(bucketed.ok()) << bucketed.status();
+  FlowMatcher& flow = **bucketed;
+  auto worst = [](const FlowMel& a, const FlowMel& b) {
+    double w = 0;
+    for (size_t j = 0; j < a.values.size(); ++j) {
+      w = std::max(w, std::fabs(double{a.values[j]} - b.values[j]));
+    }
+    return w;
+  };
+
+  GoldenRequest a = Request(0), shorter = a, shortest = a, other = Request(1);
+  shorter.tokens.resize(a.tokens.size() - 3);
+  shortest.tokens.resize(a.tokens.size() / 2);
+  std::vector<FlowRequest> pieces = {a.view(), shorter.view(), other.view(), shortest.view()};
+  std::set<int> lengths, keys;
+  for (const FlowRequest& r : pieces) {
+    lengths.insert(flow.PieceFrames(r));
+    keys.insert(flow.ShareKey(flow.PieceFrames(r)));
+  }
+  ASSERT_GE(lengths.size(), 3u);
+  ASSERT_EQ(keys.size(), 1u);
+  int64_t calls = flow.estimator_calls();
+  auto results = flow.RunBatch(pieces);
+  EXPECT_EQ(flow.estimator_calls() - calls, 10);  // one Euler loop; by length it would be 30+
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << results[i].status();
+    auto alone = flow_->Run(pieces[i]);
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    ASSERT_EQ(results[i]->frames, alone->frames) << "request " << i;
+    EXPECT_LE(worst(*results[i], *alone), kTiny) << "request " << i;
+    std::printf("piece %zu (%d frames): padded vs alone max abs %.3g\n", i, alone->frames,
+                worst(*results[i], *alone));
+  }
+
+  // Two streams' first hops of other lengths (non-final: the chunk-causal encoder, lookahead).
+  ASSERT_TRUE(flow.has_stream_encoder());
+  GoldenRequest hop13 = a, hop23 = a;
+  hop13.tokens.resize(13);
+  hop23.tokens.resize(23);
+  std::vector<FlowMatcher::Hop> hops = {{hop13.view(), 0, false}, {hop23.view(), 0, false}};
+  ASSERT_NE(flow.HopFrames(hops[0]), flow.HopFrames(hops[1]));
+  calls = flow.estimator_calls();
+  auto mels = flow.RunPrefixBatch(hops);
+  EXPECT_EQ(flow.estimator_calls() - calls, 10);
+  for (size_t i = 0; i < hops.size(); ++i) {
+    ASSERT_TRUE(mels[i].ok()) << mels[i].status();
+    auto alone = flow_->RunPrefix(hops[i].request, 0, false);
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    ASSERT_EQ(mels[i]->frames, alone->frames);
+    EXPECT_LE(worst(*mels[i], *alone), kTiny) << "hop " << i;
+    std::printf("hop %zu: padded vs alone max abs %.3g\n", i, worst(*mels[i], *alone));
+  }
+
+  // Without buckets the same hops run apart.
+  auto exact = FlowMatcher::Create(m, TinyBundle(), Config());
+  ASSERT_TRUE(exact.ok());
+  (*exact)->RunPrefixBatch(hops);
+  EXPECT_EQ((*exact)->estimator_calls(), 20);
 }
 
 TEST_F(FlowMatcherTest, UpstreamsEstimatorTakesOneCfgPairPerCall) {
