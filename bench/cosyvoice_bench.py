@@ -11,17 +11,22 @@ requests one after another) and measures from that release to the last response:
              token is 2 mel frames x 480 samples = 960 samples at 24 kHz = 1/25 s (flow.py's
              token_mel_ratio 2, HiFT's 480-sample hop), so tokens = audio seconds x 25 exactly.
              They include the flow + HiFT time that runs inside the engine's step (end to end).
-  RTF        per request, latency / its audio seconds (mean and max).
+  RTF        per request, latency / its audio seconds (mean and max); aggregate: wall / all the
+             audio (as upstream's Triton client computes it).
+  CPU s      with --server-pid: the server's CPU time (user + system, its children's included)
+             over the point, and per request.
   TTFA       with --sse: the first speech.audio.delta's arrival after the request was sent.
   gaps       with --sse: for each stream, the time between two deltas against the audio length
              of the earlier one (the client plays that chunk while it waits); a ratio > 1 means
              that chunk ran dry. "stalls" replays each stream from its first delta and counts
-             streams whose player would have run out of audio at least once.
+             streams whose player would have run out of audio at least once; continuity is
+             the share of streams that never did.
 """
 import argparse
 import base64
 import http.client
 import json
+import os
 import sys
 import threading
 import time
@@ -99,6 +104,15 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
 
 
+def cpu_seconds(pid):
+    """User + system time of `pid` and its waited-for children (/proc/PID/stat fields 14-17)."""
+    if not pid:
+        return None
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def run_point(args):
     texts = args.text
     results = []
@@ -117,11 +131,13 @@ def run_point(args):
     threads = [threading.Thread(target=client, args=(i,)) for i in range(args.c)]
     for t in threads:
         t.start()
+    cpu_before = cpu_seconds(args.server_pid)
     release.wait()
     start = time.monotonic()
     for t in threads:
         t.join()
     wall = time.monotonic() - start
+    cpu = cpu_seconds(args.server_pid)
     ok = [r for r in results if r["ok"]]
     audio = sum(r["audio"] for r in ok)
     point = {"label": args.label, "model": args.model, "c": args.c, "sse": args.sse,
@@ -129,6 +145,11 @@ def run_point(args):
              "audio_s": round(audio, 2), "tokens": round(audio * TOKENS_PER_SECOND),
              "tokens_per_s": round(audio * TOKENS_PER_SECOND / wall, 2),
              "loadavg": open("/proc/loadavg").read().split()[:3]}
+    if cpu is not None:
+        point.update(cpu_s=round(cpu - cpu_before, 1),
+                     cpu_s_per_request=round((cpu - cpu_before) / max(1, len(results)), 2))
+    if audio > 0:
+        point["rtf_aggregate"] = round(wall / audio, 3)
     errors = [r["error"] for r in results if not r["ok"]]
     if errors:
         point["errors"] = errors[:3]
@@ -139,10 +160,12 @@ def run_point(args):
     if args.sse and ok:
         ttfa = [r["deltas"][0][0] for r in ok if r["deltas"]]
         gaps = [stream_gaps(r["deltas"]) for r in ok if len(r["deltas"]) > 0]
-        point.update(ttfa_p50=round(percentile(ttfa, 50), 3), ttfa_max=round(max(ttfa), 3),
+        point.update(ttfa_p50=round(percentile(ttfa, 50), 3), ttfa_p99=round(percentile(ttfa, 99), 3),
+                     ttfa_max=round(max(ttfa), 3),
                      chunks_per_stream=round(sum(len(r["deltas"]) for r in ok) / len(ok), 1),
                      gap_ratio_max=round(max(g for g, _ in gaps), 3),
-                     streams_stalled=sum(1 for _, s in gaps if s))
+                     streams_stalled=sum(1 for _, s in gaps if s),
+                     continuity_pct=round(100 * sum(1 for _, s in gaps if not s) / len(ok), 1))
         worst = max(ok, key=lambda r: stream_gaps(r["deltas"])[0])
         point["worst_stream"] = [(round(t, 2), round(n / SAMPLE_RATE, 2))
                                  for t, n in worst["deltas"]]
@@ -173,16 +196,18 @@ def register(args):
 
 def table(args):
     points = [json.loads(line) for line in open(args.results) if line.strip()]
-    print("| configuration | c | requests ok | wall s | audio s | tokens/s | RTF mean | RTF max "
-          "| TTFA P50 s | TTFA max s | chunks/stream | max gap / chunk audio | streams stalled "
-          "| load avg |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| configuration | c | requests ok | wall s | audio s | tokens/s | RTF aggregate "
+          "| RTF mean | RTF max | TTFA P50 s | TTFA P99 s | TTFA max s | chunks/stream "
+          "| max gap / chunk audio | continuity | CPU s (per request) | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in points:
+        continuity = f"{p['continuity_pct']} %" if "continuity_pct" in p else "-"
+        cpu = f"{p['cpu_s']} ({p['cpu_s_per_request']})" if "cpu_s" in p else "-"
         cells = [p["label"], p["c"], f"{p['ok']}/{p['requests']}", p["wall_s"], p["audio_s"],
-                 p["tokens_per_s"], p.get("rtf_mean", "-"), p.get("rtf_max", "-"),
-                 p.get("ttfa_p50", "-"), p.get("ttfa_max", "-"), p.get("chunks_per_stream", "-"),
-                 p.get("gap_ratio_max", "-"), p.get("streams_stalled", "-"),
-                 " ".join(p["loadavg"])]
+                 p["tokens_per_s"], p.get("rtf_aggregate", "-"), p.get("rtf_mean", "-"),
+                 p.get("rtf_max", "-"), p.get("ttfa_p50", "-"), p.get("ttfa_p99", "-"),
+                 p.get("ttfa_max", "-"), p.get("chunks_per_stream", "-"),
+                 p.get("gap_ratio_max", "-"), continuity, cpu, " ".join(p["loadavg"])]
         print("| " + " | ".join(str(c) for c in cells) + " |")
     by = {(p["label"], p["c"]): p["tokens_per_s"] for p in points}
     print()
@@ -215,6 +240,8 @@ def main():
     point.add_argument("--max-seconds", type=float, default=600,
                        help="a request taking longer is counted as failed")
     point.add_argument("--seed", type=int, default=None)
+    point.add_argument("--server-pid", type=int, default=None,
+                       help="the server's pid: its CPU time over the point is reported")
     tab = sub.add_parser("table")
     tab.add_argument("results")
     args = parser.parse_args()

@@ -17,7 +17,9 @@
 #   CV_BENCH_THREADS    intra_op_threads (default: nproc)
 #   CV_BENCH_CONFIGS    which configurations, default "fp32-b16 fp32-b1 int8-b16 int8-b1
 #                       fp32-stream int8-stream" (bN = max_active N; stream = streaming, max_active 16)
-#   CV_BENCH_CONCURRENCY  default "1 4 16" (streaming configurations: the first and last of them)
+#   CV_BENCH_CONCURRENCY  default "1 4 16"
+#   CV_BENCH_STREAM_CONCURRENCY  streaming configurations' points (default: the first and last of
+#                       CV_BENCH_CONCURRENCY)
 #   CV_BENCH_B1_MAX_C   batching off serializes requests: its points stop at this concurrency
 #                       (default 4: c=16 would take 16x c=1 and add nothing but the same rate)
 #   CV_BENCH_TEXT       the sentence (default below); CV_BENCH_STREAM_TEXT for streaming
@@ -125,7 +127,7 @@ EOF
   cs=$concurrency
   if [ "$streaming" = true ]; then
     sentence=$stream_text sse=--sse
-    cs="$(echo $concurrency | cut -d' ' -f1) $(echo $concurrency | rev | cut -d' ' -f1 | rev)"
+    cs=${CV_BENCH_STREAM_CONCURRENCY:-"$(echo $concurrency | cut -d' ' -f1) $(echo $concurrency | rev | cut -d' ' -f1 | rev)"}
   fi
   # Warm-up: ORT's first run of each graph shape allocates and plans; not measured.
   if [ "${CV_BENCH_WARMUP:-1}" = 1 ]; then
@@ -135,7 +137,8 @@ EOF
   for c in $cs; do
     if [ "$max_active" = 1 ] && [ "$c" -gt "$b1_max_c" ]; then continue; fi
     "$py" "$here/cosyvoice_bench.py" point --port "$port" --model cosyvoice2 --voice "$voice" \
-      -c "$c" $sse --label "$config" --text "$sentence" --max-seconds "$max_s" | tee -a "$out"
+      -c "$c" $sse --label "$config" --text "$sentence" --max-seconds "$max_s" \
+      --server-pid "$server" | tee -a "$out"
   done
   kill "$server"; wait "$server" 2>/dev/null || true
 done
