@@ -182,7 +182,7 @@ prepare() {
   local tiny="$payload/bundle/cosyvoice-tiny"
   # Its fp16 copy is made on the device (fp16.py needs only onnx): ~75 MB less to carry.
   VOXSERVE_COSYVOICE_REF="$ref" python "$root/tools/cosyvoice_export/export.py" \
-    --random-weights --size tiny --out "$tiny"
+    --random-weights --size tiny --estimator-batch fixed --out "$tiny"
   python "$root/tests/unit/engine/cosyvoice_flow/make_dynamic_batch_estimator.py" "$tiny" \
     "$payload/bundle/estimator-dynamic-batch.onnx"
   VOXSERVE_COSYVOICE_REF="$ref" python \

@@ -124,7 +124,9 @@ def test_a_broken_bundle_fails_that_model_with_check_models_message(make_server,
 
 
 def test_export_from_a_model_directory_copies_upstream_graphs_and_verifies(voxserve_bin, tmp_path):
-    """export.py --model-dir on a fake CosyVoice2 directory (tiny widths, random checkpoints)."""
+    """export.py --model-dir on a fake CosyVoice2 directory (tiny widths, random checkpoints):
+    the prompt encoders copied, the flow estimator exported from the checkpoint with a dynamic
+    rows axis (--estimator-batch fixed: upstream's file as it is)."""
     if not os.environ.get("VOXSERVE_COSYVOICE_REF"):
         pytest.skip("VOXSERVE_COSYVOICE_REF is unset: no upstream CosyVoice to export with")
     model_dir, out = tmp_path / "CosyVoice2-fake", tmp_path / "bundle"
@@ -136,7 +138,10 @@ def test_export_from_a_model_directory_copies_upstream_graphs_and_verifies(voxse
     checked = run(voxserve_bin, "check-model", str(out))
     assert checked.returncode == 0, checked.stderr
     assert "(format 2, checkpoint)" in checked.stdout
-    assert "flow.decoder.estimator.fp32.onnx (upstream)" in checked.stdout
+    assert "flow.decoder.estimator.fp32.onnx (export)" in checked.stdout
+    import onnx
+    estimator = onnx.load(str(out / "flow.decoder.estimator.fp32.onnx"), load_external_data=False)
+    assert estimator.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "rows"
     verified = run(voxserve_bin, "verify-bundle", str(out))
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "llm.decode/1" in verified.stdout and " 0 failed" in verified.stdout

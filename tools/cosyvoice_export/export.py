@@ -47,6 +47,11 @@ def parse_args():
                    help="also write OUT-fp16: flow and HiFT graphs in float16 (fp16.py)")
     p.add_argument("--llm-precisions", default="fp32,fp16,bf16",
                    help="LLM step graphs to write: fp32 (always), fp16, bf16 (CUDA's)")
+    p.add_argument("--estimator-batch", choices=["dynamic", "fixed"], default="dynamic",
+                   help="dynamic: the flow estimator exported from the checkpoint with a dynamic "
+                        "rows axis, so one call serves several streams' flow runs (the engine's "
+                        "cross-stream batching); fixed: one CFG pair per call, upstream's "
+                        "signature (with --model-dir: upstream's own graph, copied)")
     p.add_argument("--skip-if-current", action="store_true",
                    help="with --model-dir: leave OUT as it is when it was exported from the same "
                         "checkpoint files (their names, sizes and times) by this bundle format "
@@ -88,10 +93,11 @@ def build_modules(args, ref):
     return upstream_modules.build(yaml_path, args.size, args.seed)
 
 
-def checkpoint_fingerprint(model_dir):
-    """SHA-256 over the checkpoint's file names, sizes and modification times: a new download
-    (another revision, a repaired file) changes it."""
-    digest = hashlib.sha256(f"format {manifest.FORMAT_VERSION}\n".encode())
+def checkpoint_fingerprint(model_dir, estimator_batch):
+    """SHA-256 over the checkpoint's file names, sizes and modification times and the export's
+    choices: a new download (another revision, a repaired file) changes it."""
+    digest = hashlib.sha256(
+        f"format {manifest.FORMAT_VERSION} estimator {estimator_batch}\n".encode())
     for folder, _, names in sorted(os.walk(model_dir)):
         for name in sorted(names):
             path = os.path.join(folder, name)
@@ -112,7 +118,8 @@ def is_current(out, fingerprint):
 def main():
     args = parse_args()
     started = time.time()
-    fingerprint = checkpoint_fingerprint(args.model_dir) if args.model_dir else None
+    fingerprint = (checkpoint_fingerprint(args.model_dir, args.estimator_batch)
+                   if args.model_dir else None)
     if args.skip_if_current and fingerprint and is_current(args.out, fingerprint):
         print(f"bundle {args.out} is current (exported from these checkpoint files): kept")
         return
@@ -133,8 +140,9 @@ def main():
 
     # Upstream's trained-only graphs: copied, or stand-ins with their signatures.
     campplus = tokenizer = None
+    estimator_path = os.path.join(out, "flow.decoder.estimator.fp32.onnx")
     if args.model_dir:
-        for name in ("campplus.onnx", "speech_tokenizer_v2.onnx", "flow.decoder.estimator.fp32.onnx"):
+        for name in ("campplus.onnx", "speech_tokenizer_v2.onnx"):
             shutil.copy(os.path.join(args.model_dir, name), os.path.join(out, name))
         origin = "upstream"
     else:
@@ -142,13 +150,20 @@ def main():
         campplus, tokenizer = prompt_standins.CampplusStandin(), prompt_standins.SpeechTokenizerStandin()
         prompt_standins.export_campplus(campplus, os.path.join(out, "campplus.onnx"))
         prompt_standins.export_speech_tokenizer(tokenizer, os.path.join(out, "speech_tokenizer_v2.onnx"))
-        graphs.export_estimator(flow.decoder.estimator,
-                                os.path.join(out, "flow.decoder.estimator.fp32.onnx"))
         origin = "stand-in"
+    # The estimator: upstream's own file only where asked for as it is (fixed rows); otherwise
+    # exported from the checkpoint's weights (the same module upstream exported).
+    estimator_origin = "export"
+    if args.model_dir and args.estimator_batch == "fixed":
+        shutil.copy(os.path.join(args.model_dir, "flow.decoder.estimator.fp32.onnx"), estimator_path)
+        estimator_origin = "upstream"
+    else:
+        graphs.export_estimator(flow.decoder.estimator, estimator_path,
+                                dynamic_batch=args.estimator_batch == "dynamic")
     g["campplus"] = manifest.graph_entry(out, "campplus.onnx", origin)
     g["speech_tokenizer"] = manifest.graph_entry(out, "speech_tokenizer_v2.onnx", origin)
-    g["flow_estimator"] = manifest.graph_entry(
-        out, "flow.decoder.estimator.fp32.onnx", "upstream" if args.model_dir else "export")
+    g["flow_estimator"] = manifest.graph_entry(out, "flow.decoder.estimator.fp32.onnx",
+                                               estimator_origin)
 
     # The rotary tables hold the positions a KV cache row can reach: Qwen2's own limit (tiny
     # bundles: 8192, enough for the benchmarks' largest capacity, at a fraction of the size).

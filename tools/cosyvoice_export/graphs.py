@@ -102,12 +102,17 @@ def export_flow_stream_encoder(flow, path):
     _record_max_tokens(flow, path)
 
 
-def export_estimator(estimator, path):
-    """Upstream's names and dynamic axes (cosyvoice/bin/export_onnx.py, main)."""
+def export_estimator(estimator, path, dynamic_batch=False):
+    """Upstream's names and dynamic axes (cosyvoice/bin/export_onnx.py, main); dynamic_batch: the
+    rows axis dynamic too ("rows", any number of CFG pairs), so that one call serves the flow runs
+    of several streams (FlowMatcher::RunBatch / RunPrefixBatch)."""
     t_len = 64
     args = (torch.randn(2, 80, t_len), torch.ones(2, 1, t_len), torch.randn(2, 80, t_len),
             torch.rand(2), torch.randn(2, 80), torch.randn(2, 80, t_len))
     dyn = {k: {2: "seq_len"} for k in ("x", "mask", "mu", "cond", "estimator_out")}
+    if dynamic_batch:
+        for k in ("x", "mask", "mu", "cond", "estimator_out", "t", "spks"):
+            dyn.setdefault(k, {})[0] = "rows"
     _export(estimator, args, path, ["x", "mask", "mu", "t", "spks", "cond"], ["estimator_out"], dyn)
 
 
