@@ -22,6 +22,7 @@
 #                       CV_BENCH_CONCURRENCY)
 #   CV_BENCH_B1_MAX_C   batching off serializes requests: its points stop at this concurrency
 #                       (default 4: c=16 would take 16x c=1 and add nothing but the same rate)
+#   CV_BENCH_FLOW_BUCKET  flow_length_bucket for every configuration (mel frames; default 0)
 #   CV_BENCH_TEXT       the sentence (default below); CV_BENCH_STREAM_TEXT for streaming
 #   CV_BENCH_MAX_S      a request taking longer counts as failed (default 900; also the server's
 #                       request deadline)
@@ -112,7 +113,8 @@ models:
   - id: cosyvoice2
     engine: cosyvoice
     options: {path: $dir, max_active: $max_active, llm_capacity: 1024, streaming: $streaming,
-              stream_first_hop: $first_hop, intra_op_threads: $threads,
+              stream_first_hop: $first_hop, flow_length_bucket: ${CV_BENCH_FLOW_BUCKET:-0},
+              intra_op_threads: $threads,
               execution_provider: $provider}
     scheduling: {instances: 1, queue_capacity: 64}
 EOF
