@@ -225,13 +225,27 @@ def test_the_hubs_own_client_and_voxserve_share_one_cache(hub, tmp_path):
     assert len(hub.requests("/resolve/")) == fetched
 
 
+def serve_and_speak(folder, model, voice):
+    """voxserve --models FOLDER as it is: speaks `voice` of `model`; returns /v1/voices."""
+    sys.path.insert(0, str(HERE.parent / "integration"))
+    from conftest import VoxServer
+    server = VoxServer(VOXSERVE, ["--models", str(folder), "--grpc-enabled", "false"]).start()
+    try:
+        voices = requests.get(server.url + "/v1/voices", timeout=10).json()["data"]
+        spoken = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
+            "model": model, "voice": voice, "input": "Hello there.", "response_format": "wav",
+            "stream": False})
+        assert spoken.status_code == 200 and len(spoken.content) > 1000, spoken.text
+        return voices
+    finally:
+        assert server.stop() == 0, server.log()
+
+
 def test_a_pulled_piper_voice_is_served_from_its_folder_as_is(hub, tmp_path):
     """One voice by name out of a piper-voices-like repository (real graphs: tests/onnx_models),
     pulled into a folder that `--models` loads unchanged, and spoken."""
-    sys.path.insert(0, str(HERE.parent / "integration"))
     sys.path.insert(0, str(HERE.parent / "onnx_models"))
     import make_test_models
-    from conftest import VoxServer
     built = tmp_path / "built"
     subprocess.run([sys.executable, make_test_models.__file__, "--out", str(built)], check=True,
                    stdout=subprocess.DEVNULL)
@@ -245,18 +259,9 @@ def test_a_pulled_piper_voice_is_served_from_its_folder_as_is(hub, tmp_path):
     folder = tmp_path / "voices"
     result = pull(hub, tmp_path / "hub", "--piper-voice", "en_US-test-medium", "--dir", str(folder))
     assert result.returncode == 0, result.stderr
-    server = VoxServer(VOXSERVE, ["--models", str(folder), "--grpc-enabled", "false"]).start()
-    try:
-        voices = requests.get(server.url + "/v1/voices", timeout=10).json()["data"]
-        piper = [v for v in voices if v["id"] == "en_US-test-medium"]
-        assert piper and piper[0]["engine"] == "piper", voices
-        assert not [v for v in voices if v["id"] == "de_DE-test-medium"]
-        spoken = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
-            "model": "tts-1", "voice": "en_US-test-medium", "input": "Hello there.",
-            "response_format": "wav", "stream": False})
-        assert spoken.status_code == 200 and len(spoken.content) > 1000, spoken.text
-    finally:
-        assert server.stop() == 0, server.log()
+    voices = serve_and_speak(folder, "tts-1", "en_US-test-medium")
+    piper = {v["id"] for v in voices if v["engine"] == "piper" and "alias_of" not in v}
+    assert piper == {"en_US-test-medium"}, voices  # not de_DE-test-medium
 
 
 def test_kokoros_onnx_release_pulled_as_documented_is_served_from_its_folder_as_is(hub, tmp_path):
@@ -265,7 +270,6 @@ def test_kokoros_onnx_release_pulled_as_documented_is_served_from_its_folder_as_
     the root), a Kokoro-interface graph of tests/onnx_models in it, pulled with docs/models.md's
     command: `--models` finds the model one folder down, its voices and vocabulary one folder up,
     and speaks."""
-    sys.path.insert(0, str(HERE.parent / "integration"))
     sys.path.insert(0, str(HERE.parent / "onnx_models"))
     import io
     import json
@@ -273,7 +277,6 @@ def test_kokoros_onnx_release_pulled_as_documented_is_served_from_its_folder_as_
     import onnx
     from onnx import TensorProto
     import make_test_models as models
-    from conftest import VoxServer
 
     def graph_bytes():
         out = io.BytesIO()
@@ -298,14 +301,6 @@ def test_kokoros_onnx_release_pulled_as_documented_is_served_from_its_folder_as_
     assert not (folder / "onnx" / "model_quantized.onnx").exists()
     docs = (HERE.parents[1] / "docs" / "models.md").read_text()
     assert "--include 'tokenizer.json'" in docs  # the command the docs give is this one
-    server = VoxServer(VOXSERVE, ["--models", str(folder), "--grpc-enabled", "false"]).start()
-    try:
-        voices = requests.get(server.url + "/v1/voices", timeout=10).json()["data"]
-        kokoro = {v["id"] for v in voices if v["engine"] == "kokoro" and "alias_of" not in v}
-        assert kokoro == set(models.KOKORO_VOICES), voices
-        spoken = requests.post(server.url + "/v1/audio/speech", timeout=60, json={
-            "model": "kokoro", "voice": "af_test", "input": "Hello there.",
-            "response_format": "wav", "stream": False})
-        assert spoken.status_code == 200 and len(spoken.content) > 1000, spoken.text
-    finally:
-        assert server.stop() == 0, server.log()
+    voices = serve_and_speak(folder, "kokoro", "af_test")
+    kokoro = {v["id"] for v in voices if v["engine"] == "kokoro" and "alias_of" not in v}
+    assert kokoro == set(models.KOKORO_VOICES), voices

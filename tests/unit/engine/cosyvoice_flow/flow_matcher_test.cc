@@ -20,6 +20,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "engine/cosyvoice/bundle_check.h"
@@ -77,6 +78,17 @@ class FlowMatcherTest : public ::testing::Test {
     config.intra_op_threads = 1;
     config.execution_provider = testing::TestExecutionProvider();
     return config;
+  }
+
+  // The tiny bundle's manifest with the estimator whose batch axis is dynamic (the fixture
+  // cosyvoice_flow_dynamic_batch_estimator writes it from the bundle's), or none without it.
+  static std::optional<BundleManifest> DynamicBatchManifest() {
+    const std::string dynamic = testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR",
+                                                     test_paths::kDynamicBatchEstimator);
+    if (!std::filesystem::exists(dynamic)) return std::nullopt;
+    BundleManifest m = *manifest_;
+    m.graphs["flow_estimator"].file = dynamic;  // absolute: replaces the bundle path
+    return m;
   }
 
   const GoldenStage& Golden(const std::string& name) {
@@ -277,14 +289,10 @@ TEST_F(FlowMatcherTest, AGraphWithoutTheEstimatorsInputsIsRefusedByName) {
 // cosyvoice_flow_dynamic_batch_estimator writes one from the bundle's) takes the row pairs of all
 // requests of one length in one call; each request gets the mel it gets alone.
 TEST_F(FlowMatcherTest, RequestsOfOneLengthShareEstimatorCallsWhenTheBatchAxisIsDynamic) {
-  const std::string dynamic =
-      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
-  if (!std::filesystem::exists(dynamic)) {
-    GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
-  }
-  BundleManifest m = *manifest_;
-  m.graphs["flow_estimator"].file = dynamic;  // absolute: replaces the bundle path
-  auto stacked = FlowMatcher::Create(m, TinyBundle(), Config());
+  std::optional<BundleManifest> m = DynamicBatchManifest();
+  if (!m)
+    GTEST_SKIP() << "no dynamic-batch estimator (fixture cosyvoice_flow_dynamic_batch_estimator)";
+  auto stacked = FlowMatcher::Create(*m, TinyBundle(), Config());
   ASSERT_TRUE(stacked.ok()) << stacked.status();
   EXPECT_EQ((*stacked)->estimator_batch(), 0);
   GoldenRequest a = Request(0), b = a, c = a, other = Request(1);
@@ -316,14 +324,10 @@ TEST_F(FlowMatcherTest, RequestsOfOneLengthShareEstimatorCallsWhenTheBatchAxisIs
 // frames; the estimator's convolutions are causal and its attention masked, so each comes out as
 // it does alone.
 TEST_F(FlowMatcherTest, RunsOfOneLengthBucketShareEstimatorCallsAndComeOutAsAlone) {
-  const std::string dynamic =
-      testing::FixturePath("VOXSERVE_DYNAMIC_BATCH_ESTIMATOR", test_paths::kDynamicBatchEstimator);
-  if (!std::filesystem::exists(dynamic)) {
-    GTEST_SKIP() << "no " << dynamic << " (the fixture cosyvoice_flow_dynamic_batch_estimator)";
-  }
-  BundleManifest m = *manifest_;
-  m.graphs["flow_estimator"].file = dynamic;
-  auto bucketed = FlowMatcher::Create(m, TinyBundle(), Config(), /*length_bucket_frames=*/1000);
+  std::optional<BundleManifest> m = DynamicBatchManifest();
+  if (!m)
+    GTEST_SKIP() << "no dynamic-batch estimator (fixture cosyvoice_flow_dynamic_batch_estimator)";
+  auto bucketed = FlowMatcher::Create(*m, TinyBundle(), Config(), /*length_bucket_frames=*/1000);
   ASSERT_TRUE(bucketed.ok()) << bucketed.status();
   FlowMatcher& flow = **bucketed;
   auto worst = [](const FlowMel& a, const FlowMel& b) {
@@ -378,7 +382,7 @@ TEST_F(FlowMatcherTest, RunsOfOneLengthBucketShareEstimatorCallsAndComeOutAsAlon
   }
 
   // Without buckets the same hops run apart.
-  auto exact = FlowMatcher::Create(m, TinyBundle(), Config());
+  auto exact = FlowMatcher::Create(*m, TinyBundle(), Config());
   ASSERT_TRUE(exact.ok());
   (*exact)->RunPrefixBatch(hops);
   EXPECT_EQ((*exact)->estimator_calls(), 20);
