@@ -65,16 +65,6 @@ std::string PatternLiteral(std::string_view text) {
   return literal;
 }
 
-// `text` as a JSON string's body.
-std::string JsonStringBody(std::string_view text) {
-  std::string body;
-  for (char c : text) {
-    if (c == '"' || c == '\\') body += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) body += c;
-  }
-  return body;
-}
-
 constexpr const char* kJsonPrefix = R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","thread":%t,)";
 
 }  // namespace
@@ -102,7 +92,8 @@ absl::Status ConfigureLogging(std::string_view level, std::string_view format,
   if (format == "json") {
     const std::string prefix =
         std::string(kJsonPrefix) +
-        (origin.empty() ? "" : R"("origin":")" + PatternLiteral(JsonStringBody(origin)) + "\",");
+        (origin.empty() ? ""
+                        : R"("origin":)" + PatternLiteral(JsonForLog(std::string(origin))) + ",");
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
     formatter->add_flag<JsonEscapedMessage>('*').set_pattern(prefix + R"("msg":"%*"})");
     logger->set_formatter(std::move(formatter));

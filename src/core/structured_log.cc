@@ -9,29 +9,29 @@
 namespace voxserve::core {
 namespace {
 
-std::string Dump(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // Seconds rounded to microseconds: enough for latency, short enough to read.
 double Round(double seconds) { return std::round(seconds * 1e6) / 1e6; }
 
 }  // namespace
 
+std::string JsonForLog(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void LogFields(spdlog::level::level_enum level, std::string_view msg,
                const nlohmann::json& fields) {
   if (std::shared_ptr<spdlog::logger> json_logger = JsonFieldsLogger()) {
     // The logger's pattern supplies `{"ts":...,"level":...,` and the closing brace.
-    std::string payload = "\"msg\":" + Dump(std::string(msg));
+    std::string payload = "\"msg\":" + JsonForLog(std::string(msg));
     for (const auto& [name, value] : fields.items()) {
-      payload += "," + Dump(name) + ":" + Dump(value);
+      payload += "," + JsonForLog(name) + ":" + JsonForLog(value);
     }
     json_logger->log(level, "{}", payload);
     return;
   }
   std::string line(msg);
   for (const auto& [name, value] : fields.items()) {
-    line += " " + name + "=" + (value.is_string() ? value.get<std::string>() : Dump(value));
+    line += " " + name + "=" + (value.is_string() ? value.get<std::string>() : JsonForLog(value));
   }
   spdlog::log(level, "{}", line);
 }
