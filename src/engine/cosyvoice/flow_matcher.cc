@@ -68,7 +68,6 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
     const BundleManifest& manifest, const std::string& bundle_dir,
     const onnx::OnnxSessionConfig& session_config, int length_bucket_frames) {
   std::unique_ptr<FlowMatcher> flow(new FlowMatcher());
-  flow->length_bucket_ = std::max(0, length_bucket_frames);
   namespace fs = std::filesystem;
   for (auto [role, session] :
        {std::pair{"flow_encoder", &flow->encoder_}, {"flow_estimator", &flow->estimator_}}) {
@@ -132,6 +131,8 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
   flow->estimator_out_ = est.outputs()[0].name;
   const std::vector<int64_t>& x_shape = est.FindInput("x")->shape;
   flow->estimator_batch_ = x_shape.empty() || x_shape[0] < 0 ? 0 : x_shape[0];
+  // Buckets only with a dynamic batch axis: with a fixed one, padding would only add frames.
+  flow->length_bucket_ = flow->estimator_batch_ == 0 ? std::max(0, length_bucket_frames) : 0;
   if (flow->estimator_batch_ != 0 && flow->estimator_batch_ != 2) {
     return core::InvalidArgument("graph flow_estimator (" + est.path() + "): batch axis is " +
                                  std::to_string(flow->estimator_batch_) +
@@ -393,7 +394,7 @@ absl::StatusOr<FlowBatch> FlowMatcher::Solve(std::span<const Prepared* const> gr
 void FlowMatcher::SolveGrouped(std::span<const Prepared* const> prepared, const PairSink& take,
                                std::vector<absl::Status>& errors) const {
   // By length, or length bucket: one estimator call serves a group when the batch axis is
-  // dynamic (with a fixed one, padding would only add frames).
+  // dynamic.
   std::map<int, std::vector<size_t>> by_frames;
   for (size_t i = 0; i < prepared.size(); ++i) {
     if (prepared[i] != nullptr) by_frames[ShareKey(prepared[i]->frames)].push_back(i);

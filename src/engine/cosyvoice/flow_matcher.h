@@ -118,8 +118,7 @@ class FlowMatcher {
   // Runs of `frames` share estimator calls with runs of the same key (RunBatch, RunPrefixBatch):
   // the length itself, or its length bucket (Create's length_bucket_frames) with a dynamic batch.
   int ShareKey(int frames) const {
-    const int bucket = estimator_batch_ == 0 ? length_bucket_ : 0;
-    return bucket > 0 ? (frames + bucket - 1) / bucket : frames;
+    return length_bucket_ > 0 ? (frames + length_bucket_ - 1) / length_bucket_ : frames;
   }
   // Whether non-final RunPrefix hops use upstream's chunk-causal encoder (the bundle has the
   // optional flow_encoder_stream graph) rather than the approximation.
@@ -209,7 +208,7 @@ class FlowMatcher {
   int n_timesteps_ = 10;
   float cfg_rate_ = 0.7f;
   int64_t estimator_batch_ = 2;
-  int length_bucket_ = 0;  // frames; see Create
+  int length_bucket_ = 0;  // frames; see Create (0 with a fixed batch axis)
   int64_t max_tokens_ = 0;
   mutable std::atomic<int64_t> estimator_calls_{0};
 };

@@ -13,13 +13,12 @@ namespace {
 // Requests share an estimator call at one length T, or one length bucket
 // (FlowMatcher::ShareKey): for a whole piece T is FlowMatcher::PieceFrames, for a hop
 // FlowMatcher::HopFrames. Pieces and hops never share a batch (they run through different calls).
-std::pair<bool, int> Length(const FlowMatcher* flow, const FlowJob& job) {
-  if (flow == nullptr) return {job.hop.has_value(), 0};
+std::pair<bool, int> Length(const FlowMatcher& flow, const FlowJob& job) {
   if (job.hop) {
-    return {true, flow->ShareKey(
-                      flow->HopFrames({job.request, job.hop->token_offset, job.hop->finalize}))};
+    return {true,
+            flow.ShareKey(flow.HopFrames({job.request, job.hop->token_offset, job.hop->finalize}))};
   }
-  return {false, flow->ShareKey(flow->PieceFrames(job.request))};
+  return {false, flow.ShareKey(flow.PieceFrames(job.request))};
 }
 
 }  // namespace
@@ -104,10 +103,10 @@ void VocoderPool::RunFlows(FlowJob first) {
   if (batches_flows()) {
     // Whoever waits by now (also while the first job's hook ran) joins, at its length.
     std::lock_guard lock(mutex_);
-    const auto length = Length(flow_, batch.front());
+    const auto length = Length(*flow_, batch.front());  // batches_flows: flow_ is set
     for (auto it = waiting_.begin(); it != waiting_.end() && batch.size() < kMaxFlowBatch;) {
       auto* flow = std::get_if<FlowJob>(&it->job);
-      if (flow == nullptr || Length(flow_, *flow) != length) {
+      if (flow == nullptr || Length(*flow_, *flow) != length) {
         ++it;
         continue;
       }
