@@ -58,19 +58,24 @@ absl::StatusOr<KokoroVocab> LoadVocab(const KokoroModel& model, const KokoroEngi
   // Beside the model, else one folder up (onnx-community's repository keeps the graphs in onnx/
   // and config.json, tokenizer.json at its root): the first of these that holds a vocabulary.
   const std::filesystem::path folder = std::filesystem::path(config.model_path).parent_path();
+  std::string passed_over;  // files found that hold none, and why: the error says them
   for (const auto& candidate :
        {folder / "config.json", folder.parent_path() / "config.json", folder / "tokenizer.json",
         folder.parent_path() / "tokenizer.json"}) {
     std::error_code error;
     if (!std::filesystem::is_regular_file(candidate, error)) continue;
-    if (std::optional<std::string> text = ReadWhole(candidate)) {
-      if (auto vocab = ParseKokoroVocab(*text, candidate.string()); vocab.ok()) return vocab;
-    }
+    std::optional<std::string> text = ReadWhole(candidate);
+    absl::StatusOr<KokoroVocab> vocab =
+        text ? ParseKokoroVocab(*text, candidate.string())
+             : absl::NotFoundError(candidate.string() + " cannot be read");
+    if (vocab.ok()) return vocab;
+    passed_over += "; " + std::string(vocab.status().message());
   }
   return core::InvalidArgument("model file " + config.model_path +
                                " has no kokoro_config metadata and no config.json or "
                                "tokenizer.json with a vocabulary beside it or one folder up: "
-                               "set options.config to the Kokoro config.json (its \"vocab\")");
+                               "set options.config to the Kokoro config.json (its \"vocab\")" +
+                               passed_over);
 }
 
 }  // namespace

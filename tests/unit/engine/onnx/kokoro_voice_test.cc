@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "engine/engine_factory.h"
 #include "test_models.h"
@@ -129,6 +131,44 @@ TEST(KokoroVoiceTest, UnknownVoiceAndMissingFilesAreErrors) {
   auto piper_graph = KokoroVoice::Create(config);
   ASSERT_FALSE(piper_graph.ok());
   EXPECT_NE(piper_graph.status().message().find("is not a Kokoro graph"), std::string::npos);
+}
+
+// A graph without kokoro_config metadata (the other export family) in onnx-community's layout:
+// the graph in onnx/, a transformers config.json without a vocabulary at the root. Without a
+// tokenizer.json there the error names the config.json passed over and why; with one (model.vocab)
+// the model loads.
+TEST(KokoroVoiceTest, TheVocabularyIsFoundOneFolderUpAndWhatWasPassedOverIsNamed) {
+  namespace fs = std::filesystem;
+  const fs::path repo = fs::path(::testing::TempDir()) / "kokoro-onnx-community";
+  fs::remove_all(repo);
+  fs::create_directories(repo / "onnx");
+  fs::copy_file(ModelPath("kokoro_alt/model.onnx"), repo / "onnx" / "model.onnx");
+  std::ofstream(repo / "config.json") << R"({"model_type": "style_text_to_speech_2"})";
+  KokoroEngineConfig config;
+  config.model_id = "kokoro";
+  config.model_path = (repo / "onnx" / "model.onnx").string();
+  config.voices_path = ModelPath("kokoro_alt/voices");
+  auto none = KokoroVoice::Create(config);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(none.status().message());
+  EXPECT_NE(message.find("no config.json or tokenizer.json with a vocabulary"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find((repo / "config.json").string() + ": has no \"vocab\" object"),
+            std::string::npos)
+      << message;
+
+  // kokoro_alt's config.json holds the vocabulary as {"vocab": ...}; a tokenizer.json holds it
+  // under "model", with the pad.
+  std::ifstream alt(ModelPath("kokoro_alt/config.json"));
+  const std::string vocab((std::istreambuf_iterator<char>(alt)), {});
+  const size_t inner = vocab.find('{', 1);  // the vocab object: '{' ... '}' before the last '}'
+  std::ofstream(repo / "tokenizer.json")
+      << R"({"model": {"type": "WordLevel", "vocab": {"$": 0, )"
+      << vocab.substr(inner + 1, vocab.rfind('}') - inner - 1) << "}}";
+  auto found = KokoroVoice::Create(config);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_FALSE(SynthesizeOk(**found, "Hello world.", "af_test").samples.empty());
 }
 
 TEST(KokoroVoiceTest, FactoryNeedsModelAndVoices) {
