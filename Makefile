@@ -57,7 +57,7 @@ build: deps $(BUILD)/build.ninja
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-TSAN_TARGETS = unit_scheduler_tests unit_service_tests unit_transport_tests unit_client_tests \
+TSAN_TARGETS = unit_scheduler_tests unit_store_tests unit_service_tests unit_transport_tests unit_client_tests \
                voxserve client_integration_tests
 build-tsan: deps $(TSAN_BUILD)/build.ninja
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TARGETS)
@@ -116,7 +116,7 @@ deploy-prepare:
 # even when the test itself passed.
 # Not here: test_lifecycle and test_grpc_errors, whose drain tests size their work (30 s of
 # audio against fixed deadlines) for uninstrumented speed; TSan's slowdown makes them time out.
-TSAN_TESTS = ^unit_(scheduler|service|transport|client)$$|^integration_(rest_api|streaming|websocket|grpc_api)$$|^client_integration$$
+TSAN_TESTS = ^unit_(scheduler|store|service|transport|client)$$|^integration_(rest_api|streaming|websocket|grpc_api)$$|^client_integration$$
 test-tsan: build-tsan
 	rm -rf $(TSAN_BUILD)/tsan-reports && mkdir -p $(TSAN_BUILD)/tsan-reports
 	cd $(TSAN_BUILD) && \

@@ -47,4 +47,4 @@ if(VOXSERVE_ONNX)
 endif()
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # Kokoro's NPZ voice files
 pkg_check_modules(AVAHI_CORE REQUIRED IMPORTED_TARGET avahi-core)  # Wyoming's zeroconf announcement
-pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)  # voices.backend postgres (service/)
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)  # voices.backend postgres (store/)

@@ -144,7 +144,7 @@ constexpr uint32_t kMaxProfileEntries = 256;
 constexpr uint32_t kMaxTensorRank = 8;
 constexpr uint32_t kLastVoiceMode = static_cast<uint32_t>(engine::VoiceMode::kInstruct);
 
-// Not service/voice_file's codec: that is a stored format (JSON metadata, a checksum, little-endian
+// Not store/voice_file's codec: that is a stored format (JSON metadata, a checksum, little-endian
 // on any host); here both ends are one binary on one host, so the tensors go as raw native bytes.
 // A segment's fields: f64 speed, voice id, text, instructions, phonemes, f64 pitch, u32 flags (1
 // seed, 2 voice mode, 4 profile), u64 seed, u32 voice mode, then the profile when flagged: family,

@@ -382,7 +382,7 @@ OptionTable BuildOptionTable(ServerConfig& c) {
           "espeak-ng reads numbers itself and gets the text as sent. A request may override it "
           "with `apply_text_normalization` (`auto`, `on`, `off`). See "
           "[text normalization](text-normalization.md).");
-  service::DictionaryStoreConfig& d = s.dictionaries;
+  store::DictionaryStoreConfig& d = s.dictionaries;
   add("dictionaries.backend", "dictionaries-backend",
       "where pronunciation dictionaries live: dir (dictionaries.dir, one machine) or postgres "
       "(shared by replicas)",
@@ -421,7 +421,7 @@ OptionTable BuildOptionTable(ServerConfig& c) {
   add("dictionaries.max_rules", "dictionaries-max-rules",
       "rules one dictionary version may hold (one per grapheme, as ElevenLabs counts them)",
       std::to_string(d.limits.max_rules), IntSetter(&d.limits.max_rules, 1, 1'000'000));
-  service::VoiceStoreConfig& v = s.voices;
+  store::VoiceStoreConfig& v = s.voices;
   add("voices.backend", "voices-backend",
       "where cloned voices live: dir (voices.dir, one machine) or postgres (shared by replicas)",
       v.backend, StringSetter(&v.backend, "dir, postgres"))

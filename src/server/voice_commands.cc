@@ -7,9 +7,9 @@
 
 #include "CLI/CLI.hpp"
 #include "core/logging.h"
-#include "service/postgres_voice_store.h"
-#include "service/voice_file.h"
-#include "service/voice_store.h"
+#include "store/postgres_voice_store.h"
+#include "store/voice_file.h"
+#include "store/voice_store.h"
 
 namespace voxserve::server {
 namespace {
@@ -19,8 +19,8 @@ constexpr int kExitUsage = 2;
 
 // The tool moves what exists: the destination's bounds are the server's business on new
 // registrations, not a reason to leave voices behind.
-service::VoiceStoreConfig Unbounded() {
-  service::VoiceStoreConfig config;
+store::VoiceStoreConfig Unbounded() {
+  store::VoiceStoreConfig config;
   config.max_count = 1'000'000;
   config.max_bytes = 1ull << 40;
   return config;
@@ -59,12 +59,12 @@ int RunVoiceCommand(int argc, const char* const* argv) {
   }
   (void)core::ConfigureLogging("warn", "text");  // the stores log what they skip
 
-  service::VoiceStoreConfig pg_config = Unbounded();
+  store::VoiceStoreConfig pg_config = Unbounded();
   pg_config.backend = "postgres";
   pg_config.postgres_dsn = dsn;
   pg_config.postgres_dsn_env = dsn_env;
   pg_config.postgres_dsn_file = dsn_file;
-  auto postgres = service::PostgresVoiceStore::Create(pg_config, nullptr);
+  auto postgres = store::PostgresVoiceStore::Create(pg_config, nullptr);
   if (!postgres.ok()) {
     Say("voxserve voices: %s\n", std::string(postgres.status().message()));
     return kExitUsage;
@@ -73,26 +73,26 @@ int RunVoiceCommand(int argc, const char* const* argv) {
     Say("voxserve voices: %s\n", (*postgres)->Problem());
     return kExitProblems;
   }
-  service::VoiceStoreConfig dir_config = Unbounded();
+  store::VoiceStoreConfig dir_config = Unbounded();
   dir_config.dir = dir;
-  auto directory = service::VoiceStore::Create(dir_config);
+  auto directory = store::VoiceStore::Create(dir_config);
   if (!directory.ok()) {
     Say("voxserve voices: %s\n", std::string(directory.status().message()));
     return kExitProblems;
   }
 
   const bool importing = import->parsed();
-  service::VoiceBackend& from = importing ? static_cast<service::VoiceBackend&>(**directory)
-                                          : static_cast<service::VoiceBackend&>(**postgres);
+  store::VoiceBackend& from = importing ? static_cast<store::VoiceBackend&>(**directory)
+                                          : static_cast<store::VoiceBackend&>(**postgres);
   int copied = 0, skipped = 0, failed = 0;
-  for (const service::StoredVoice& voice : from.List()) {
+  for (const store::StoredVoice& voice : from.List()) {
     const std::string& id = voice.metadata.id;
     auto profile = from.LoadProfile(id);
     absl::Status status = profile.status();
     if (status.ok()) {
       if (importing) {
-        const std::string encoded = service::EncodeVoiceFile(voice.metadata, *profile);
-        service::StoredVoice row = voice;
+        const std::string encoded = store::EncodeVoiceFile(voice.metadata, *profile);
+        store::StoredVoice row = voice;
         row.file_bytes = encoded.size();
         status = (*postgres)->Import(row, encoded);
       } else {

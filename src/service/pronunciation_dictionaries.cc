@@ -5,8 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "service/dictionary_store.h"
-#include "service/postgres_dictionary_store.h"
+#include "store/open_backends.h"
 
 namespace voxserve::service {
 namespace {
@@ -32,7 +31,7 @@ absl::StatusOr<text::lexicon::Lexicon> ReadLexiconFile(const std::string& model,
 std::string DictionaryTag(std::string_view id) { return "dictionary:" + std::string(id); }
 
 absl::StatusOr<std::unique_ptr<PronunciationDictionaries>> PronunciationDictionaries::Create(
-    const DictionaryStoreConfig& config, const VoiceStoreConfig& voices,
+    const store::DictionaryStoreConfig& config, const store::VoiceStoreConfig& voices,
     const std::map<std::string, std::vector<std::string>>& lexicon_files) {
   auto dictionaries = std::make_unique<PronunciationDictionaries>();
   for (const auto& [model, paths] : lexicon_files) {
@@ -43,15 +42,9 @@ absl::StatusOr<std::unique_ptr<PronunciationDictionaries>> PronunciationDictiona
           std::make_shared<const text::lexicon::Lexicon>(*std::move(lexicon)));
     }
   }
-  if (config.backend == "postgres") {
-    auto store = PostgresDictionaryStore::Create(config, voices);
-    if (!store.ok()) return store.status();
-    dictionaries->store_ = *std::move(store);
-  } else if (config.enabled()) {
-    auto store = DictionaryStore::Create(config);
-    if (!store.ok()) return store.status();
-    dictionaries->store_ = *std::move(store);
-  }
+  auto store = store::OpenDictionaryBackend(config, voices);
+  if (!store.ok()) return store.status();
+  dictionaries->store_ = *std::move(store);
   return dictionaries;
 }
 

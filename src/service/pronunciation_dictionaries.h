@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "service/dictionary_backend.h"
 #include "service/synthesis_request.h"
-#include "service/voice_store.h"
+#include "store/dictionary_backend.h"
+#include "store/voice_backend.h"
 #include "text/lexicon/lexicon.h"
 
 namespace voxserve::service {
@@ -42,7 +42,7 @@ class PronunciationDictionaries {
   // directory, or (dictionaries.backend postgres) the database `voices` names in
   // voices.postgres.*.
   static absl::StatusOr<std::unique_ptr<PronunciationDictionaries>> Create(
-      const DictionaryStoreConfig& config, const VoiceStoreConfig& voices,
+      const store::DictionaryStoreConfig& config, const store::VoiceStoreConfig& voices,
       const std::map<std::string, std::vector<std::string>>& lexicon_files);
   ~PronunciationDictionaries();  // finishes the writes under way
 
@@ -54,8 +54,8 @@ class PronunciationDictionaries {
                                              const std::string& model_id) const;
 
   // Null when the store is off (dictionaries.dir unset with the dir backend).
-  DictionaryBackend* store() { return store_.get(); }
-  const DictionaryBackend* store() const { return store_.get(); }
+  store::DictionaryBackend* store() { return store_.get(); }
+  const store::DictionaryBackend* store() const { return store_.get(); }
   // Runs `write` on the store's own thread (the store's writes wait for the disk: never on an I/O
   // thread). Writes run one at a time, in order.
   void RunWrite(std::function<void()> write);
@@ -63,7 +63,7 @@ class PronunciationDictionaries {
   static absl::Status Off();
 
  private:
-  std::unique_ptr<DictionaryBackend> store_;
+  std::unique_ptr<store::DictionaryBackend> store_;
   std::map<std::string, std::vector<std::shared_ptr<const text::lexicon::Lexicon>>, std::less<>>
       model_lexicons_;
   boost::asio::thread_pool writes_{1};

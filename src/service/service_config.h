@@ -9,9 +9,9 @@
 #include "absl/status/status.h"
 #include "engine/engine_factory.h"
 #include "scheduler/scheduler_config.h"
-#include "service/dictionary_store.h"
 #include "service/response_cache.h"
-#include "service/voice_store.h"
+#include "store/dictionary_backend.h"
+#include "store/voice_backend.h"
 #include "text/input_limits.h"
 
 namespace voxserve::service {
@@ -60,10 +60,10 @@ struct ServiceConfig {
   // goes, so it may run longer; the bound covers all its sentences together.
   int max_audio_seconds = 900;
   int max_stream_audio_seconds = 3600;
-  int encode_threads = 0;                // 0 = number of cores
-  VoiceStoreConfig voices;               // cloned voices (voices.*; docs/voice-cloning.md)
-  ResponseCacheConfig cache;             // cache.*; docs/response-cache.md
-  DictionaryStoreConfig dictionaries;    // dictionaries.*; docs/pronunciation-dictionaries.md
+  int encode_threads = 0;                     // 0 = number of cores
+  store::VoiceStoreConfig voices;             // cloned voices (voices.*; docs/voice-cloning.md)
+  ResponseCacheConfig cache;                  // cache.*; docs/response-cache.md
+  store::DictionaryStoreConfig dictionaries;  // dictionaries.*; docs/pronunciation-dictionaries.md
   // Numbers, dates, times, currency, units and abbreviations written out as words for the
   // engines that read characters (Piper, Kokoro, CosyVoice); YAML text.normalize. A request may
   // override it (SynthesisRequest::normalize_text).

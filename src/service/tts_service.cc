@@ -152,7 +152,7 @@ absl::StatusOr<std::unique_ptr<TtsService>> TtsService::Create(
                                                         service->config_.voices, lexicon_files);
   if (!dictionaries.ok()) return dictionaries.status();
   service->dictionaries_ = *std::move(dictionaries);
-  if (DictionaryBackend* store = service->dictionaries_->store()) {
+  if (store::DictionaryBackend* store = service->dictionaries_->store()) {
     // A version's rules never change, so its entries stay right; but a deleted dictionary's are
     // never asked for again, and "latest" now means another version: free them at once.
     store->SetOnChanged([cache = service->cache_.get()](const std::string& id) {
@@ -368,7 +368,7 @@ std::vector<VoiceListing> TtsService::ListVoices(const VoiceFilter& filter) cons
 std::vector<VoiceListing> TtsService::ClonedVoiceListings() const {
   std::vector<VoiceListing> listings;
   if (!voices_) return listings;
-  for (const StoredVoice& stored : voices_->List()) {
+  for (const store::StoredVoice& stored : voices_->List()) {
     for (const auto& model : models_) {
       if (model->id() != stored.metadata.model || model->state() != ModelState::kReady) continue;
       const engine::ModelInfo& info = model->engine().info();
@@ -420,7 +420,7 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
     return absl::OkStatus();
   }
   if (!voices_ || !voices_->enabled() || request.voice.empty()) return absl::OkStatus();
-  std::optional<StoredVoice> stored;
+  std::optional<store::StoredVoice> stored;
   if (auto by_id = voices_->Get(request.voice); by_id.ok()) {
     // An id is unique across models: with no specific model named, it picks its own.
     const bool generic = request.model.empty() || VoiceCatalog::IsOpenAiModelName(request.model);

@@ -46,9 +46,9 @@ struct ModelStatus {
   std::vector<std::string> capabilities;
 };
 
-// The server as a whole, for /health and /health/ready (docs/operations.md "Health"). Ready and degraded
-// serve (degraded: a model failed and was skipped, `skip_broken_models`); starting, failed and
-// draining do not. Failed is permanent: a model failed without `skip_broken_models`, or a
+// The server as a whole, for /health and /health/ready (docs/operations.md "Health"). Ready and
+// degraded serve (degraded: a model failed and was skipped, `skip_broken_models`); starting, failed
+// and draining do not. Failed is permanent: a model failed without `skip_broken_models`, or a
 // configured voice alias names a voice no model has; only a restart with a fixed config helps.
 enum class ServiceHealth { kStarting, kReady, kDegraded, kFailed, kDraining };
 std::string_view ServiceHealthName(ServiceHealth health);
@@ -130,7 +130,7 @@ class TtsService {
   // (docs/pronunciation-dictionaries.md); lives as long as the service.
   PronunciationDictionaries& dictionaries() { return *dictionaries_; }
   // The API's dictionary store (/health); null while it is off or before Create ends.
-  const DictionaryBackend* dictionary_store() const {
+  const store::DictionaryBackend* dictionary_store() const {
     return dictionaries_ ? dictionaries_->store() : nullptr;
   }
 

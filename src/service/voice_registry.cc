@@ -1,12 +1,12 @@
 #include "service/voice_registry.h"
 
 #include <algorithm>
-#include <chrono>
 #include <boost/asio/post.hpp>
+#include <chrono>
 
 #include "core/error.h"
-#include "service/postgres_voice_store.h"
 #include "spdlog/spdlog.h"
+#include "store/open_backends.h"
 #include "text/utf8.h"
 
 namespace voxserve::service {
@@ -49,16 +49,16 @@ absl::Status AsPromptAudioError(const absl::Status& status, const std::string& f
                          message, field, code);
 }
 
-int PoolThreads(const VoiceStoreConfig& config) {
+int PoolThreads(const store::VoiceStoreConfig& config) {
   return config.enabled() ? std::clamp(config.max_pending, 1, 4) : 1;
 }
 
 }  // namespace
 
-VoiceRegistry::VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup,
-                             std::unique_ptr<VoiceBackend> store,
+VoiceRegistry::VoiceRegistry(store::VoiceStoreConfig config, ModelLookup lookup,
+                             std::unique_ptr<store::VoiceBackend> store,
                              std::unique_ptr<core::MetricsRegistry> own_metrics,
-                             std::unique_ptr<VoiceStoreMetrics> metrics)
+                             std::unique_ptr<store::VoiceStoreMetrics> metrics)
     : config_(std::move(config)),
       lookup_(std::move(lookup)),
       own_metrics_(std::move(own_metrics)),
@@ -74,26 +74,18 @@ VoiceRegistry::~VoiceRegistry() {
 }
 
 absl::StatusOr<std::unique_ptr<VoiceRegistry>> VoiceRegistry::Create(
-    VoiceStoreConfig config, ModelLookup lookup, core::MetricsRegistry* metrics) {
+    store::VoiceStoreConfig config, ModelLookup lookup, core::MetricsRegistry* metrics) {
   if (absl::Status status = config.Validate(); !status.ok()) return status;
   std::unique_ptr<core::MetricsRegistry> own_metrics;
   if (metrics == nullptr) {
     own_metrics = std::make_unique<core::MetricsRegistry>();
     metrics = own_metrics.get();
   }
-  auto store_metrics = std::make_unique<VoiceStoreMetrics>(*metrics);
-  std::unique_ptr<VoiceBackend> store;
-  if (config.backend == "postgres") {
-    auto created = PostgresVoiceStore::Create(config, store_metrics.get());
-    if (!created.ok()) return created.status();
-    store = *std::move(created);
-  } else if (!config.dir.empty()) {
-    auto created = VoiceStore::Create(config);
-    if (!created.ok()) return created.status();
-    store = *std::move(created);
-  }
+  auto store_metrics = std::make_unique<store::VoiceStoreMetrics>(*metrics);
+  auto store = store::OpenVoiceBackend(config, store_metrics.get());
+  if (!store.ok()) return store.status();
   return std::unique_ptr<VoiceRegistry>(new VoiceRegistry(std::move(config), std::move(lookup),
-                                                          std::move(store), std::move(own_metrics),
+                                                          *std::move(store), std::move(own_metrics),
                                                           std::move(store_metrics)));
 }
 
@@ -144,7 +136,8 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
   if (absl::Status status = CheckPrompt(registration, "audio_sample", "transcript"); !status.ok()) {
     return done(status);
   }
-  if (absl::Status status = ValidateVoiceName(registration.name); !status.ok()) return done(status);
+  if (absl::Status status = store::ValidateVoiceName(registration.name); !status.ok())
+    return done(status);
   auto model = lookup_(registration.model);
   if (!model.ok()) return done(model.status());
   ModelHost& host = **model;
@@ -163,7 +156,7 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
   }
   // The reservation holds the name while the frontend runs, so a second registration of it is
   // refused at once instead of after its own (expensive) cloning.
-  std::shared_ptr<VoiceReservation> held = *std::move(reservation);
+  std::shared_ptr<store::VoiceReservation> held = *std::move(reservation);
   boost::asio::post(pool_, [this, held, cloner = *cloner, model_id = host.id(),
                             registration = std::move(registration),
                             done = std::move(done)]() mutable {
@@ -172,11 +165,11 @@ void VoiceRegistry::Register(VoiceRegistration registration, RegistrationDone do
                              registration.audio.size());
     prompt.transcript = registration.transcript;
     absl::StatusOr<engine::VoiceProfile> profile = cloner->CloneVoice(prompt);
-    absl::StatusOr<StoredVoice> stored = core::Internal("voice cloner returned nothing");
+    absl::StatusOr<store::StoredVoice> stored = core::Internal("voice cloner returned nothing");
     if (!profile.ok()) {
       stored = AsPromptAudioError(profile.status(), "audio_sample");
     } else {
-      VoiceMetadata metadata;
+      store::VoiceMetadata metadata;
       metadata.family = profile->family;
       metadata.transcript = registration.transcript;
       metadata.prompt_seconds = profile->prompt_seconds;
@@ -242,11 +235,11 @@ void VoiceRegistry::CloneForRequest(VoiceRegistration prompt, PromptCloned done)
   });
 }
 
-std::vector<StoredVoice> VoiceRegistry::List(std::string_view model) const {
-  return store_ ? store_->List(model) : std::vector<StoredVoice>{};
+std::vector<store::StoredVoice> VoiceRegistry::List(std::string_view model) const {
+  return store_ ? store_->List(model) : std::vector<store::StoredVoice>{};
 }
 
-absl::StatusOr<StoredVoice> VoiceRegistry::Get(std::string_view id) const {
+absl::StatusOr<store::StoredVoice> VoiceRegistry::Get(std::string_view id) const {
   if (store_) {
     if (auto voice = store_->Get(id)) return *voice;
   }
@@ -254,9 +247,8 @@ absl::StatusOr<StoredVoice> VoiceRegistry::Get(std::string_view id) const {
 }
 
 void VoiceRegistry::DeleteAsync(std::string id, std::function<void(absl::Status)> done) {
-  boost::asio::post(store_pool_, [this, id = std::move(id), done = std::move(done)] {
-    done(Delete(id));
-  });
+  boost::asio::post(store_pool_,
+                    [this, id = std::move(id), done = std::move(done)] { done(Delete(id)); });
 }
 
 std::string VoiceRegistry::Problem() const { return store_ ? store_->Problem() : std::string(); }
@@ -298,8 +290,8 @@ void VoiceRegistry::SetOnDeleted(std::function<void(const std::string& id)> on_d
   });
 }
 
-std::optional<StoredVoice> VoiceRegistry::Find(std::string_view model_id,
-                                               std::string_view voice) const {
+std::optional<store::StoredVoice> VoiceRegistry::Find(std::string_view model_id,
+                                                      std::string_view voice) const {
   if (!store_ || voice.empty()) return std::nullopt;
   if (auto by_id = store_->Get(voice); by_id && by_id->metadata.model == model_id) return by_id;
   return store_->FindByName(model_id, voice);

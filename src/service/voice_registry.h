@@ -18,15 +18,14 @@
 #include "absl/status/statusor.h"
 #include "service/model_host.h"
 #include "service/test_voice_cloner.h"
-#include "service/voice_backend.h"
-#include "service/voice_store.h"
-#include "service/voice_store_metrics.h"
+#include "store/voice_backend.h"
+#include "store/voice_store_metrics.h"
 
 namespace voxserve::service {
 
 struct VoiceRegistration {
   std::string model;       // as the client named it; empty or an OpenAI name = the default model
-  std::string name;        // see ValidateVoiceName
+  std::string name;        // see store::ValidateVoiceName
   std::string transcript;  // what the sample says (voxserve's extension; may be empty)
   std::string audio;       // the uploaded file, as sent
   // From the caller's API key, as SynthesisRequest::allowed_models; empty = every model.
@@ -34,7 +33,7 @@ struct VoiceRegistration {
 };
 
 // Called exactly once with the stored voice or why nothing was stored.
-using RegistrationDone = std::function<void(absl::StatusOr<StoredVoice>)>;
+using RegistrationDone = std::function<void(absl::StatusOr<store::StoredVoice>)>;
 
 // A voice prompt cloned for one request (an inline prompt: vLLM-Omni's ref_audio / ref_text).
 struct ClonedPrompt {
@@ -55,7 +54,7 @@ class VoiceRegistry {
   // backend only without a DSN (an unreachable database is Problem(), not a failure). Metrics go
   // into `metrics` when given (it must outlive the registry).
   static absl::StatusOr<std::unique_ptr<VoiceRegistry>> Create(
-      VoiceStoreConfig config, ModelLookup lookup, core::MetricsRegistry* metrics = nullptr);
+      store::VoiceStoreConfig config, ModelLookup lookup, core::MetricsRegistry* metrics = nullptr);
   ~VoiceRegistry();  // waits for registrations being cloned
 
   bool enabled() const { return store_ != nullptr; }
@@ -75,8 +74,8 @@ class VoiceRegistry {
   // store off). `done` runs once: before this returns for a refusal, else on a worker.
   void CloneForRequest(VoiceRegistration prompt, PromptCloned done);
 
-  std::vector<StoredVoice> List(std::string_view model = {}) const;  // model id; empty = all
-  absl::StatusOr<StoredVoice> Get(std::string_view id) const;        // NotFound
+  std::vector<store::StoredVoice> List(std::string_view model = {}) const;  // model id; empty = all
+  absl::StatusOr<store::StoredVoice> Get(std::string_view id) const;        // NotFound
   // NotFound; Unavailable "voice_store_unavailable" while the database is unreachable. Waits for
   // the store: transports call DeleteAsync.
   absl::Status Delete(std::string_view id);
@@ -93,7 +92,7 @@ class VoiceRegistry {
   std::string_view BackendName() const;  // "dir", "postgres"; "" when cloning is off
   // The cloned voice `voice` names within model `model_id`: its id, or its name (ASCII
   // case-insensitive). For synthesis and the voice catalog.
-  std::optional<StoredVoice> Find(std::string_view model_id, std::string_view voice) const;
+  std::optional<store::StoredVoice> Find(std::string_view model_id, std::string_view voice) const;
   // The stored profile, read from disk on first use and then kept (the last kProfileCacheSize
   // used), so synthesis with a cloned voice reads no file on the I/O thread after its first
   // request. NotFound once deleted.
@@ -102,9 +101,10 @@ class VoiceRegistry {
   static constexpr size_t kProfileCacheSize = 32;  // ~0.3 MB each for a 10 s prompt
 
  private:
-  VoiceRegistry(VoiceStoreConfig config, ModelLookup lookup, std::unique_ptr<VoiceBackend> store,
+  VoiceRegistry(store::VoiceStoreConfig config, ModelLookup lookup,
+                std::unique_ptr<store::VoiceBackend> store,
                 std::unique_ptr<core::MetricsRegistry> own_metrics,
-                std::unique_ptr<VoiceStoreMetrics> metrics);
+                std::unique_ptr<store::VoiceStoreMetrics> metrics);
   void Remember(const std::string& id, std::shared_ptr<const engine::VoiceProfile> profile) const;
   // A deleted voice: its cached profile dropped, on_deleted_ told.
   void Forget(std::string_view id);
@@ -114,13 +114,13 @@ class VoiceRegistry {
   absl::Status CheckPrompt(const VoiceRegistration& prompt, const std::string& audio_field,
                            const std::string& transcript_field) const;
 
-  const VoiceStoreConfig config_;
+  const store::VoiceStoreConfig config_;
   ModelLookup lookup_;
   std::unique_ptr<core::MetricsRegistry> own_metrics_;  // when the caller gave none
-  std::unique_ptr<VoiceStoreMetrics> metrics_;
-  std::unique_ptr<VoiceBackend> store_;  // null when cloning is off
-  TestVoiceCloner test_cloner_;        // used only with config_.test_cloner
-  std::atomic<int> pending_{0};        // registrations refused beyond config_.max_pending
+  std::unique_ptr<store::VoiceStoreMetrics> metrics_;
+  std::unique_ptr<store::VoiceBackend> store_;  // null when cloning is off
+  TestVoiceCloner test_cloner_;                 // used only with config_.test_cloner
+  std::atomic<int> pending_{0};                 // registrations refused beyond config_.max_pending
   // Most recently used first. deletions_ counts Deletes: a profile read while one happened is
   // not cached (it may be the deleted voice's).
   mutable std::mutex cache_mutex_;

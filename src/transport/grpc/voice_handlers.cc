@@ -6,8 +6,8 @@
 namespace voxserve::transport::grpc {
 namespace {
 
-void Fill(const service::StoredVoice& voice, v1::ClonedVoice* out) {
-  const service::VoiceMetadata& m = voice.metadata;
+void Fill(const store::StoredVoice& voice, v1::ClonedVoice* out) {
+  const store::VoiceMetadata& m = voice.metadata;
   out->set_id(m.id);
   out->set_name(m.name);
   out->set_created_at(m.created_at);
@@ -40,7 +40,7 @@ void Fill(const service::StoredVoice& voice, v1::ClonedVoice* out) {
   registration.allowed_models = std::move(probe.allowed_models);
   auto held = std::make_shared<CallStart>(*std::move(start));  // the grant lasts the call
   env.service.voices().Register(std::move(registration),
-                                [call, held](absl::StatusOr<service::StoredVoice> stored) {
+                                [call, held](absl::StatusOr<store::StoredVoice> stored) {
                                   if (stored.ok()) Fill(*stored, call->response());
                                   call->Answer(stored.status());
                                 });
@@ -54,7 +54,7 @@ void Fill(const service::StoredVoice& voice, v1::ClonedVoice* out) {
   auto* call = new UnaryCall<v1::ListClonedVoicesRequest, v1::ListClonedVoicesResponse>(
       env, context, "ListClonedVoices", reply);
   if (!call->Start(request_bytes).ok()) return call;  // answered
-  for (const service::StoredVoice& voice : env.service.voices().List(call->request().model())) {
+  for (const store::StoredVoice& voice : env.service.voices().List(call->request().model())) {
     Fill(voice, call->response()->add_voices());
   }
   call->Answer(absl::OkStatus());

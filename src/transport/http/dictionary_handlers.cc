@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
-#include "service/dictionary_backend.h"
+#include "store/dictionary_backend.h"
 #include "service/pronunciation_dictionaries.h"
 #include "text/lexicon/lexicon.h"
 #include "transport/http/error_response.h"
@@ -18,7 +18,7 @@ namespace voxserve::transport::http {
 namespace {
 
 using json = nlohmann::json;
-using service::DictionaryInfo;
+using store::DictionaryInfo;
 using text::lexicon::Lexeme;
 using text::lexicon::Lexicon;
 
@@ -32,7 +32,7 @@ using text::lexicon::RuleCount;  // ElevenLabs counts one rule per string to rep
 
 // GetPronunciationDictionaryMetadataResponse: ElevenLabs' fields (created_by names no user here:
 // voxserve has API keys, not accounts).
-json MetadataJson(const DictionaryInfo& info) {
+json MetadataJson(const store::DictionaryInfo& info) {
   json body = {{"id", info.id},
                {"name", info.name},
                {"description", info.description},
@@ -47,7 +47,7 @@ json MetadataJson(const DictionaryInfo& info) {
 }
 
 // AddPronunciationDictionaryResponseModel.
-json AddedJson(const DictionaryInfo& info) {
+json AddedJson(const store::DictionaryInfo& info) {
   return {{"id", info.id},
           {"name", info.name},
           {"description", info.description},
@@ -59,7 +59,7 @@ json AddedJson(const DictionaryInfo& info) {
 }
 
 // PronunciationDictionaryRulesResponseModel.
-json RulesChangedJson(const DictionaryInfo& info) {
+json RulesChangedJson(const store::DictionaryInfo& info) {
   return {{"id", info.id},
           {"version_id", info.latest.version_id},
           {"version_rules_num", RuleCount(*info.latest.lexicon)}};
@@ -93,7 +93,7 @@ absl::StatusOr<std::string> StringField(const json& body, const std::string& fie
 
 // The "rules" array of a JSON body, as lexemes.
 absl::StatusOr<std::vector<Lexeme>> RulesField(const json& body,
-                                               const service::DictionaryStoreConfig& config) {
+                                               const store::DictionaryStoreConfig& config) {
   auto rules = body.find("rules");
   if (rules == body.end() || rules->is_null()) {
     return core::InvalidArgument("rules is required", "rules", "missing_field");
@@ -174,8 +174,8 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
     exchange->Respond(std::move(response));
   }
 
-  service::DictionaryBackend* Store(const std::shared_ptr<HttpExchange>& exchange) const {
-    service::DictionaryBackend* store = service_.dictionaries().store();
+  store::DictionaryBackend* Store(const std::shared_ptr<HttpExchange>& exchange) const {
+    store::DictionaryBackend* store = service_.dictionaries().store();
     if (store == nullptr) Refuse(exchange, service::PronunciationDictionaries::Off());
     return store;
   }
@@ -194,7 +194,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // ElevenLabs' GET /v1/pronunciation-dictionaries: cursor, page_size, sort
   // (creation_time_unix | name), sort_direction (DESCENDING | ASCENDING), include_archived.
   void List(const std::shared_ptr<HttpExchange>& exchange) const {
-    service::DictionaryBackend* store = Store(exchange);
+    store::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto query = ParseQuery(exchange->request().query);
     if (!query.ok()) return Refuse(exchange, query.status());
@@ -236,11 +236,11 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
       return Refuse(exchange, core::InvalidArgument("include_archived must be true or false",
                                                     "include_archived", "invalid_value"));
     }
-    std::vector<DictionaryInfo> all = store->List(archived == "true");  // newest first
+    std::vector<store::DictionaryInfo> all = store->List(archived == "true");  // newest first
     if (sort == "name") {
       std::stable_sort(
           all.begin(), all.end(),
-          [](const DictionaryInfo& a, const DictionaryInfo& b) { return a.name > b.name; });
+          [](const store::DictionaryInfo& a, const store::DictionaryInfo& b) { return a.name > b.name; });
     }
     if (direction == "ASCENDING") std::reverse(all.begin(), all.end());
     json page = json::array();
@@ -256,7 +256,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // ElevenLabs' add-from-file: a form with name (required), file (PLS, or voxserve's JSON;
   // optional: an empty dictionary), description; workspace_access is accepted and ignored.
   void AddFromFile(const std::shared_ptr<HttpExchange>& exchange) const {
-    service::DictionaryBackend* store = Store(exchange);
+    store::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     const HttpRequest& request = exchange->request();
     auto parts = ParseMultipartForm(request.Header("content-type"), request.body);
@@ -309,7 +309,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
 
   // ElevenLabs' add-from-rules: {"name", "rules": [...], "description"}.
   void AddFromRules(const std::shared_ptr<HttpExchange>& exchange) const {
-    service::DictionaryBackend* store = Store(exchange);
+    store::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto body = JsonBody(exchange->request());
     if (!body.ok()) return Refuse(exchange, body.status());
@@ -333,7 +333,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // GetPronunciationDictionaryWithRulesResponseModel: the metadata and the latest version's
   // rules.
   void Get(const std::shared_ptr<HttpExchange>& exchange, const std::string& id) const {
-    service::DictionaryBackend* store = Store(exchange);
+    store::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto info = store->Get(id);
     if (!info) return Refuse(exchange, NotFound(id));
@@ -344,7 +344,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
 
   // ElevenLabs' PATCH: {"name"?, "archived"?}.
   void Patch(const std::shared_ptr<HttpExchange>& exchange, const std::string& id) const {
-    service::DictionaryBackend* store = Store(exchange);
+    store::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto body = JsonBody(exchange->request());
     if (!body.ok()) return Refuse(exchange, body.status());
@@ -366,7 +366,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   }
 
   void Delete(const std::shared_ptr<HttpExchange>& exchange, const std::string& id) const {
-    service::DictionaryBackend* store = Store(exchange);
+    store::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     Write(exchange, [store, id]() -> absl::StatusOr<json> {
       if (absl::Status status = store->Delete(id); !status.ok()) return status;
@@ -378,7 +378,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // {"rule_strings"}, set-rules {"rules"}: each makes a new version.
   void ChangeRules(const std::shared_ptr<HttpExchange>& exchange, const std::string& id,
                    std::string_view change) const {
-    service::DictionaryBackend* store = Store(exchange);
+    store::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto body = JsonBody(exchange->request());
     if (!body.ok()) return Refuse(exchange, body.status());
@@ -431,7 +431,7 @@ class DictionaryApi : public std::enable_shared_from_this<DictionaryApi> {
   // A version as a W3C PLS file (ElevenLabs' download).
   void Download(const std::shared_ptr<HttpExchange>& exchange, const std::string& id,
                 const std::string& version_id) const {
-    service::DictionaryBackend* store = Store(exchange);
+    store::DictionaryBackend* store = Store(exchange);
     if (store == nullptr) return;
     auto version = store->Version(id, version_id);
     if (!version.ok()) return Refuse(exchange, version.status());

@@ -91,7 +91,7 @@ json HealthJson(const service::TtsService& service, const ServerIdentity& identi
       health["voices"] = std::move(store);
     }
   }
-  if (const service::DictionaryBackend* dictionaries = service.dictionary_store()) {
+  if (const store::DictionaryBackend* dictionaries = service.dictionary_store()) {
     const std::string problem = dictionaries->Problem();
     json store = {{"backend", std::string(dictionaries->BackendName())},
                   {"status", problem.empty() ? "ok" : "unavailable"}};

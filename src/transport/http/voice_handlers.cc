@@ -21,8 +21,8 @@ constexpr size_t kFormOverheadBytes = 64 << 10;
 
 // OpenAI's voice object (developers.openai.com/api/reference/resources/audio/subresources/
 // voices: "id", "object": "audio.voice", "name", "created_at"); the rest is voxserve's.
-json VoiceJson(const service::StoredVoice& voice) {
-  const service::VoiceMetadata& m = voice.metadata;
+json VoiceJson(const store::StoredVoice& voice) {
+  const store::VoiceMetadata& m = voice.metadata;
   return {{"id", m.id},
           {"object", "audio.voice"},
           {"name", m.name},
@@ -97,7 +97,7 @@ void HandleRegister(service::TtsService& service, const std::shared_ptr<HttpExch
       [model = registration.model](core::RequestLogEntry& entry) { entry.model = model; });
   // The exchange may be answered from a cloning worker: Respond is safe cross thread.
   service.voices().Register(std::move(registration),
-                            [exchange](absl::StatusOr<service::StoredVoice> stored) {
+                            [exchange](absl::StatusOr<store::StoredVoice> stored) {
                               if (!stored.ok()) {
                                 return exchange->Respond(ErrorResponse(stored.status()));
                               }
@@ -121,7 +121,7 @@ void AddVoiceRoutes(Router& router, service::TtsService& service) {
     std::string model;
     if (auto it = query->find("model"); it != query->end()) model = it->second;
     json data = json::array();
-    for (const service::StoredVoice& voice : service.voices().List(model)) {
+    for (const store::StoredVoice& voice : service.voices().List(model)) {
       data.push_back(VoiceJson(voice));
     }
     exchange->Respond(Json(200, {{"object", "list"}, {"data", std::move(data)}}));

@@ -316,7 +316,7 @@ TEST_F(ServerConfigTest, VoicesKeysComeFromTheFileFlagsAndEnvironmentAndAreCheck
   auto file = Load({"--config", path_.string(), "--voices-max-bytes", "2097152"},
                    {{"VOXSERVE_VOICES_TEST_CLONER", "true"}});
   ASSERT_TRUE(file.ok()) << file.status();
-  const service::VoiceStoreConfig& voices = file->config.service.voices;
+  const store::VoiceStoreConfig& voices = file->config.service.voices;
   EXPECT_EQ(voices.dir, "/tmp/v");
   EXPECT_EQ(voices.max_count, 7);
   EXPECT_EQ(voices.max_upload_bytes, 4096u);
@@ -341,7 +341,7 @@ TEST_F(ServerConfigTest, ThePostgresVoiceBackendIsConfiguredUnderVoicesPostgres)
   auto file = Load({"--config", path_.string()},
                    {{"VOXSERVE_VOICES_POSTGRES_DSN", "host=db dbname=voxserve"}});
   ASSERT_TRUE(file.ok()) << file.status();
-  const service::VoiceStoreConfig& voices = file->config.service.voices;
+  const store::VoiceStoreConfig& voices = file->config.service.voices;
   EXPECT_EQ(voices.backend, "postgres");
   EXPECT_EQ(voices.postgres_dsn_file, "/run/secrets/db/dsn");
   EXPECT_EQ(voices.postgres_dsn, "host=db dbname=voxserve");

@@ -30,7 +30,7 @@ class DictionaryServiceTest : public ServiceTest {
     Start(options);
   }
 
-  DictionaryBackend& store() { return *service_->dictionaries().store(); }
+  store::DictionaryBackend& store() { return *service_->dictionaries().store(); }
 
   std::string Add(Lexicon lexicon) {
     auto added = store().Add("test", "", std::move(lexicon));

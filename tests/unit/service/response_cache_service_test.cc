@@ -309,13 +309,13 @@ class ClonedVoiceCacheTest : public ResponseCacheServiceTest {
     StartCached(options);
   }
 
-  absl::StatusOr<StoredVoice> Register(std::string name) {
+  absl::StatusOr<store::StoredVoice> Register(std::string name) {
     VoiceRegistration registration;
     registration.model = "fake";
     registration.name = std::move(name);
     registration.transcript = "hello world";
     registration.audio = test_support::WavBytes(1.0);
-    std::promise<absl::StatusOr<StoredVoice>> promise;
+    std::promise<absl::StatusOr<store::StoredVoice>> promise;
     service_->voices().Register(std::move(registration),
                                 [&promise](auto stored) { promise.set_value(std::move(stored)); });
     auto future = promise.get_future();

@@ -120,14 +120,14 @@ struct ServiceOptions {
   bool load = true;
   bool fail_to_load = false;
   std::map<std::string, VoiceAlias> extra_aliases;  // besides "narrator" → bob
-  VoiceStoreConfig voices;                          // cloned voices: off unless dir is set
+  store::VoiceStoreConfig voices;                          // cloned voices: off unless dir is set
   text::InputLimits limits;                         // ServiceConfig::limits
   int max_audio_seconds = 900;                      // ServiceConfig's
   int max_stream_audio_seconds = 3600;
   ResponseCacheConfig cache;         // ServiceConfig::cache
   std::string engine_name = "fake";  // the model's engine (the factory ignores it)
   bool normalize_text = true;        // ServiceConfig's default
-  DictionaryStoreConfig dictionaries;           // off unless dir is set
+  store::DictionaryStoreConfig dictionaries;           // off unless dir is set
   std::vector<std::string> lexicons;            // the model's lexicon files
 };
 

@@ -27,17 +27,17 @@ class VoiceRegistryTest : public ServiceTest {
     ASSERT_TRUE(load_status_.ok()) << load_status_;
   }
 
-  absl::StatusOr<StoredVoice> Register(std::string name, std::string audio,
+  absl::StatusOr<store::StoredVoice> Register(std::string name, std::string audio,
                                        std::string model = "fake") {
     VoiceRegistration registration;
     registration.model = std::move(model);
     registration.name = std::move(name);
     registration.transcript = "hello world";
     registration.audio = std::move(audio);
-    std::promise<absl::StatusOr<StoredVoice>> promise;
+    std::promise<absl::StatusOr<store::StoredVoice>> promise;
     service_->voices().Register(
         std::move(registration),
-        [&promise](absl::StatusOr<StoredVoice> stored) { promise.set_value(std::move(stored)); });
+        [&promise](absl::StatusOr<store::StoredVoice> stored) { promise.set_value(std::move(stored)); });
     auto future = promise.get_future();
     EXPECT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
     return future.get();
@@ -236,7 +236,7 @@ TEST_F(VoiceRegistryTest, AnInlinePromptIsClonedForTheRequestAndEndsThroughTheSi
 TEST_F(VoiceRegistryTest, ConcurrentRegistrationsOfOneNameStoreItOnce) {
   StartWithVoices();
   constexpr int kAttempts = 8;
-  std::vector<std::promise<absl::StatusOr<StoredVoice>>> promises(kAttempts);
+  std::vector<std::promise<absl::StatusOr<store::StoredVoice>>> promises(kAttempts);
   for (int i = 0; i < kAttempts; ++i) {
     VoiceRegistration registration;
     registration.model = "fake";

@@ -1,5 +1,5 @@
 // VoiceStore and its file format: atomic, durable, bounded, safe under concurrent registration.
-#include "service/voice_store.h"
+#include "store/voice_store.h"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "core/error.h"
-#include "service/postgres_voice_store.h"
+#include "store/postgres_voice_store.h"
 #include "support/temp_dir.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -389,9 +389,9 @@ TEST(VoiceStoreConfig, ValidatesItsBounds) {
 }
 
 }  // namespace
-}  // namespace voxserve::service
+}  // namespace voxserve::store
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 TEST(VoiceStoreConfig, ChoosesABackendAndFindsThePostgresDsn) {
@@ -443,4 +443,4 @@ TEST(PostgresVoiceStore, StartsWithoutItsDatabaseAndRefusesChangesClearly) {
 }
 
 }  // namespace
-}  // namespace voxserve::service
+}  // namespace voxserve::store

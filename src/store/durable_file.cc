@@ -1,4 +1,4 @@
-#include "service/durable_file.h"
+#include "store/durable_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,9 +10,14 @@
 #include <string>
 
 #include "core/error.h"
+#include "spdlog/spdlog.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kTempMarker = ".tmp-";
 
 std::string ErrnoText() { return std::strerror(errno); }
 
@@ -77,4 +82,50 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path, size_t limit,
   return bytes;
 }
 
-}  // namespace voxserve::service
+std::string TempPathFor(const std::string& path) {
+  const fs::path final_path(path);
+  return (final_path.parent_path() / ("." + final_path.filename().string() +
+                                      std::string(kTempMarker) + std::to_string(::getpid())))
+      .string();
+}
+
+absl::Status ReplaceDurably(const std::string& path, std::string_view bytes) {
+  const std::string temp = TempPathFor(path);
+  std::error_code ec;
+  if (absl::Status status = WriteAndSync(temp, bytes); !status.ok()) {
+    fs::remove(temp, ec);
+    return status;
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    std::string why = ErrnoText();
+    fs::remove(temp, ec);
+    return core::Internal("cannot rename " + temp + ": " + why);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<fs::directory_entry>> OpenStoreDirectory(const std::string& dir,
+                                                                    std::string_view key,
+                                                                    std::string_view log_name) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    return core::Internal("cannot create " + std::string(key) + " " + dir + ": " + ec.message());
+  fs::directory_iterator it(dir, ec);
+  if (ec)
+    return core::Internal("cannot read " + std::string(key) + " " + dir + ": " + ec.message());
+  std::vector<fs::directory_entry> entries;
+  for (const fs::directory_entry& entry : it) {
+    const std::string name = entry.path().filename().string();
+    if (name.front() == '.' && name.find(kTempMarker) != std::string::npos) {
+      // A write interrupted before its rename: the file it was to replace is still whole.
+      spdlog::warn("{}: removing interrupted write {}", log_name, entry.path().string());
+      fs::remove(entry.path(), ec);
+      continue;
+    }
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+}  // namespace voxserve::store

@@ -1,5 +1,5 @@
-// The dictionary file (service/dictionary_file.h): lossless, and strict about what it reads.
-#include "service/dictionary_file.h"
+// The dictionary file (store/dictionary_file.h): lossless, and strict about what it reads.
+#include "store/dictionary_file.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "nlohmann/json.hpp"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 using text::lexicon::Lexeme;
@@ -72,4 +72,4 @@ TEST(DictionaryFile, RefusesDamagedContent) {
 }
 
 }  // namespace
-}  // namespace voxserve::service
+}  // namespace voxserve::store

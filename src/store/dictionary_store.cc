@@ -1,4 +1,4 @@
-#include "service/dictionary_store.h"
+#include "store/dictionary_store.h"
 
 #include <unistd.h>
 
@@ -10,11 +10,11 @@
 #include <utility>
 
 #include "core/error.h"
-#include "service/dictionary_file.h"
-#include "service/durable_file.h"
 #include "spdlog/spdlog.h"
+#include "store/dictionary_file.h"
+#include "store/durable_file.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -22,7 +22,6 @@ using text::lexicon::Lexicon;
 
 constexpr std::string_view kSuffix = ".json";
 constexpr std::string_view kVersionsSuffix = ".versions";
-constexpr std::string_view kTempMarker = ".tmp-";
 
 std::string ErrnoText() { return std::strerror(errno); }
 
@@ -35,11 +34,6 @@ absl::StatusOr<std::unique_ptr<DictionaryStore>> DictionaryStore::Create(
     DictionaryStoreConfig config) {
   if (absl::Status status = config.Validate(); !status.ok()) return status;
   if (config.dir.empty()) return core::InvalidArgument("dictionaries.dir is not set");
-  std::error_code ec;
-  fs::create_directories(config.dir, ec);
-  if (ec) {
-    return core::Internal("cannot create dictionaries.dir " + config.dir + ": " + ec.message());
-  }
   std::unique_ptr<DictionaryStore> store(new DictionaryStore(std::move(config)));
   if (absl::Status status = store->LoadAll(); !status.ok()) return status;
   return store;
@@ -58,23 +52,15 @@ std::string DictionaryStore::VersionPath(std::string_view id, std::string_view v
 }
 
 absl::Status DictionaryStore::LoadAll() {
+  auto entries = OpenStoreDirectory(config_.dir, "dictionaries.dir", "dictionaries");
+  if (!entries.ok()) return entries.status();
   std::error_code ec;
-  fs::directory_iterator it(config_.dir, ec);
-  if (ec) {
-    return core::Internal("cannot read dictionaries.dir " + config_.dir + ": " + ec.message());
-  }
   std::lock_guard lock(write_mutex_);
   std::vector<std::pair<std::string, fs::path>> versions_dirs;  // id, path
   std::set<std::string> with_metadata;
-  for (const fs::directory_entry& file : it) {
+  for (const fs::directory_entry& file : *entries) {
     const std::string path = file.path().string();
     const std::string name = file.path().filename().string();
-    if (name.front() == '.' && name.find(kTempMarker) != std::string::npos) {
-      // A change interrupted before its rename: the file it was to replace is still whole.
-      spdlog::warn("dictionaries: removing interrupted write {}", path);
-      fs::remove(file.path(), ec);
-      continue;
-    }
     if (name.ends_with(kVersionsSuffix) && file.is_directory(ec)) {
       versions_dirs.emplace_back(name.substr(0, name.size() - kVersionsSuffix.size()), file.path());
       continue;
@@ -200,20 +186,9 @@ absl::Status DictionaryStore::WriteLocked(StoredDictionary& entry, const StoredD
   // Then the metadata, atomically. Writes happen under write_mutex_, so one temporary name per
   // dictionary and process is enough.
   const std::string path = MetadataPath(id);
-  const std::string temp =
-      (fs::path(config_.dir) /
-       ("." + id + std::string(kSuffix) + std::string(kTempMarker) + std::to_string(::getpid())))
-          .string();
-  if (absl::Status status = WriteAndSync(temp, metadata); !status.ok()) {
-    fs::remove(temp, ec);
+  if (absl::Status status = ReplaceDurably(path, metadata); !status.ok()) {
     undo_new_files();
     return status;
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    std::string why = ErrnoText();
-    fs::remove(temp, ec);
-    undo_new_files();
-    return core::Internal("cannot rename " + temp + ": " + why);
   }
   if (absl::Status status = SyncDirectory(config_.dir); !status.ok()) {
     if (replaced == nullptr) {
@@ -378,4 +353,4 @@ absl::Status DictionaryStore::Delete(std::string_view id) {
   return absl::OkStatus();
 }
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -1,14 +1,14 @@
-#include "service/postgres_dictionary_store.h"
+#include "store/postgres_dictionary_store.h"
 
 #include <cstdlib>
 #include <map>
 #include <utility>
 
 #include "core/error.h"
-#include "service/dictionary_file.h"
 #include "spdlog/spdlog.h"
+#include "store/dictionary_file.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 constexpr const char* kChannel = "voxserve_dictionaries";
@@ -20,7 +20,7 @@ constexpr int kRetryAfterSeconds = 2;
 
 // Migration N (1-based) takes the schema from version N-1 to N. Append only.
 constexpr const char* kMigrations[] = {
-    // 1: the registry. body is the dictionary file's JSON (service/dictionary_file.h): metadata
+    // 1: the registry. body is the dictionary file's JSON (store/dictionary_file.h): metadata
     // and every kept version; bytes is its octet_length; revision grows by one on each change.
     "CREATE TABLE voxserve_dictionaries ("
     " id text PRIMARY KEY,"
@@ -310,4 +310,4 @@ absl::Status PostgresDictionaryStore::Delete(std::string_view id) {
   return absl::OkStatus();
 }
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

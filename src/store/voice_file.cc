@@ -1,4 +1,4 @@
-#include "service/voice_file.h"
+#include "store/voice_file.h"
 
 #include <array>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "nlohmann/json.hpp"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 using json = nlohmann::json;
@@ -182,4 +182,4 @@ absl::StatusOr<DecodedVoice> DecodeVoiceFile(std::string_view bytes) {
   return decoded;
 }
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -1,6 +1,6 @@
-// The `postgres` backend of cloned voices (service/voice_backend.h): one registry that every
+// The `postgres` backend of cloned voices (store/voice_backend.h): one registry that every
 // replica shares. A row per voice holds its metadata and its encoded profile (bytea, the voice
-// file layout of service/voice_file.h, checksum included). Each replica keeps the metadata of
+// file layout of store/voice_file.h, checksum included). Each replica keeps the metadata of
 // every voice in memory, kept current by LISTEN/NOTIFY (a registration or deletion on any replica
 // reaches the others at once) and by a periodic full resync as the fallback.
 //
@@ -25,18 +25,19 @@
 #include <utility>
 #include <vector>
 
-#include "service/pg_connection.h"
-#include "service/pg_listener.h"
-#include "service/voice_backend.h"
-#include "service/voice_store.h"
-#include "service/voice_store_metrics.h"
+#include "store/pg_connection.h"
+#include "store/pg_listener.h"
+#include "store/voice_backend.h"
+#include "store/voice_index.h"
+#include "store/voice_store.h"
+#include "store/voice_store_metrics.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 // The schema versions this server knows (voxserve_schema.version); a newer database is refused.
 inline constexpr int kVoiceSchemaVersion = 2;
 
-class PostgresVoiceStore : public VoiceBackend {
+class PostgresVoiceStore : public IndexedVoiceBackend {
  public:
   // Never fails for the database's sake: an unreachable database leaves the store empty and
   // Problem() set until the listener connects. Fails for a config without a DSN. `metrics` may
@@ -50,13 +51,8 @@ class PostgresVoiceStore : public VoiceBackend {
   absl::StatusOr<StoredVoice> Commit(VoiceReservation& reservation, std::string_view model,
                                      std::string_view name, VoiceMetadata metadata,
                                      const engine::VoiceProfile& profile) override;
-  std::vector<StoredVoice> List(std::string_view model = {}) const override;
-  std::optional<StoredVoice> Get(std::string_view id) const override;
-  std::optional<StoredVoice> FindByName(std::string_view model,
-                                        std::string_view name) const override;
   absl::StatusOr<engine::VoiceProfile> LoadProfile(std::string_view id) const override;
   absl::Status Delete(std::string_view id) override;
-  size_t TotalBytes() const override;
   std::string_view BackendName() const override { return "postgres"; }
   std::string Problem() const override;
   void SetOnRemovedElsewhere(std::function<void(const std::string& id)> removed) override;
@@ -77,13 +73,10 @@ class PostgresVoiceStore : public VoiceBackend {
   // Runs `work` on the listener's request connection, timing it as `operation`. Unavailable at
   // once while the listener is disconnected.
   template <typename Work>
-  auto OnRequestConnection(const char* operation, Work&& work) const -> decltype(work(
-      std::declval<PgConnection&>()));
+  auto OnRequestConnection(const char* operation, Work&& work) const
+      -> decltype(work(std::declval<PgConnection&>()));
   absl::StatusOr<StoredVoice> Insert(PgConnection& connection, const StoredVoice& voice,
                                      std::string_view encoded, bool hold_before_commit) const;
-  void Release(const std::string& key, const std::string& id);
-  void IndexLocked(StoredVoice voice);  // requires mutex_
-  void UnindexLocked(std::string_view id);  // requires mutex_
   // This replica's own commit (a voice) or deletion (none), applied to the index at once.
   // Whether the index held `id` before.
   bool RecordLocalChange(const std::string& id, std::optional<StoredVoice> voice);
@@ -98,16 +91,11 @@ class PostgresVoiceStore : public VoiceBackend {
   // or stall the server there; later ones run as usual.
   std::atomic<bool> hold_next_commit_;
 
-  mutable std::mutex mutex_;
-  mutable std::condition_variable connected_changed_;
-  std::map<std::string, StoredVoice, std::less<>> voices_;   // by id; guarded by mutex_
-  std::map<std::string, std::string, std::less<>> by_name_;  // key → id; guarded by mutex_
-  std::set<std::string, std::less<>> pending_;               // reserved keys; guarded by mutex_
-  std::set<std::string, std::less<>> pending_ids_;           // guarded by mutex_
-  std::multiset<std::string, std::less<>> deleting_;         // this replica's, under way; mutex_
-  size_t total_bytes_ = 0;                                   // guarded by mutex_
-  uint64_t id_state_ = 0;                                    // guarded by mutex_
-  std::string problem_;                                      // guarded by mutex_
+  mutable std::condition_variable connected_changed_;  // with mutex_
+  // index_ is what this replica knows; the database has the last word in Commit (another
+  // replica may have taken a name or the last slot since the last notification).
+  std::multiset<std::string, std::less<>> deleting_;  // this replica's, under way; mutex_
+  std::string problem_;                               // guarded by mutex_
   // A resync reads a snapshot: this replica's changes that commit while it runs may be missing
   // from it, so they are replayed on top (the others' come with their own notification).
   struct LocalChange {
@@ -117,7 +105,7 @@ class PostgresVoiceStore : public VoiceBackend {
   };
   uint64_t change_sequence_ = 0;     // guarded by mutex_
   std::vector<LocalChange> recent_;  // since the last resync's snapshot; guarded by mutex_
-  bool loaded_once_ = false;                                 // guarded by mutex_
+  bool loaded_once_ = false;         // guarded by mutex_
   std::atomic<bool> connected_{false};
 
   // Held while removed_elsewhere_ runs, so that replacing it waits for a call under way.
@@ -128,4 +116,4 @@ class PostgresVoiceStore : public VoiceBackend {
   std::unique_ptr<PgListener> listener_;
 };
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

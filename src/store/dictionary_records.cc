@@ -1,4 +1,4 @@
-#include "service/dictionary_records.h"
+#include "store/dictionary_records.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include "text/utf8.h"
 #include "text/visible_text.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 using text::lexicon::Lexicon;
@@ -268,4 +268,4 @@ bool DictionaryIndex::Erase(std::string_view id) {
   return true;
 }
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

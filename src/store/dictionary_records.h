@@ -1,4 +1,4 @@
-// What both dictionary backends (service/dictionary_backend.h) do alike: the checks of a name and
+// What both dictionary backends (store/dictionary_backend.h) do alike: the checks of a name and
 // a description, a new dictionary, a new version from an edit, a patch, and the in-memory index
 // that Get, List and Version answer from.
 #pragma once
@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "service/dictionary_backend.h"
-#include "service/dictionary_file.h"
+#include "store/dictionary_backend.h"
+#include "store/dictionary_file.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 // One dictionary as a backend holds it.
 struct StoredDictionary {
@@ -101,4 +101,4 @@ class IndexedDictionaryBackend : public DictionaryBackend {
   DictionaryIndex index_;
 };
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -1,5 +1,5 @@
 // DictionaryStore: versioned, durable, bounded, no update lost under concurrency.
-#include "service/dictionary_store.h"
+#include "store/dictionary_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,10 +13,10 @@
 
 #include "core/error.h"
 #include "nlohmann/json.hpp"
-#include "service/dictionary_file.h"
+#include "store/dictionary_file.h"
 #include "support/temp_dir.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -649,4 +649,4 @@ TEST(DictionaryId, IsPdAndTwentyLowerCaseHexDigits) {
 }
 
 }  // namespace
-}  // namespace voxserve::service
+}  // namespace voxserve::store

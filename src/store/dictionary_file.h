@@ -1,4 +1,4 @@
-// The file of one pronunciation dictionary (service/dictionary_store.h): JSON, named
+// The file of one pronunciation dictionary (store/dictionary_store.h): JSON, named
 // `<id>.json`, holding its metadata and every kept version's lexicon, losslessly:
 //   {"format": 1, "id": "pd_…", "name": "…", "description": "…", "created_at": 1700000000,
 //    "archived_at": null, "versions": [{"version_id": "pdv_…", "created_at": 1700000000,
@@ -16,10 +16,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "service/dictionary_backend.h"
+#include "store/dictionary_backend.h"
 #include "text/lexicon/lexicon.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 inline constexpr std::string_view kDictionaryIdPrefix = "pd_";
 inline constexpr std::string_view kDictionaryVersionIdPrefix = "pdv_";
@@ -50,7 +50,7 @@ absl::Status ValidateStoredLexicon(const text::lexicon::Lexicon& lexicon,
 // row body). Its strings must be valid UTF-8 (the store checks them first).
 std::string EncodeDictionaryFile(const DictionaryRecord& record);
 
-// Format 2, the dir store's own (service/dictionary_store.h), where a change costs what it
+// Format 2, the dir store's own (store/dictionary_store.h), where a change costs what it
 // changes: `<id>.json` holds the metadata and each version's id, time and file size,
 //   {"format": 2, "id": …, "name": …, "description": …, "created_at": …, "archived_at": …,
 //    "versions": [{"version_id": "pdv_…", "created_at": …, "bytes": 1234}]}
@@ -73,4 +73,4 @@ absl::StatusOr<int> DictionaryFileFormat(std::string_view bytes);
 absl::StatusOr<DictionaryRecord> DecodeDictionaryFile(std::string_view bytes,
                                                       const text::lexicon::LexiconLimits& limits);
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -1,11 +1,10 @@
-#include "service/postgres_voice_store.h"
+#include "store/postgres_voice_store.h"
 
 #include <poll.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <random>
 #include <set>
 #include <utility>
 
@@ -16,7 +15,7 @@
 #include "spdlog/spdlog.h"
 #include "text/visible_text.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -111,15 +110,18 @@ std::string Unreachable(const std::string& problem) {
 
 class PostgresVoiceStore::Reservation : public VoiceReservation {
  public:
-  Reservation(PostgresVoiceStore* store, std::string id, std::string key)
-      : VoiceReservation(std::move(id)), store_(store), key_(std::move(key)) {}
-  ~Reservation() override { store_->Release(key_, id()); }
+  Reservation(PostgresVoiceStore* store, VoiceIndex::Hold hold)
+      : VoiceReservation(hold.id), store_(store), hold_(std::move(hold)) {}
+  ~Reservation() override {
+    std::lock_guard lock(store_->mutex_);
+    store_->index_.Release(hold_);
+  }
   PostgresVoiceStore* store() const { return store_; }
-  const std::string& key() const { return key_; }
+  const std::string& key() const { return hold_.key; }
 
  private:
   PostgresVoiceStore* store_;
-  std::string key_;
+  VoiceIndex::Hold hold_;
 };
 
 absl::StatusOr<std::unique_ptr<PostgresVoiceStore>> PostgresVoiceStore::Create(
@@ -163,8 +165,6 @@ PostgresVoiceStore::PostgresVoiceStore(VoiceStoreConfig config, std::string dsn,
       dsn_(std::move(dsn)),
       metrics_(metrics),
       hold_next_commit_(config_.test_cloner && std::getenv("VOXSERVE_TEST_PG_HOLD_COMMIT")) {
-  std::random_device device;
-  id_state_ = (static_cast<uint64_t>(device()) << 32) ^ device();
   problem_ = "not connected yet";
   if (metrics_) metrics_->connected.WithLabels({"postgres"}).Set(0);
 }
@@ -231,22 +231,21 @@ absl::Status PostgresVoiceStore::Resync(PgConnection& c) {
   }
   {
     std::lock_guard lock(mutex_);
-    std::map<std::string, StoredVoice, std::less<>> before = std::move(voices_);
-    voices_.clear();
-    by_name_.clear();
-    total_bytes_ = 0;
-    for (StoredVoice& voice : loaded) IndexLocked(std::move(voice));
+    std::vector<std::string> before;
+    for (const auto& [id, voice] : index_.voices()) before.push_back(id);
+    index_.Clear();
+    // Oldest first: of names that read alike (from before schema 2), the oldest keeps the name.
+    for (StoredVoice& voice : loaded) index_.Add(std::move(voice));
     std::erase_if(recent_, [snapshot](const LocalChange& c) { return c.sequence <= snapshot; });
     for (const LocalChange& change : recent_) {
       if (change.voice) {
-        UnindexLocked(change.id);
-        IndexLocked(*change.voice);
+        index_.Add(*change.voice);
       } else {
-        UnindexLocked(change.id);
+        index_.Remove(change.id);
       }
     }
-    for (const auto& [id, voice] : before) {
-      if (!voices_.contains(id) && !deleting_.contains(id)) removed.push_back(id);
+    for (const std::string& id : before) {
+      if (!index_.Contains(id) && !deleting_.contains(id)) removed.push_back(id);
     }
   }
   ReportRemovedElsewhere(removed);
@@ -268,30 +267,15 @@ void PostgresVoiceStore::ReportRemovedElsewhere(const std::vector<std::string>& 
   for (const std::string& id : ids) removed_elsewhere_(id);
 }
 
-void PostgresVoiceStore::IndexLocked(StoredVoice voice) {
-  // Resync indexes the oldest first: of names that read alike (from before schema 2), the
-  // oldest keeps the name.
-  by_name_.try_emplace(VoiceNameKey(voice.metadata.model, voice.metadata.name), voice.metadata.id);
-  total_bytes_ += voice.file_bytes;
-  std::string id = voice.metadata.id;
-  voices_.insert_or_assign(std::move(id), std::move(voice));
-}
-
-void PostgresVoiceStore::UnindexLocked(std::string_view id) {
-  auto it = voices_.find(id);
-  if (it == voices_.end()) return;
-  auto name = by_name_.find(VoiceNameKey(it->second.metadata.model, it->second.metadata.name));
-  if (name != by_name_.end() && name->second == id) by_name_.erase(name);
-  total_bytes_ -= it->second.file_bytes;
-  voices_.erase(it);
-}
-
 bool PostgresVoiceStore::RecordLocalChange(const std::string& id,
                                            std::optional<StoredVoice> voice) {
   std::lock_guard lock(mutex_);
-  const bool was_known = voices_.contains(id);
-  UnindexLocked(id);
-  if (voice) IndexLocked(*voice);
+  const bool was_known = index_.Contains(id);
+  if (voice) {
+    index_.Add(*voice);
+  } else {
+    index_.Remove(id);
+  }
   recent_.push_back({++change_sequence_, id, std::move(voice)});
   return was_known;
 }
@@ -319,35 +303,11 @@ auto PostgresVoiceStore::OnRequestConnection(const char* operation, Work&& work)
 absl::StatusOr<std::unique_ptr<VoiceReservation>> PostgresVoiceStore::Reserve(
     std::string_view model, std::string_view name) {
   if (absl::Status status = ValidateVoiceName(name); !status.ok()) return status;
-  std::string key = VoiceNameKey(model, name);
   std::lock_guard lock(mutex_);
   if (!connected_.load()) return core::StoreUnavailable(Unreachable(problem_), kRetryAfterSeconds);
-  // What this replica knows; the database has the last word in Commit (another replica may
-  // have taken the name or the last slot since the last notification).
-  if (by_name_.contains(key) || pending_.contains(key)) {
-    return core::AlreadyExists(
-        "model '" + std::string(model) + "' already has a voice named " + core::Quoted(name),
-        "name", "voice_name_taken");
-  }
-  if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
-    return core::InsufficientStorage(
-        "the voice store is full (voices.max_count = " + std::to_string(config_.max_count) +
-            "); delete a voice first",
-        "voice_limit_reached");
-  }
-  pending_.insert(key);
-  std::string id;
-  do {
-    id = NewVoiceId(id_state_);
-  } while (voices_.contains(id) || pending_ids_.contains(id));
-  pending_ids_.insert(id);
-  return std::unique_ptr<VoiceReservation>(new Reservation(this, std::move(id), std::move(key)));
-}
-
-void PostgresVoiceStore::Release(const std::string& key, const std::string& id) {
-  std::lock_guard lock(mutex_);
-  pending_.erase(key);
-  pending_ids_.erase(id);
+  auto hold = index_.Reserve(model, name, config_.max_count);
+  if (!hold.ok()) return hold.status();
+  return std::unique_ptr<VoiceReservation>(new Reservation(this, *std::move(hold)));
 }
 
 absl::StatusOr<StoredVoice> PostgresVoiceStore::Insert(PgConnection& c, const StoredVoice& voice,
@@ -445,37 +405,6 @@ absl::Status PostgresVoiceStore::Import(const StoredVoice& voice, std::string_vi
   return absl::OkStatus();
 }
 
-std::vector<StoredVoice> PostgresVoiceStore::List(std::string_view model) const {
-  std::vector<StoredVoice> voices;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [id, voice] : voices_) {
-      if (model.empty() || voice.metadata.model == model) voices.push_back(voice);
-    }
-  }
-  std::stable_sort(voices.begin(), voices.end(), [](const StoredVoice& a, const StoredVoice& b) {
-    return a.metadata.created_at < b.metadata.created_at;
-  });
-  return voices;
-}
-
-std::optional<StoredVoice> PostgresVoiceStore::Get(std::string_view id) const {
-  std::lock_guard lock(mutex_);
-  auto it = voices_.find(id);
-  if (it == voices_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::optional<StoredVoice> PostgresVoiceStore::FindByName(std::string_view model,
-                                                          std::string_view name) const {
-  std::lock_guard lock(mutex_);
-  auto it = by_name_.find(VoiceNameKey(model, name));
-  if (it == by_name_.end()) return std::nullopt;
-  auto voice = voices_.find(it->second);
-  if (voice == voices_.end()) return std::nullopt;
-  return voice->second;
-}
-
 absl::StatusOr<engine::VoiceProfile> PostgresVoiceStore::LoadProfile(std::string_view id) const {
   auto not_found = [id] {
     return core::NotFound("no cloned voice " + core::Quoted(id), "voice", "voice_not_found");
@@ -534,9 +463,4 @@ absl::Status PostgresVoiceStore::Delete(std::string_view id) {
   return absl::OkStatus();
 }
 
-size_t PostgresVoiceStore::TotalBytes() const {
-  std::lock_guard lock(mutex_);
-  return total_bytes_;
-}
-
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -1,6 +1,6 @@
-// The `dir` backend of pronunciation dictionaries (service/dictionary_backend.h), one machine's
+// The `dir` backend of pronunciation dictionaries (store/dictionary_backend.h), one machine's
 // store. Per dictionary, `<id>.json` holds its metadata and its versions' ids (format 2,
-// service/dictionary_file.h), and `<id>.versions/<version_id>.json` each version's lexicon,
+// store/dictionary_file.h), and `<id>.versions/<version_id>.json` each version's lexicon,
 // written once: a change writes its new version and the small metadata file, and unlinks the
 // versions it drops, so it costs what it changes, not every kept version again. Every write is
 // durable (fsync; the metadata by temporary file and rename; fsync of the directories).
@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "service/dictionary_backend.h"
-#include "service/dictionary_records.h"
+#include "store/dictionary_backend.h"
+#include "store/dictionary_records.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 // Safe cross thread: writes run one at a time under one mutex (they are small and rare); reads
 // answer from the index and never wait for them.
@@ -95,4 +95,4 @@ class DictionaryStore : public IndexedDictionaryBackend {
       older_;  // older_mutex_
 };
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -1,7 +1,7 @@
-// The `postgres` backend of pronunciation dictionaries (service/dictionary_backend.h): one
+// The `postgres` backend of pronunciation dictionaries (store/dictionary_backend.h): one
 // registry that every replica shares, in the database of the voices' registry (voices.postgres.*).
 // A row per dictionary holds its whole record, every kept version included, in the encoding of
-// service/dictionary_file.h, with a revision that grows on each change. Each replica holds every
+// store/dictionary_file.h, with a revision that grows on each change. Each replica holds every
 // dictionary in memory, kept current by LISTEN/NOTIFY (a change on any replica reaches the others
 // at once) and by a periodic full resync (voices.postgres.resync_ms) that re-reads only the rows
 // whose revision moved.
@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "service/dictionary_backend.h"
-#include "service/dictionary_records.h"
-#include "service/pg_listener.h"
-#include "service/voice_store.h"
+#include "store/dictionary_backend.h"
+#include "store/dictionary_records.h"
+#include "store/pg_listener.h"
+#include "store/voice_store.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 // The schema versions this server knows (voxserve_dictionary_schema.version).
 inline constexpr int kDictionarySchemaVersion = 1;
@@ -88,4 +88,4 @@ class PostgresDictionaryStore : public IndexedDictionaryBackend {
   std::unique_ptr<PgListener> listener_;
 };
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

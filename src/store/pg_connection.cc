@@ -1,4 +1,4 @@
-#include "service/pg_connection.h"
+#include "store/pg_connection.h"
 
 #include <poll.h>
 
@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "spdlog/spdlog.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 std::string Trimmed(const char* message) {
@@ -214,4 +214,4 @@ std::string PgText(const PGresult* result, int row, int column) {
                      static_cast<size_t>(PQgetlength(result, row, column)));
 }
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

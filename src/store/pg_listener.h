@@ -28,9 +28,9 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "service/pg_connection.h"
+#include "store/pg_connection.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 // A component's schema: its own version table (one row), migrations N = 1.. taking it from
 // version N-1 to N (append only). `what` names it in messages ("voice", "dictionary").
@@ -113,4 +113,4 @@ class PgListener {
   std::thread thread_;
 };
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -1,4 +1,4 @@
-#include "service/voice_store.h"
+#include "store/voice_store.h"
 
 #include <unistd.h>
 
@@ -17,12 +17,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "core/error.h"
-#include "service/durable_file.h"
 #include "spdlog/spdlog.h"
+#include "store/durable_file.h"
 #include "text/utf8.h"
 #include "text/visible_text.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -30,7 +30,6 @@ namespace fs = std::filesystem;
 constexpr std::string_view kIdPrefix = "voice_";
 constexpr size_t kIdHexDigits = 24;  // 96 random bits: collisions are not a concern
 constexpr std::string_view kSuffix = ".voice";
-constexpr std::string_view kTempMarker = ".tmp-";
 constexpr size_t kMaxNameChars = 64;  // OpenAI documents no limit; 64 fits any UI label
 
 std::string ErrnoText() { return std::strerror(errno); }
@@ -149,26 +148,20 @@ absl::Status ValidateVoiceName(std::string_view name) {
   return absl::OkStatus();
 }
 
-VoiceStore::Reservation::Reservation(VoiceStore* store, std::string id, std::string key)
-    : VoiceReservation(std::move(id)), store_(store), key_(std::move(key)) {}
+VoiceStore::Reservation::Reservation(VoiceStore* store, VoiceIndex::Hold hold)
+    : VoiceReservation(hold.id), store_(store), hold_(std::move(hold)) {}
 
 VoiceStore::Reservation::~Reservation() {
-  if (!committed_) store_->Release(key_);
+  if (committed_) return;  // Store released the hold when it indexed the voice
   std::lock_guard lock(store_->mutex_);
-  store_->pending_ids_.erase(id());
+  store_->index_.Release(hold_);
 }
 
-VoiceStore::VoiceStore(VoiceStoreConfig config) : config_(std::move(config)) {
-  std::random_device device;
-  id_state_ = (static_cast<uint64_t>(device()) << 32) ^ device();
-}
+VoiceStore::VoiceStore(VoiceStoreConfig config) : config_(std::move(config)) {}
 
 absl::StatusOr<std::unique_ptr<VoiceStore>> VoiceStore::Create(VoiceStoreConfig config) {
   if (absl::Status status = config.Validate(); !status.ok()) return status;
   if (config.dir.empty()) return core::InvalidArgument("voices.dir is not set");
-  std::error_code ec;
-  fs::create_directories(config.dir, ec);
-  if (ec) return core::Internal("cannot create voices.dir " + config.dir + ": " + ec.message());
   std::unique_ptr<VoiceStore> store(new VoiceStore(std::move(config)));
   if (absl::Status status = store->LoadAll(); !status.ok()) return status;
   return store;
@@ -179,18 +172,12 @@ std::string VoiceStore::PathFor(std::string_view id) const {
 }
 
 absl::Status VoiceStore::LoadAll() {
-  std::error_code ec;
-  fs::directory_iterator it(config_.dir, ec);
-  if (ec) return core::Internal("cannot read voices.dir " + config_.dir + ": " + ec.message());
+  auto entries = OpenStoreDirectory(config_.dir, "voices.dir", "voices");
+  if (!entries.ok()) return entries.status();
   std::vector<StoredVoice> loaded;
-  for (const fs::directory_entry& entry : it) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : *entries) {
     const std::string file = entry.path().filename().string();
-    if (file.find(kTempMarker) != std::string::npos && file.front() == '.') {
-      // A registration interrupted before its rename: it never became a voice.
-      spdlog::warn("voices: removing interrupted write {}", entry.path().string());
-      fs::remove(entry.path(), ec);
-      continue;
-    }
     const bool named_like_voice = file.size() > kSuffix.size() && file.ends_with(kSuffix) &&
                                   IsVoiceId(file.substr(0, file.size() - kSuffix.size()));
     if (!named_like_voice || !entry.is_regular_file(ec)) {
@@ -218,54 +205,29 @@ absl::Status VoiceStore::LoadAll() {
   });
   std::lock_guard lock(mutex_);
   for (StoredVoice& voice : loaded) {
-    std::string key = VoiceNameKey(voice.metadata.model, voice.metadata.name);
-    // Names that read alike can both be here from before NFKC folding (or a copied file): the
-    // oldest keeps the name, the others answer by their id only.
-    if (!by_name_.emplace(key, voice.metadata.id).second) {
+    // Bounds are checked on registration; files already here are kept even if the operator
+    // lowered the limits (nothing is deleted behind their back), new ones are refused.
+    const std::string id = voice.metadata.id, model = voice.metadata.model,
+                      name = voice.metadata.name;
+    if (!index_.Add(std::move(voice))) {  // oldest first: the oldest keeps a shared name
       spdlog::warn(
           "voices: {}: model {} already has a voice named like '{}'; it answers by its "
           "id only",
-          voice.metadata.id, voice.metadata.model, voice.metadata.name);
+          id, model, name);
     }
-    // Bounds are checked on registration; files already here are kept even if the operator
-    // lowered the limits (nothing is deleted behind their back), new ones are refused.
-    total_bytes_ += voice.file_bytes;
-    std::string id = voice.metadata.id;
-    voices_.emplace(std::move(id), std::move(voice));
   }
-  spdlog::info("voices: {} cloned voice(s) in {} ({} bytes)", voices_.size(), config_.dir,
-               total_bytes_);
+  spdlog::info("voices: {} cloned voice(s) in {} ({} bytes)", index_.size(), config_.dir,
+               index_.total_bytes());
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<VoiceReservation>> VoiceStore::Reserve(std::string_view model,
                                                                       std::string_view name) {
   if (absl::Status status = ValidateVoiceName(name); !status.ok()) return status;
-  std::string key = VoiceNameKey(model, name);
   std::lock_guard lock(mutex_);
-  if (by_name_.contains(key) || pending_.contains(key)) {
-    return core::AlreadyExists(
-        "model '" + std::string(model) + "' already has a voice named " + core::Quoted(name),
-        "name", "voice_name_taken");
-  }
-  if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
-    return core::InsufficientStorage(
-        "the voice store is full (voices.max_count = " + std::to_string(config_.max_count) +
-            "); delete a voice first",
-        "voice_limit_reached");
-  }
-  pending_.insert(key);
-  std::string id;
-  do {
-    id = NewVoiceId(id_state_);
-  } while (voices_.contains(id) || pending_ids_.contains(id));
-  pending_ids_.insert(id);
-  return std::unique_ptr<VoiceReservation>(new Reservation(this, std::move(id), std::move(key)));
-}
-
-void VoiceStore::Release(const std::string& key) {
-  std::lock_guard lock(mutex_);
-  pending_.erase(key);
+  auto hold = index_.Reserve(model, name, config_.max_count);
+  if (!hold.ok()) return hold.status();
+  return std::unique_ptr<VoiceReservation>(new Reservation(this, *std::move(hold)));
 }
 
 absl::StatusOr<StoredVoice> VoiceStore::Commit(VoiceReservation& held, std::string_view model,
@@ -284,23 +246,13 @@ absl::Status VoiceStore::Import(const VoiceMetadata& metadata,
     return core::InvalidArgument("not a voice id: " + core::Quoted(metadata.id));
   }
   if (absl::Status status = ValidateVoiceName(metadata.name); !status.ok()) return status;
-  std::string key = VoiceNameKey(metadata.model, metadata.name);
+  absl::StatusOr<VoiceIndex::Hold> hold;
   {
     std::lock_guard lock(mutex_);
-    if (voices_.contains(metadata.id) || pending_ids_.contains(metadata.id) ||
-        by_name_.contains(key) || pending_.contains(key)) {
-      return core::AlreadyExists("voice " + metadata.id + " or its name " +
-                                     core::Quoted(metadata.name) + " is already in " + config_.dir,
-                                 "name", "voice_name_taken");
-    }
-    if (voices_.size() + pending_.size() >= static_cast<size_t>(config_.max_count)) {
-      return core::InsufficientStorage("the voice store is full (voices.max_count)",
-                                       "voice_limit_reached");
-    }
-    pending_.insert(key);
-    pending_ids_.insert(metadata.id);
+    hold = index_.Reserve(metadata.model, metadata.name, config_.max_count, metadata.id);
   }
-  Reservation reservation(this, metadata.id, std::move(key));
+  if (!hold.ok()) return hold.status();
+  Reservation reservation(this, *std::move(hold));
   auto stored = Store(reservation, metadata.model, metadata.name, metadata, profile,
                       /*keep_created_at=*/true);
   return stored.ok() ? absl::OkStatus() : stored.status();
@@ -310,7 +262,7 @@ absl::StatusOr<StoredVoice> VoiceStore::Store(Reservation& reservation, std::str
                                               std::string_view name, VoiceMetadata metadata,
                                               const engine::VoiceProfile& profile,
                                               bool keep_created_at) {
-  if (reservation.committed_ || reservation.key_ != VoiceNameKey(model, name)) {
+  if (reservation.committed_ || reservation.hold_.key != VoiceNameKey(model, name)) {
     return core::Internal("voice store: reservation does not match the voice");
   }
   metadata.id = reservation.id();
@@ -327,7 +279,7 @@ absl::StatusOr<StoredVoice> VoiceStore::Store(Reservation& reservation, std::str
     std::lock_guard lock(mutex_);
     // Pending registrations are not counted in bytes (their size is unknown until now); two
     // racing past this check may together pass the bound by at most one profile each.
-    if (total_bytes_ + bytes.size() > config_.max_bytes) {
+    if (index_.total_bytes() + bytes.size() > config_.max_bytes) {
       return core::InsufficientStorage(
           "the voice store is full (voices.max_bytes = " + std::to_string(config_.max_bytes) +
               "); delete a voice first",
@@ -336,21 +288,12 @@ absl::StatusOr<StoredVoice> VoiceStore::Store(Reservation& reservation, std::str
     fail_before_rename = std::exchange(fail_before_rename_, false);
   }
   const std::string path = PathFor(metadata.id);
-  const std::string temp =
-      (fs::path(config_.dir) / ("." + metadata.id + std::string(kSuffix) +
-                                std::string(kTempMarker) + std::to_string(::getpid())))
-          .string();
+  if (fail_before_rename) {
+    (void)WriteAndSync(TempPathFor(path), bytes);
+    return core::Internal("voice store: simulated crash before rename");
+  }
+  if (absl::Status status = ReplaceDurably(path, bytes); !status.ok()) return status;
   std::error_code ec;
-  if (absl::Status status = WriteAndSync(temp, bytes); !status.ok()) {
-    fs::remove(temp, ec);
-    return status;
-  }
-  if (fail_before_rename) return core::Internal("voice store: simulated crash before rename");
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    std::string why = ErrnoText();
-    fs::remove(temp, ec);
-    return core::Internal("cannot rename " + temp + ": " + why);
-  }
   if (absl::Status status = SyncDirectory(config_.dir); !status.ok()) {
     fs::remove(path, ec);
     return status;
@@ -358,40 +301,9 @@ absl::StatusOr<StoredVoice> VoiceStore::Store(Reservation& reservation, std::str
   StoredVoice stored{std::move(metadata), bytes.size()};
   std::lock_guard lock(mutex_);
   reservation.committed_ = true;
-  pending_.erase(reservation.key_);
-  by_name_.emplace(reservation.key_, stored.metadata.id);
-  total_bytes_ += stored.file_bytes;
-  voices_.emplace(stored.metadata.id, stored);
+  index_.Release(reservation.hold_);
+  index_.Add(stored);
   return stored;
-}
-
-std::vector<StoredVoice> VoiceStore::List(std::string_view model) const {
-  std::vector<StoredVoice> voices;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [id, voice] : voices_) {
-      if (model.empty() || voice.metadata.model == model) voices.push_back(voice);
-    }
-  }
-  std::stable_sort(voices.begin(), voices.end(), [](const StoredVoice& a, const StoredVoice& b) {
-    return a.metadata.created_at < b.metadata.created_at;
-  });
-  return voices;
-}
-
-std::optional<StoredVoice> VoiceStore::Get(std::string_view id) const {
-  std::lock_guard lock(mutex_);
-  auto it = voices_.find(id);
-  if (it == voices_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::optional<StoredVoice> VoiceStore::FindByName(std::string_view model,
-                                                  std::string_view name) const {
-  std::lock_guard lock(mutex_);
-  auto it = by_name_.find(VoiceNameKey(model, name));
-  if (it == by_name_.end()) return std::nullopt;
-  return voices_.at(it->second);
 }
 
 absl::StatusOr<engine::VoiceProfile> VoiceStore::LoadProfile(std::string_view id) const {
@@ -411,8 +323,7 @@ absl::StatusOr<engine::VoiceProfile> VoiceStore::LoadProfile(std::string_view id
 
 absl::Status VoiceStore::Delete(std::string_view id) {
   std::lock_guard lock(mutex_);
-  auto it = voices_.find(id);
-  if (it == voices_.end()) {
+  if (!index_.Contains(id)) {
     return core::NotFound("no cloned voice " + core::Quoted(id), "voice_id", "voice_not_found");
   }
   // unlink is atomic: the name is gone or it is not. Done under the lock so a registration of
@@ -423,16 +334,8 @@ absl::Status VoiceStore::Delete(std::string_view id) {
   if (absl::Status status = SyncDirectory(config_.dir); !status.ok()) {
     spdlog::warn("voices: {}", std::string(status.message()));
   }
-  auto name = by_name_.find(VoiceNameKey(it->second.metadata.model, it->second.metadata.name));
-  if (name != by_name_.end() && name->second == id) by_name_.erase(name);
-  total_bytes_ -= it->second.file_bytes;
-  voices_.erase(it);
+  index_.Remove(id);
   return absl::OkStatus();
 }
 
-size_t VoiceStore::TotalBytes() const {
-  std::lock_guard lock(mutex_);
-  return total_bytes_;
-}
-
-}  // namespace voxserve::service
+}  // namespace voxserve::store

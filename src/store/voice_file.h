@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "engine/voice_cloning.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 // What the store knows of a voice besides its tensors. Owned by value.
 struct VoiceMetadata {
@@ -49,4 +49,4 @@ absl::StatusOr<DecodedVoice> DecodeVoiceFile(std::string_view bytes);
 // CRC-32 as zlib's crc32() computes it (reflected polynomial 0xEDB88320).
 uint32_t Crc32(std::string_view bytes);
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

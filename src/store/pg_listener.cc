@@ -1,4 +1,4 @@
-#include "service/pg_listener.h"
+#include "store/pg_listener.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "spdlog/spdlog.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -205,4 +205,4 @@ absl::Status PgListener::WithRequestConnection(
   return status;
 }
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -3,7 +3,7 @@
 
 #include "core/metrics.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 // References into the registry, which outlives the store. Safe cross thread.
 struct VoiceStoreMetrics {
@@ -11,10 +11,10 @@ struct VoiceStoreMetrics {
 
   // labels: backend, operation (register, delete, load_profile, resync)
   core::Family<core::Histogram>& operation_seconds;
-  core::Family<core::Counter>& errors;          // labels: backend, operation
-  core::Family<core::Counter>& profile_cache;   // labels: result (hit, miss)
-  core::Family<core::Gauge>& connected;         // labels: backend; 1 while it can serve
-  core::Family<core::Counter>& notifications;   // labels: backend; NOTIFYs that caused a resync
+  core::Family<core::Counter>& errors;         // labels: backend, operation
+  core::Family<core::Counter>& profile_cache;  // labels: result (hit, miss)
+  core::Family<core::Gauge>& connected;        // labels: backend; 1 while it can serve
+  core::Family<core::Counter>& notifications;  // labels: backend; NOTIFYs that caused a resync
 };
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -1,4 +1,4 @@
-#include "service/dictionary_file.h"
+#include "store/dictionary_file.h"
 
 #include <cstdint>
 #include <memory>
@@ -9,7 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "text/utf8.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 namespace {
 
 using json = nlohmann::json;
@@ -376,4 +376,4 @@ absl::StatusOr<int> DictionaryFileFormat(std::string_view bytes) {
   return static_cast<int>(*format);
 }
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

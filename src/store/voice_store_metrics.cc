@@ -1,6 +1,6 @@
-#include "service/voice_store_metrics.h"
+#include "store/voice_store_metrics.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 VoiceStoreMetrics::VoiceStoreMetrics(core::MetricsRegistry& registry)
     : operation_seconds(registry.AddHistogram(
@@ -24,4 +24,4 @@ VoiceStoreMetrics::VoiceStoreMetrics(core::MetricsRegistry& registry)
           "Change notifications (PostgreSQL NOTIFY) from other replicas that caused a resync.",
           {"backend"})) {}
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

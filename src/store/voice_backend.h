@@ -15,13 +15,46 @@
 
 #include "absl/status/statusor.h"
 #include "engine/voice_cloning.h"
-#include "service/voice_file.h"
+#include "store/voice_file.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
+
+// YAML voices.* (server_config.cc). Defaults: a CosyVoice 2 profile of a 30 s prompt is about
+// 0.5 MB (prompt_mel [1500, 80] f32 dominates), so 1000 voices fit in 512 MiB.
+struct VoiceStoreConfig {
+  std::string backend = "dir";  // "dir" or "postgres"
+  std::string dir;              // dir backend; empty: voice cloning is off
+  // postgres backend (store/postgres_voice_store.h): a libpq connection string or URI, given
+  // directly or read from an environment variable or a file (a Kubernetes Secret) at startup.
+  std::string postgres_dsn;
+  std::string postgres_dsn_env;
+  std::string postgres_dsn_file;
+  int postgres_resync_ms = 30'000;  // full re-read of the registry, besides LISTEN/NOTIFY
+  int postgres_statement_timeout_ms = 10'000;
+  // A registration's transaction idle this long (its replica stalled or cut off mid-way) is
+  // ended by PostgreSQL, which frees the registration lock the other replicas wait for. Below
+  // statement_timeout so that their waiting registrations outlast it; a registration's own idle
+  // gaps are microseconds.
+  int postgres_idle_in_transaction_timeout_ms = 5'000;
+  int max_count = 1000;                   // stored voices, all models together
+  size_t max_bytes = 512ull << 20;        // their files together
+  size_t max_upload_bytes = 20ull << 20;  // one audio sample: 30 s of 48 kHz 32-bit stereo WAV
+                                          // is 11.5 MB; OpenAI's own limit is not published
+  int max_pending = 4;                    // registrations being cloned at once (429 beyond)
+  // TEST ONLY: models whose engine clones no voices get TestVoiceCloner (a deterministic profile
+  // from the decoded samples), so the API can be tested end to end without a cloning model.
+  bool test_cloner = false;
+
+  absl::Status Validate() const;
+  bool enabled() const { return backend == "postgres" || !dir.empty(); }
+  // The DSN from postgres_dsn, else the variable postgres_dsn_env names, else the file
+  // postgres_dsn_file (trailing white space dropped). InvalidArgument naming the key when none.
+  absl::StatusOr<std::string> PostgresDsn() const;
+};
 
 struct StoredVoice {
   VoiceMetadata metadata;
-  size_t file_bytes = 0;  // the encoded voice (service/voice_file.h), on disk or in the database
+  size_t file_bytes = 0;  // the encoded voice (store/voice_file.h), on disk or in the database
 };
 
 // Holds a name and a count slot until the backend's Commit or destruction. Owned by the caller;
@@ -103,4 +136,4 @@ bool IsVoiceId(std::string_view id);
 // A fresh voice id from `state` (advanced).
 std::string NewVoiceId(uint64_t& state);
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 struct PgResultDeleter {
   void operator()(PGresult* result) const { PQclear(result); }
@@ -89,4 +89,4 @@ class PgConnection {
 // A text column of row `row`.
 std::string PgText(const PGresult* result, int row, int column);
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store

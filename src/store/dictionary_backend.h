@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "text/lexicon/lexicon.h"
 
-namespace voxserve::service {
+namespace voxserve::store {
 
 // YAML dictionaries.* (config_schema.cc). The postgres backend connects with voices.postgres.*
 // (one database for the whole registry), passed beside this when the store is created.
@@ -52,7 +52,7 @@ struct DictionaryInfo {
   int64_t created_at = 0;              // Unix seconds
   std::optional<int64_t> archived_at;  // set while archived
   DictionaryVersion latest;            // the newest version
-  size_t file_bytes = 0;               // its encoding (service/dictionary_file.h)
+  size_t file_bytes = 0;               // its encoding (store/dictionary_file.h)
 };
 
 // A lexicon edit of Update: the latest version's lexicon in, the next one out.
@@ -113,4 +113,4 @@ class DictionaryBackend {
 
 bool IsDictionaryId(std::string_view id);
 
-}  // namespace voxserve::service
+}  // namespace voxserve::store
