@@ -6,27 +6,15 @@
 
 #include "text/normalize/chinese_numbers.h"
 #include "text/normalize/number_token.h"
+#include "text/normalize/rule_scan.h"
 #include "text/normalize/text_normalizer.h"
 
 namespace voxserve::text::normalize {
 namespace {
 
-struct Match {
-  std::string words;
-  size_t end = 0;
-};
-
-bool IsAsciiWord(char c) { return IsDigit(c) || IsAsciiLetter(c); }
-
-bool StartsWith(std::string_view text, size_t at, std::string_view prefix) {
-  return text.substr(at, prefix.size()) == prefix;
-}
-
+// Chinese number words reach 万亿 (10^16).
 std::optional<uint64_t> ToNumber(std::string_view digits) {
-  if (digits.empty() || digits.size() > 16) return std::nullopt;
-  uint64_t value = 0;
-  for (char digit : digits) value = value * 10 + static_cast<uint64_t>(digit - '0');
-  return value;
+  return normalize::ToNumber(digits, 16);
 }
 
 // A whole number: digit by digit when it is an identifier rather than a quantity (a leading
@@ -138,27 +126,23 @@ std::string Yuan(const NumberToken& number) {
 }
 
 std::optional<Match> CurrencyAmount(std::string_view text, size_t at) {
-  for (const Currency& currency : kCurrencies) {
-    if (!StartsWith(text, at, currency.symbol)) continue;
-    const size_t start = at + currency.symbol.size();
-    if (start >= text.size() || !IsDigit(text[start])) return std::nullopt;
-    auto number = ReadNumber(text, start);
-    if (!number) return std::nullopt;
-    // 万 and 亿 after the amount belong to it: $3万 is 三万美元.
-    for (std::string_view scale : {"万亿", "万", "亿"}) {
-      if (StartsWith(text, number->end, scale)) {
-        return Match{NumberWords(*number) + std::string(scale) + std::string(currency.name),
-                     number->end + scale.size()};
-      }
+  auto amount = AmountAt(text, at, kCurrencies);
+  if (!amount) return std::nullopt;
+  const Currency& currency = *amount->first;
+  const NumberToken* number = &amount->second;
+  // 万 and 亿 after the amount belong to it: $3万 is 三万美元.
+  for (std::string_view scale : {"万亿", "万", "亿"}) {
+    if (StartsWith(text, number->end, scale)) {
+      return Match{NumberWords(*number) + std::string(scale) + std::string(currency.name),
+                   number->end + scale.size()};
     }
-    if (currency.name == "元" && number->fraction.size() <= 2) {
-      return Match{Yuan(*number), number->end};
-    }
-    NumberToken trimmed = *number;  // $12.50: 十二点五美元
-    while (!trimmed.fraction.empty() && trimmed.fraction.back() == '0') trimmed.fraction.pop_back();
-    return Match{NumberWords(trimmed) + std::string(currency.name), number->end};
   }
-  return std::nullopt;
+  if (currency.name == "元" && number->fraction.size() <= 2) {
+    return Match{Yuan(*number), number->end};
+  }
+  NumberToken trimmed = *number;  // $12.50: 十二点五美元
+  while (!trimmed.fraction.empty() && trimmed.fraction.back() == '0') trimmed.fraction.pop_back();
+  return Match{NumberWords(trimmed) + std::string(currency.name), number->end};
 }
 
 // 2026-12-02, 2026/12/02, 2026.12.02 → 二零二六年十二月二日.
@@ -175,7 +159,7 @@ std::optional<Match> Date(std::string_view text, size_t at) {
   }
   std::string_view day = DigitRun(text, end + 1);
   end += 1 + day.size();
-  if (day.empty() || day.size() > 2 || (end < text.size() && IsAsciiWord(text[end]))) {
+  if (day.empty() || day.size() > 2 || (end < text.size() && IsWordByte(text[end]))) {
     return std::nullopt;
   }
   const uint64_t m = *ToNumber(month);
@@ -208,7 +192,7 @@ std::optional<Match> Time(std::string_view text, size_t at) {
     end += separator.size() + 2;
   }
   if (hour > 24 || minute > 59 || (second && *second > 59) ||
-      (end < text.size() && IsAsciiWord(text[end]))) {
+      (end < text.size() && IsWordByte(text[end]))) {
     return std::nullopt;
   }
   auto two_digits = [](uint64_t value) {
@@ -238,7 +222,7 @@ std::optional<Match> NumberExpression(std::string_view text, size_t at, bool aft
   if (end + 1 < text.size() && (text[end] == '/' || text[end] == '-' || text[end] == '~') &&
       IsDigit(text[end + 1])) {
     auto second = ReadNumber(text, end + 1);
-    if (second && (second->end >= text.size() || !IsAsciiWord(text[second->end])) &&
+    if (second && (second->end >= text.size() || !IsWordByte(text[second->end])) &&
         !(second->end < text.size() && (text[second->end] == '/' || text[second->end] == '-'))) {
       if (text[end] == '/') {
         if (whole && second->fraction.empty() && ToNumber(second->integer).value_or(0) > 0) {
@@ -252,15 +236,14 @@ std::optional<Match> NumberExpression(std::string_view text, size_t at, bool aft
   for (size_t start : {end, end + 1}) {
     if (start == end + 1 && (end >= text.size() || text[end] != ' ')) break;
     for (const Unit& unit : kUnits) {
-      if (StartsWith(text, start, unit.symbol) &&
-          (start + unit.symbol.size() >= text.size() ||
-           !IsAsciiWord(text[start + unit.symbol.size()]))) {
+      if (StartsWith(text, start, unit.symbol) && (start + unit.symbol.size() >= text.size() ||
+                                                   !IsWordByte(text[start + unit.symbol.size()]))) {
         return Match{CountWords(*number, after_di) + std::string(unit.spoken),
                      start + unit.symbol.size()};
       }
     }
   }
-  if (end < text.size() && IsAsciiWord(text[end])) return std::nullopt;
+  if (end < text.size() && IsWordByte(text[end])) return std::nullopt;
   if (whole && number->integer == "2" && !after_di) {
     for (std::string_view measure : kMeasureWords) {
       if (StartsWith(text, end, measure)) return Match{"两", end};
@@ -293,47 +276,27 @@ std::string AsciiDigits(std::string_view text) {
   return out;
 }
 
+class ChineseRules : public NormalizationRules {
+ public:
+  std::optional<Match> AtWord(std::string_view, size_t) const override { return std::nullopt; }
+  std::optional<Match> AtNumber(std::string_view text, size_t at,
+                                std::string_view written) const override {
+    return NumberExpression(text, at, written.ends_with("第"));
+  }
+  std::optional<Match> AtSymbol(std::string_view text, size_t at) const override {
+    if (text[at] == '-' && at + 1 < text.size() && IsDigit(text[at + 1])) {
+      auto match = NumberExpression(text, at + 1, false);
+      if (match) match->words.insert(0, "负");
+      return match;
+    }
+    return CurrencyAmount(text, at);
+  }
+};
+
 }  // namespace
 
 std::string NormalizeChinese(std::string_view original) {
-  const std::string ascii = AsciiDigits(original);
-  const std::string_view text = ascii;
-  std::string out;
-  out.reserve(text.size() * 2);
-  size_t at = 0;
-  while (at < text.size()) {
-    const char c = text[at];
-    const bool boundary = at == 0 || !IsAsciiWord(text[at - 1]);
-    std::optional<Match> match;
-    if (boundary && IsDigit(c)) {
-      match = NumberExpression(text, at, out.ends_with("第"));
-      if (!match) {  // glued to letters: copied as it is
-        size_t end = at;
-        while (end < text.size() && IsAsciiWord(text[end])) ++end;
-        out.append(text.substr(at, end - at));
-        at = end;
-        continue;
-      }
-    } else if (boundary && c == '-' && at + 1 < text.size() && IsDigit(text[at + 1])) {
-      if ((match = NumberExpression(text, at + 1, false))) match->words = "负" + match->words;
-    } else if (boundary && IsAsciiLetter(c)) {
-      size_t end = at;  // a Latin word with its digits ("MP3", "A4")
-      while (end < text.size() && IsAsciiWord(text[end])) ++end;
-      out.append(text.substr(at, end - at));
-      at = end;
-      continue;
-    } else if (boundary) {
-      match = CurrencyAmount(text, at);
-    }
-    if (match) {
-      out += match->words;
-      at = match->end;
-      continue;
-    }
-    out += c;
-    ++at;
-  }
-  return out;
+  return NormalizeWithRules(AsciiDigits(original), ChineseRules());
 }
 
 }  // namespace voxserve::text::normalize

@@ -8,25 +8,14 @@
 
 #include "text/normalize/english_numbers.h"
 #include "text/normalize/number_token.h"
+#include "text/normalize/rule_scan.h"
 #include "text/normalize/text_normalizer.h"
 
 namespace voxserve::text::normalize {
 namespace {
 
-struct Match {
-  std::string words;
-  size_t end = 0;
-};
-
-// ASCII letters and digits only: a curly quote, a dash or a no-break space before a number
-// (all non-ASCII) is a boundary like a space.
-bool IsWordByte(char c) { return IsDigit(c) || IsAsciiLetter(c); }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 char Lower(char c) { return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool WordEndsAt(std::string_view text, size_t end) {
-  return end >= text.size() || !IsWordByte(text[end]);
-}
 
 // After an abbreviation that ended with a period: does that period also end the sentence? Yes
 // at the end of the text and before a capital (the splitter still needs the full stop).
@@ -37,11 +26,9 @@ bool EndsSentence(std::string_view text, size_t end) {
   return next > end && IsUpper(text[next]);
 }
 
+// English number words reach the quadrillions.
 std::optional<uint64_t> ToNumber(std::string_view digits) {
-  if (digits.empty() || digits.size() > 15) return std::nullopt;
-  uint64_t value = 0;
-  for (char digit : digits) value = value * 10 + static_cast<uint64_t>(digit - '0');
-  return value;
+  return normalize::ToNumber(digits, 15);
 }
 
 // A whole number as it is read: digit by digit with a leading zero ("007") or past the largest
@@ -190,10 +177,6 @@ std::string_view PreviousWord(std::string_view text, size_t at) {
   return text.substr(begin, end - begin);
 }
 
-bool StartsWith(std::string_view text, size_t at, std::string_view prefix) {
-  return text.substr(at, prefix.size()) == prefix;
-}
-
 // "am", "pm", "a.m.", "p.m." in either case after a time or an hour, with at most one space.
 std::optional<Match> Meridiem(std::string_view text, size_t at) {
   size_t start = at < text.size() && text[at] == ' ' ? at + 1 : at;
@@ -265,42 +248,38 @@ std::optional<Match> Time(std::string_view text, size_t at) {
 }
 
 std::optional<Match> CurrencyAmount(std::string_view text, size_t at) {
-  for (const Currency& currency : kCurrencies) {
-    if (!StartsWith(text, at, currency.symbol)) continue;
-    const size_t start = at + currency.symbol.size();
-    if (start >= text.size() || !IsDigit(text[start])) return std::nullopt;
-    auto number = ReadNumber(text, start);
-    if (!number || number->integer.size() > 15) return std::nullopt;
-    size_t end = number->end;
-    for (std::string_view scale : {"thousand", "million", "billion", "trillion"}) {
-      if (end < text.size() && text[end] == ' ' && StartsWith(text, end + 1, scale) &&
-          WordEndsAt(text, end + 1 + scale.size())) {
-        return Match{
-            NumberWords(*number) + " " + std::string(scale) + " " + std::string(currency.plural),
-            end + 1 + scale.size()};
-      }
+  auto amount = AmountAt(text, at, kCurrencies);
+  if (!amount || amount->second.integer.size() > 15) return std::nullopt;
+  const Currency& currency = *amount->first;
+  const NumberToken* number = &amount->second;
+  size_t end = number->end;
+  for (std::string_view scale : {"thousand", "million", "billion", "trillion"}) {
+    if (end < text.size() && text[end] == ' ' && StartsWith(text, end + 1, scale) &&
+        WordEndsAt(text, end + 1 + scale.size())) {
+      return Match{
+          NumberWords(*number) + " " + std::string(scale) + " " + std::string(currency.plural),
+          end + 1 + scale.size()};
     }
-    if (!WordEndsAt(text, end)) return std::nullopt;
-    const uint64_t whole = *ToNumber(number->integer);
-    if (number->fraction.size() > 2 || (currency.cent.empty() && !number->fraction.empty())) {
-      return Match{NumberWords(*number) + " " + std::string(currency.plural), end};
-    }
-    std::string fraction = number->fraction;
-    if (fraction.size() == 1) fraction += '0';
-    const uint64_t cents = fraction.empty() ? 0 : *ToNumber(fraction);
-    std::string words;
-    if (whole > 0 || cents == 0) {
-      words = IntegerWords(number->integer) + " " +
-              std::string(whole == 1 ? currency.singular : currency.plural);
-    }
-    if (cents > 0) {
-      if (!words.empty()) words += " and ";
-      words +=
-          EnglishCardinal(cents) + " " + std::string(cents == 1 ? currency.cent : currency.cents);
-    }
-    return Match{words, end};
   }
-  return std::nullopt;
+  if (!WordEndsAt(text, end)) return std::nullopt;
+  const uint64_t whole = *ToNumber(number->integer);
+  if (number->fraction.size() > 2 || (currency.cent.empty() && !number->fraction.empty())) {
+    return Match{NumberWords(*number) + " " + std::string(currency.plural), end};
+  }
+  std::string fraction = number->fraction;
+  if (fraction.size() == 1) fraction += '0';
+  const uint64_t cents = fraction.empty() ? 0 : *ToNumber(fraction);
+  std::string words;
+  if (whole > 0 || cents == 0) {
+    words = IntegerWords(number->integer) + " " +
+            std::string(whole == 1 ? currency.singular : currency.plural);
+  }
+  if (cents > 0) {
+    if (!words.empty()) words += " and ";
+    words +=
+        EnglishCardinal(cents) + " " + std::string(cents == 1 ? currency.cent : currency.cents);
+  }
+  return Match{words, end};
 }
 
 // Digit groups joined by hyphens: three or more ("1-800-555-0199"), or 3 + 4 ("555-0199"), are
@@ -421,58 +400,39 @@ std::optional<Match> AbbreviationAt(std::string_view text, size_t at) {
   return std::nullopt;
 }
 
+class EnglishRules : public NormalizationRules {
+ public:
+  std::optional<Match> AtWord(std::string_view text, size_t at) const override {
+    return AbbreviationAt(text, at);
+  }
+  std::optional<Match> AtNumber(std::string_view text, size_t at,
+                                std::string_view /*written*/) const override {
+    return NumberExpression(text, at);
+  }
+  std::optional<Match> AtSymbol(std::string_view text, size_t at) const override {
+    const char c = text[at];
+    const bool digit_follows = at + 1 < text.size() && IsDigit(text[at + 1]);
+    if (c == '-' && digit_follows && (at == 0 || text[at - 1] == ' ' || text[at - 1] == '(')) {
+      return Prefixed("minus ", NumberExpression(text, at + 1));
+    }
+    if (c == '#' && digit_follows) return Prefixed("number ", NumberExpression(text, at + 1));
+    if (c == '&' && at > 0 && at + 1 < text.size() && text[at - 1] == ' ' && text[at + 1] == ' ') {
+      return Match{"and", at + 1};
+    }
+    return CurrencyAmount(text, at);
+  }
+
+ private:
+  static std::optional<Match> Prefixed(std::string_view prefix, std::optional<Match> match) {
+    if (match) match->words.insert(0, prefix);
+    return match;
+  }
+};
+
 }  // namespace
 
 std::string NormalizeEnglish(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 2);
-  size_t at = 0;
-  while (at < text.size()) {
-    const char c = text[at];
-    const bool boundary = at == 0 || !IsWordByte(text[at - 1]);
-    if (boundary) {
-      std::optional<Match> match;
-      if (IsAsciiLetter(c)) {
-        match = AbbreviationAt(text, at);
-        if (!match) {  // a word: copied whole, so its digits ("mp3") are not numbers
-          size_t end = at;
-          while (end < text.size() && IsWordByte(text[end])) ++end;
-          out.append(text.substr(at, end - at));
-          at = end;
-          continue;
-        }
-      } else if (IsDigit(c)) {
-        match = NumberExpression(text, at);
-        if (!match) {
-          size_t end = at;
-          while (end < text.size() && IsWordByte(text[end])) ++end;
-          out.append(text.substr(at, end - at));
-          at = end;
-          continue;
-        }
-      } else if (c == '-' && at + 1 < text.size() && IsDigit(text[at + 1]) &&
-                 (at == 0 || text[at - 1] == ' ' || text[at - 1] == '(')) {
-        if ((match = NumberExpression(text, at + 1))) match->words = "minus " + match->words;
-      } else if (c == '#' && at + 1 < text.size() && IsDigit(text[at + 1])) {
-        if ((match = NumberExpression(text, at + 1))) match->words = "number " + match->words;
-      } else {
-        match = CurrencyAmount(text, at);
-      }
-      if (match) {
-        out += match->words;
-        at = match->end;
-        continue;
-      }
-    }
-    if (c == '&' && at > 0 && at + 1 < text.size() && text[at - 1] == ' ' && text[at + 1] == ' ') {
-      out += "and";
-      ++at;
-      continue;
-    }
-    out += c;
-    ++at;
-  }
-  return out;
+  return NormalizeWithRules(text, EnglishRules());
 }
 
 }  // namespace voxserve::text::normalize
