@@ -1,16 +1,12 @@
-// The HTTP listener: an Asio io_context run by N I/O threads, one acceptor, one HttpSession per
-// connection (HTTPS when given a TLS context). I/O threads only parse, route and write;
-// synthesis runs on scheduler workers.
+// The HTTP front end: HTTP plugged into a TcpListener (transport/tcp/tcp_listener.h, N I/O
+// threads), one HttpSession per connection (HTTPS when given a TLS context), http.max_connections
+// counted with the WebSockets upgraded from it. I/O threads only parse, route and write; synthesis
+// runs on scheduler workers.
 #pragma once
 
 #include <atomic>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <memory>
-#include <mutex>
-#include <thread>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "transport/auth/authenticator.h"
@@ -18,6 +14,8 @@
 #include "transport/http/http_metrics.h"
 #include "transport/http/http_session.h"
 #include "transport/http/router.h"
+#include "transport/tcp/connection_set.h"
+#include "transport/tcp/tcp_listener.h"
 #include "transport/tls/server_tls_context.h"
 
 namespace voxserve::transport::http {
@@ -41,7 +39,7 @@ class HttpServer {
                                                             WebSocketUpgrader* websocket = nullptr);
   ~HttpServer();
 
-  int port() const { return port_; }
+  int port() const { return listener_->port(); }
   void Start();
   // Closes the listener; open connections finish their exchanges with Connection: close, and
   // WebSockets finish the work they have started, then close with 1001 (going away).
@@ -57,24 +55,16 @@ class HttpServer {
  private:
   HttpServer(const HttpConfig& config, const Router& router, HttpMetrics& metrics,
              HttpSecurity security, WebSocketUpgrader* websocket);
-  void Accept();
   void OnAccepted(boost::asio::ip::tcp::socket socket);
-  void Track(const std::shared_ptr<HttpSession>& session);
 
-  // Declared before io_context_: refusals still queued when the io_context is destroyed count
-  // themselves out of it.
+  // Declared before the listener (and its io_context): refusals still queued when the
+  // io_context is destroyed count themselves out of it.
   std::atomic<int> pending_refusals_{0};
-  boost::asio::io_context io_context_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  boost::asio::steady_timer accept_retry_;  // backs off after accept errors (out of fds)
   const tls::ServerTlsContext* tls_;
   std::shared_ptr<SessionShared> shared_;
-  int port_ = 0;
-  std::vector<std::thread> threads_;
-
-  std::mutex sessions_mutex_;
-  std::vector<std::weak_ptr<HttpSession>> sessions_;  // pruned as they expire; for Stop()
-  bool stopped_ = false;
+  tcp::ConnectionSet<HttpSession> sessions_;
+  std::atomic<bool> stopped_{false};
+  std::unique_ptr<tcp::TcpListener> listener_;
 };
 
 }  // namespace voxserve::transport::http

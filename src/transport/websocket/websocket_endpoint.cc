@@ -18,7 +18,7 @@ WebSocketEndpoint::WebSocketEndpoint(const WebSocketConfig& config,
            config,
            http_config.header_timeout_ms,
            http_config.write_timeout_ms,
-           [this] { OnConnectionDestroyed(); }} {
+           [this] { connections_.Closed(); }} {
   AddProtocol({std::string(kSpeechStreamPath),
                [](std::string_view path) { return path == kSpeechStreamPath; },
                [](ProtocolEnv env) -> std::unique_ptr<StreamProtocol> {
@@ -44,59 +44,20 @@ void WebSocketEndpoint::Upgrade(http::UpgradeRequest request) {
   std::string_view target(beast_target.data(), beast_target.size());
   const ProtocolRoute* protocol = Find(target.substr(0, target.find('?')));
   if (protocol == nullptr) protocol = &protocols_.front();  // Serves() said yes: not reached
-  auto connection = std::make_shared<WebSocketConnection>(std::move(request), env_, *protocol);
-  bool drain = false;
-  {
-    std::lock_guard lock(mutex_);
-    std::erase_if(connections_, [](const auto& weak) { return weak.expired(); });
-    connections_.push_back(connection);
-    ++open_;
-    drain = draining_;
-  }
-  connection->Start();
-  if (drain) connection->Drain();
+  connections_.Add(
+      [&] { return std::make_shared<WebSocketConnection>(std::move(request), env_, *protocol); });
 }
 
-size_t WebSocketEndpoint::open_connections() const {
-  std::lock_guard lock(mutex_);
-  return open_;
-}
+size_t WebSocketEndpoint::open_connections() const { return connections_.open(); }
 
-void WebSocketEndpoint::OnConnectionDestroyed() {
-  std::lock_guard lock(mutex_);
-  if (--open_ == 0) all_closed_.notify_all();
-}
-
-std::vector<std::shared_ptr<WebSocketConnection>> WebSocketEndpoint::Live() {
-  std::vector<std::shared_ptr<WebSocketConnection>> live;
-  for (const auto& weak : connections_) {
-    if (auto connection = weak.lock()) live.push_back(std::move(connection));
-  }
-  return live;
-}
-
-void WebSocketEndpoint::Drain() {
-  std::vector<std::shared_ptr<WebSocketConnection>> live;
-  {
-    std::lock_guard lock(mutex_);
-    draining_ = true;
-    live = Live();
-  }
-  for (const auto& connection : live) connection->Drain();
-}
+void WebSocketEndpoint::Drain() { connections_.Drain(); }
 
 bool WebSocketEndpoint::WaitClosed(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mutex_);
-  return all_closed_.wait_for(lock, timeout, [this] { return open_ == 0; });
+  return connections_.WaitClosed(timeout);
 }
 
 void WebSocketEndpoint::CloseAll() {
-  std::vector<std::shared_ptr<WebSocketConnection>> live;
-  {
-    std::lock_guard lock(mutex_);
-    live = Live();
-  }
-  for (const auto& connection : live) connection->Shutdown();
+  for (const auto& connection : connections_.Live()) connection->Shutdown();
 }
 
 void AddSpeechStreamRoute(http::Router& router) {

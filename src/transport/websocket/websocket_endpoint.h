@@ -5,12 +5,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string_view>
-#include <vector>
 
 #include "core/metrics.h"
 #include "service/tts_service.h"
@@ -18,6 +15,7 @@
 #include "transport/http/http_metrics.h"
 #include "transport/http/router.h"
 #include "transport/http/websocket_upgrade.h"
+#include "transport/tcp/connection_set.h"
 #include "transport/websocket/websocket_config.h"
 #include "transport/websocket/websocket_connection.h"
 #include "transport/websocket/websocket_metrics.h"
@@ -50,18 +48,11 @@ class WebSocketEndpoint final : public http::WebSocketUpgrader {
 
  private:
   const ProtocolRoute* Find(std::string_view path) const;
-  void OnConnectionDestroyed();
-  std::vector<std::shared_ptr<WebSocketConnection>> Live();
 
   WebSocketMetrics metrics_;
   ConnectionEnv env_;
   std::deque<ProtocolRoute> protocols_;  // connections hold references: a deque keeps them valid
-
-  mutable std::mutex mutex_;
-  std::condition_variable all_closed_;
-  size_t open_ = 0;        // connections not yet destroyed
-  bool draining_ = false;  // a connection upgraded after Drain is drained at once
-  std::vector<std::weak_ptr<WebSocketConnection>> connections_;  // pruned as they expire
+  tcp::ConnectionSet<WebSocketConnection> connections_;
 };
 
 // The route for the router (auth, 404/405 and metrics as any route): a GET without the upgrade

@@ -1,23 +1,21 @@
 // The Wyoming listener (wyoming.*; docs/wyoming.md): voxserve as a Home Assistant TTS service.
-// Its own io_context and I/O threads, one acceptor, one WyomingConnection per client, checked
-// against wyoming.allow and wyoming.max_connections as it is accepted. I/O threads only parse and
+// Wyoming plugged into a TcpListener of its own (transport/tcp/tcp_listener.h), one
+// WyomingConnection per client, checked against wyoming.allow and wyoming.max_connections as it
+// is accepted. I/O threads only parse and
 // write; synthesis runs on the scheduler's workers.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/metrics.h"
 #include "service/tts_service.h"
+#include "transport/tcp/connection_set.h"
+#include "transport/tcp/tcp_listener.h"
 #include "transport/wyoming/client_allow_list.h"
 #include "transport/wyoming/event_handler.h"
 #include "transport/wyoming/wyoming_config.h"
@@ -44,7 +42,7 @@ class WyomingServer {
   ~WyomingServer();
 
   std::string address() const;  // "host:port", the port bound
-  int port() const { return port_; }
+  int port() const { return listener_->port(); }
   void Start();
   // Closes the listener; open connections finish what they are doing (a stream its running
   // sentence), then close.
@@ -58,30 +56,19 @@ class WyomingServer {
   WyomingServer(const WyomingConfig& config, WyomingServerOptions options,
                 service::TtsService& service, core::MetricsRegistry& registry,
                 ClientAllowList allow);
-  void Accept();
   void OnAccepted(boost::asio::ip::tcp::socket socket);
-  void OnConnectionDestroyed();
 
-  // Declared before the io_context: connections still held by its queued handlers when it is
-  // destroyed reach these from their destructors.
+  // Declared before the listener (and its io_context): connections still held by its queued
+  // handlers when it is destroyed reach these from their destructors.
   const WyomingConfig config_;
   const WyomingServerOptions options_;
   WyomingMetrics metrics_;
   HandlerEnv handler_env_;
   ConnectionEnv connection_env_;
   const ClientAllowList allow_;
-  mutable std::mutex mutex_;
-  std::condition_variable all_closed_;
-  size_t open_ = 0;        // connections not yet destroyed
-  bool draining_ = false;  // a connection accepted after StopAccepting is drained at once
-  bool stopped_ = false;
-  std::vector<std::weak_ptr<WyomingConnection>> connections_;  // pruned as they expire
-
-  boost::asio::io_context io_context_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  boost::asio::steady_timer accept_retry_;  // backs off after accept errors (out of fds)
-  int port_ = 0;
-  std::vector<std::thread> threads_;
+  tcp::ConnectionSet<WyomingConnection> connections_;
+  std::atomic<bool> stopped_{false};
+  std::unique_ptr<tcp::TcpListener> listener_;
 };
 
 }  // namespace voxserve::transport::wyoming
