@@ -15,7 +15,7 @@
 namespace voxserve::client {
 
 // Safe cross thread (the pool is; everything else is read-only after construction).
-class HttpTransport final : public Transport {
+class HttpTransport : public Transport {
  public:
   // `tls` (null for http://) outlives the transport.
   HttpTransport(Endpoint endpoint, boost::asio::ssl::context* tls, const ClientOptions& options);

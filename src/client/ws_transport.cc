@@ -209,14 +209,14 @@ Endpoint RestEndpoint(Endpoint endpoint) {
 }  // namespace
 
 WsTransport::WsTransport(Endpoint endpoint, net::ssl::context* tls, const ClientOptions& options)
-    : endpoint_(std::move(endpoint)),
+    : HttpTransport(RestEndpoint(endpoint), tls, options),
+      endpoint_(std::move(endpoint)),
       tls_(tls),
       api_key_(options.api_key),
       user_agent_(options.user_agent),
       server_name_(options.tls.server_name),
       verify_peer_(options.tls.verify_peer),
-      connect_timeout_(options.connect_timeout),
-      rest_(RestEndpoint(endpoint_), tls, options) {}
+      connect_timeout_(options.connect_timeout) {}
 
 namespace {
 
@@ -253,7 +253,7 @@ Outcome WsTransport::Synthesize(const SpeechRequest& request, Deadline deadline,
   if (request.stream != StreamFormat::kNone || request.response_format == "pcm") {
     return Stream(request, deadline, sink);
   }
-  if (request.response_format != "wav") return rest_.Synthesize(request, deadline, sink);
+  if (request.response_format != "wav") return HttpTransport::Synthesize(request, deadline, sink);
   SpeechRequest pcm = request;
   pcm.response_format = "pcm";
   PcmToWavSink wav(sink);
@@ -334,19 +334,6 @@ Outcome WsTransport::Stream(const SpeechRequest& request, Deadline deadline, Spe
   if (done) return {};  // whatever happened to the connection after `done`
   if (!end.ok()) return end;
   return after_audio(WsCloseOutcome(call.close_code(), call.close_reason()));
-}
-
-Outcome WsTransport::ListVoices(const VoiceFilter& filter, Deadline deadline,
-                                std::vector<Voice>* voices) {
-  return rest_.ListVoices(filter, deadline, voices);
-}
-
-Outcome WsTransport::ListModels(Deadline deadline, std::vector<Model>* models) {
-  return rest_.ListModels(deadline, models);
-}
-
-Outcome WsTransport::CheckHealth(HealthProbe probe, Deadline deadline, Health* health) {
-  return rest_.CheckHealth(probe, deadline, health);
 }
 
 }  // namespace voxserve::client

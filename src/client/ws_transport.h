@@ -24,17 +24,14 @@ namespace voxserve::client {
 // playing as audio comes, wrong for one file). So a whole-file call (stream kNone) asks the socket
 // for pcm and wraps it in one header (wav), or, for the compressed formats, which would need an
 // encoder this client does not carry, goes over REST to the same host, where the server encodes
-// the whole text once. Streaming calls always use the socket.
-class WsTransport final : public Transport {
+// the whole text once. Streaming calls always use the socket. Everything else (voices, models,
+// health) is the REST transport's, to the same host over http(s)://.
+class WsTransport final : public HttpTransport {
  public:
   // `tls` (null for ws://) outlives the transport.
   WsTransport(Endpoint endpoint, boost::asio::ssl::context* tls, const ClientOptions& options);
 
   Outcome Synthesize(const SpeechRequest& request, Deadline deadline, SpeechSink& sink) override;
-  Outcome ListVoices(const VoiceFilter& filter, Deadline deadline,
-                     std::vector<Voice>* voices) override;
-  Outcome ListModels(Deadline deadline, std::vector<Model>* models) override;
-  Outcome CheckHealth(HealthProbe probe, Deadline deadline, Health* health) override;
 
  private:
   Outcome Stream(const SpeechRequest& request, Deadline deadline, SpeechSink& sink);
@@ -46,7 +43,6 @@ class WsTransport final : public Transport {
   const std::string server_name_;  // TLS
   const bool verify_peer_;
   const Millis connect_timeout_;
-  HttpTransport rest_;  // the same host over http(s):// for everything but speech
 };
 
 }  // namespace voxserve::client

@@ -224,6 +224,15 @@ bool Scheduler::Revive(int index, std::unique_lock<std::mutex>& lock) {
   return !stopping_;
 }
 
+void Scheduler::RequeueLocked(std::vector<Queued>& segments) {
+  for (Queued& queued : segments) {
+    core::Clock::time_point priority = queued.priority;
+    queue_.emplace(priority, std::move(queued));
+  }
+  if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
+  if (metrics_.requeued) metrics_.requeued->Increment(static_cast<double>(segments.size()));
+}
+
 void Scheduler::NoteLost(int index) {
   InstanceState& state = states_[index];
   if (!state.live) return;
@@ -258,17 +267,19 @@ void Scheduler::NoteCompletions(size_t count, core::Clock::time_point when) {
   }
 }
 
+Scheduler::Turn Scheduler::BeginTurn(int index, std::unique_lock<std::mutex>& lock) {
+  if (stopping_) return Turn::kStop;
+  if (states_[index].live) return Turn::kRun;
+  return Revive(index, lock) ? Turn::kAgain : Turn::kStop;
+}
+
 void Scheduler::InstanceLoop(int index) {
   EngineInstance& instance = *instances_[index];
   std::unique_lock lock(mutex_);
   while (true) {
-    if (stopping_) break;
-    if (!states_[index].live) {
-      // A dead instance takes no work: what is queued waits for a live one.
-      if (!Revive(index, lock)) break;
-      continue;
-    }
-    if (!WaitForWork(index, lock)) continue;
+    const Turn turn = BeginTurn(index, lock);
+    if (turn == Turn::kStop) break;
+    if (turn == Turn::kAgain || !WaitForWork(index, lock)) continue;
 
     core::Clock::time_point now = core::Clock::now();
     std::vector<Queued> dead;
@@ -419,13 +430,8 @@ void Scheduler::RunBatch(int index, std::vector<Queued> batch) {
     // Nothing ran: back in the queue at their old places, for a live instance.
     {
       std::lock_guard lock(mutex_);
-      for (Queued& queued : batch) {
-        core::Clock::time_point priority = queued.priority;
-        queue_.emplace(priority, std::move(queued));
-      }
-      if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
+      RequeueLocked(batch);
     }
-    if (metrics_.requeued) metrics_.requeued->Increment(static_cast<double>(batch.size()));
     wake_.notify_all();
     return;
   }

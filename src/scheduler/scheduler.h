@@ -146,8 +146,16 @@ class Scheduler {
   // Brings a non-live instance up, after its backoff. Requires `lock` held; releases it while
   // starting. Returns false when the scheduler is stopping.
   bool Revive(int index, std::unique_lock<std::mutex>& lock);
+  // The top of an instance thread's loop, with `lock` held: kStop when the scheduler is stopping
+  // (or stopped while a dead instance was being revived), kAgain after a revival (look again),
+  // kRun for a live instance. A dead instance takes no work: what is queued waits for a live one.
+  enum class Turn { kStop, kAgain, kRun };
+  Turn BeginTurn(int index, std::unique_lock<std::mutex>& lock);
   // Requires `lock` held; notes that instance `index` has gone from live to dead.
   void NoteLost(int index);
+  // Puts segments that never ran back in the queue at their old places; requires mutex_. The
+  // caller wakes the dispatchers.
+  void RequeueLocked(std::vector<Queued>& segments);
   // Requires mutex_. Moves dead segments out of the queue into *dead.
   void TakeDeadSegments(core::Clock::time_point now, std::vector<Queued>* dead);
   // Requires mutex_ and a live head. The head segment and those that may share its batch, in

@@ -63,13 +63,10 @@ void Scheduler::StepLoop(int index) {
 
   std::unique_lock lock(mutex_);
   while (true) {
-    if (stopping_) break;
-    if (!states_[index].live) {
-      // A lost instance's segments have ended already; what is queued waits for a live one.
-      if (!Revive(index, lock)) break;
-      continue;
-    }
-    if (active.empty() && !WaitForWork(index, lock)) continue;
+    // A lost instance's segments have ended already (BeginTurn revives it).
+    const Turn turn = BeginTurn(index, lock);
+    if (turn == Turn::kStop) break;
+    if (turn == Turn::kAgain || (active.empty() && !WaitForWork(index, lock))) continue;
 
     // Between steps. Leaves first, so a slot freed by a cancellation is taken at this very step.
     core::Clock::time_point now = core::Clock::now();
@@ -181,12 +178,7 @@ void Scheduler::StepLoop(int index) {
 
     lock.lock();
     if (!requeue.empty()) {
-      for (Queued& queued : requeue) {
-        core::Clock::time_point priority = queued.priority;
-        queue_.emplace(priority, std::move(queued));
-      }
-      if (metrics_.queue_depth) metrics_.queue_depth->Set(static_cast<double>(queue_.size()));
-      if (metrics_.requeued) metrics_.requeued->Increment(static_cast<double>(requeue.size()));
+      RequeueLocked(requeue);
       wake_.notify_all();
     }
     if (instance.Live() && completed > 0) states_[index].failures = 0;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,6 +12,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/spawn_self.h"
 #include "nlohmann/json.hpp"
 #include "scheduler/worker_protocol.h"
 #include "spdlog/spdlog.h"
@@ -163,30 +163,9 @@ absl::StatusOr<WorkerConnection> ProcessLauncher::Launch(int index) {
   if (!config_.devices.empty()) {
     env.push_back("CUDA_VISIBLE_DEVICES=" + config_.devices[index % config_.devices.size()]);
   }
-  std::vector<char*> argv, envp;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  for (std::string& entry : env) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, child_end, kWorkerSocketFd);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, signal_number);
-  posix_spawnattr_setsigmask(&attr, &none);  // the server blocks these for sigwait
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   pid_t pid = 0;
-  int spawned = ::posix_spawn(&pid, "/proc/self/exe", &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int spawned =
+      core::SpawnSelf(std::move(args), std::move(env), child_end, kWorkerSocketFd, &pid);
   ::close(child_end);
   if (spawned != 0) {
     ::close(pair[0]);

@@ -42,4 +42,9 @@ struct ResponseCacheKey {
 // depends on the text, voice and options alone).
 bool EngineOutputIsDeterministic(std::string_view engine, const std::optional<uint64_t>& seed);
 
+// The tag of responses spoken with a cloned voice: deleting the voice drops them.
+inline std::string ClonedVoiceCacheTag(std::string_view voice_id) {
+  return "voice:" + std::string(voice_id);
+}
+
 }  // namespace voxserve::service

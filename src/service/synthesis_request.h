@@ -11,6 +11,7 @@
 #include "audio/audio_format.h"
 #include "audio/pcm.h"
 #include "core/request_context.h"
+#include "core/structured_log.h"
 #include "engine/engine.h"
 #include "engine/voice_cloning.h"
 
@@ -142,6 +143,16 @@ struct SynthesisSummary {
     segments += sentence.segments;
     queue_wait_seconds += sentence.queue_wait_seconds;
   }
+
+  // What a request's log line says of its synthesis, on every transport.
+  void AddToLog(core::RequestLogEntry& entry) const {
+    entry.model = model;
+    entry.voice = voice;
+    entry.chars = input_chars;
+    entry.audio_seconds = audio_seconds;
+    entry.queue_wait_seconds = queue_wait_seconds;
+    entry.time_to_first_audio_seconds = time_to_first_audio_seconds;
+  }
 };
 
 // One sentence of a stream (SpeechSession) has been delivered.
@@ -150,8 +161,8 @@ struct SentenceReport {
   std::string text;  // as synthesized (trimmed)
   size_t audio_bytes = 0;
   int sample_rate = 0;
-  SynthesisSummary summary;  // timings from when the sentence was complete
-  double start_seconds = 0;  // where this sentence's audio begins in the stream's
+  SynthesisSummary summary;             // timings from when the sentence was complete
+  double start_seconds = 0;             // where this sentence's audio begins in the stream's
   std::vector<SegmentTimings> timings;  // its segments' words, in the stream's audio
 };
 

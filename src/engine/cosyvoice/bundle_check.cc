@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "absl/strings/str_join.h"
 #include "core/error.h"
 #include "engine/cosyvoice/npy.h"
@@ -156,14 +157,12 @@ void CheckTensors(const fs::path& dir, const BundleManifest& m,
 
 void CheckGoldens(const fs::path& dir, const std::string& index,
                   std::vector<std::string>& problems) {
-  std::ifstream file(dir / index);
-  if (!file) {
+  auto text = core::ReadFile(dir / index);
+  if (!text) {
     problems.push_back("goldens: index " + index + " missing");
     return;
   }
-  std::stringstream text;
-  text << file.rdbuf();
-  nlohmann::json root = nlohmann::json::parse(text.str(), nullptr, false);
+  nlohmann::json root = nlohmann::json::parse(*text, nullptr, false);
   if (root.is_discarded() || !root.is_object() || !root.contains("stages") ||
       !root["stages"].is_array()) {
     problems.push_back("goldens: " + index + " is not a goldens index (no \"stages\" list)");

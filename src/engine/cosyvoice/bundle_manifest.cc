@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "absl/strings/str_join.h"
 #include "core/error.h"
 #include "nlohmann/json.hpp"
@@ -506,11 +507,9 @@ absl::StatusOr<BundleManifest> LoadBundleManifest(const std::string& dir) {
   if (!std::filesystem::is_directory(dir, error)) {
     return core::NotFound("bundle " + dir + ": not a directory");
   }
-  std::ifstream file(path);
-  if (!file) return core::NotFound("bundle " + dir + ": manifest.json missing or unreadable");
-  std::stringstream text;
-  text << file.rdbuf();
-  return ParseBundleManifest(text.str(), path);
+  auto text = core::ReadFile(path);
+  if (!text) return core::NotFound("bundle " + dir + ": manifest.json missing or unreadable");
+  return ParseBundleManifest(*text, path);
 }
 
 }  // namespace voxserve::engine::cosyvoice

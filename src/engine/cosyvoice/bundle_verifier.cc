@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "core/error.h"
 #include "engine/cosyvoice/bundle_check.h"
 #include "nlohmann/json.hpp"
@@ -41,11 +42,9 @@ absl::StatusOr<std::vector<GoldenStage>> LoadGoldens(const BundleManifest& manif
                           " has no goldens (export it without --no-goldens)");
   }
   std::string path = (std::filesystem::path(bundle_dir) / manifest.goldens_index).string();
-  std::ifstream file(path);
-  if (!file) return core::NotFound(path + ": cannot be read");
-  std::stringstream text;
-  text << file.rdbuf();
-  nlohmann::json root = nlohmann::json::parse(text.str(), nullptr, false);
+  auto text = core::ReadFile(path);
+  if (!text) return core::NotFound(path + ": cannot be read");
+  nlohmann::json root = nlohmann::json::parse(*text, nullptr, false);
   if (root.is_discarded() || !root.contains("stages") || !root["stages"].is_array()) {
     return core::InvalidArgument(path + ": expected an object with a \"stages\" list");
   }

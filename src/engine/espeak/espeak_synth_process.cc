@@ -6,7 +6,6 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -23,6 +22,8 @@
 
 #include "audio/sample_conversion.h"
 #include "core/error.h"
+#include "core/spawn_self.h"
+#include "engine/espeak/espeak_messages.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define VOXSERVE_SANITIZED_HEAP 1
@@ -39,6 +40,14 @@ extern char** environ;
 
 namespace voxserve::engine {
 namespace {
+
+using espeak_messages::Cursor;
+using espeak_messages::PutU32;
+using espeak_messages::ReadMessage;
+using espeak_messages::ReadMessageWithFd;
+using espeak_messages::U32Bytes;
+using espeak_messages::WriteMessage;
+using espeak_messages::WriteMessageWithFd;
 
 // What makes a start of this executable the template (read by RunTemplateIfAsked, before main).
 constexpr char kTemplateFdVariable[] = "VOXSERVE_ESPEAK_TEMPLATE_FD";
@@ -57,165 +66,6 @@ constexpr size_t kKeptBufferBytes = 8 << 20;
 void ReleaseIfLarge(std::string& buffer) {
   if (buffer.capacity() > kKeptBufferBytes) std::string().swap(buffer);
 }
-
-// ---- Bytes on the socket and the pipe: a u32 length, then that many bytes.
-
-bool WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool ReadAll(int fd, char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::read(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;  // 0: the other end is gone
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Little-endian, as every u32 on the socket.
-std::array<char, 4> U32Bytes(uint32_t value) {
-  std::array<char, 4> bytes;
-  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<char>((value >> (8 * i)) & 0xff);
-  return bytes;
-}
-
-uint32_t FromU32Bytes(const char* bytes) {
-  const auto* b = reinterpret_cast<const unsigned char*>(bytes);
-  return b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
-}
-
-void PutU32(std::string& out, uint32_t value) {
-  const std::array<char, 4> bytes = U32Bytes(value);
-  out.append(bytes.data(), bytes.size());
-}
-
-// One message made of `parts` in order (a reply's samples are sent from where they lie).
-bool WriteMessage(int fd, std::span<const std::string_view> parts) {
-  size_t size = 0;
-  for (std::string_view part : parts) size += part.size();
-  std::string length;
-  PutU32(length, static_cast<uint32_t>(size));
-  if (!WriteAll(fd, length.data(), length.size())) return false;
-  for (std::string_view part : parts) {
-    if (!WriteAll(fd, part.data(), part.size())) return false;
-  }
-  return true;
-}
-
-bool WriteMessage(int fd, std::string_view payload) {
-  return WriteMessage(fd, std::span<const std::string_view>(&payload, 1));
-}
-
-// A message's payload once its four length bytes are in.
-bool ReadPayload(int fd, const char* length, uint32_t max_bytes, std::string* payload) {
-  const uint32_t size = FromU32Bytes(length);
-  if (size > max_bytes) return false;
-  payload->resize(size);
-  return ReadAll(fd, payload->data(), size);
-}
-
-bool ReadMessage(int fd, uint32_t max_bytes, std::string* payload) {
-  char length[4];
-  return ReadAll(fd, length, 4) && ReadPayload(fd, length, max_bytes, payload);
-}
-
-// sendmsg/recvmsg's header over one buffer, with room for one descriptor (SCM_RIGHTS).
-struct OneDescriptorHeader {
-  OneDescriptorHeader(void* bytes, size_t size) : data{bytes, size} {
-    header.msg_iov = &data;
-    header.msg_iovlen = 1;
-    header.msg_control = control;
-    header.msg_controllen = sizeof control;
-  }
-  OneDescriptorHeader(const OneDescriptorHeader&) = delete;  // it points into itself
-  OneDescriptorHeader& operator=(const OneDescriptorHeader&) = delete;
-
-  iovec data;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr header{};
-};
-
-// A message with a descriptor attached to its first byte (SCM_RIGHTS): how the template hands a
-// speaker's socket over. The sender keeps its own copy open until it closes it.
-bool WriteMessageWithFd(int fd, std::string_view payload, int attached) {
-  std::string message;
-  PutU32(message, static_cast<uint32_t>(payload.size()));
-  message += payload;
-  OneDescriptorHeader out(message.data(), message.size());
-  cmsghdr* rights = CMSG_FIRSTHDR(&out.header);
-  rights->cmsg_level = SOL_SOCKET;
-  rights->cmsg_type = SCM_RIGHTS;
-  rights->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(rights), &attached, sizeof(int));
-  ssize_t sent = 0;
-  do {
-    sent = ::sendmsg(fd, &out.header, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
-  if (sent <= 0) return false;
-  return WriteAll(fd, message.data() + sent, message.size() - static_cast<size_t>(sent));
-}
-
-// Reads a message and the descriptor that came with it (*attached, close-on-exec; -1 when none).
-// On false nothing is left open.
-bool ReadMessageWithFd(int fd, uint32_t max_bytes, std::string* payload, int* attached) {
-  *attached = -1;
-  char length[4];
-  OneDescriptorHeader in(length, sizeof length);
-  ssize_t got = 0;
-  do {
-    got = ::recvmsg(fd, &in.header, MSG_CMSG_CLOEXEC);
-  } while (got < 0 && errno == EINTR);
-  if (got <= 0) return false;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&in.header); c != nullptr; c = CMSG_NXTHDR(&in.header, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int))) {
-      std::memcpy(attached, CMSG_DATA(c), sizeof(int));
-    }
-  }
-  const bool whole = ReadAll(fd, length + got, sizeof length - static_cast<size_t>(got)) &&
-                     ReadPayload(fd, length, max_bytes, payload);
-  if (!whole && *attached >= 0) {
-    ::close(*attached);
-    *attached = -1;
-  }
-  return whole;
-}
-
-// Reads what a message holds, in order; false once something is missing.
-class Cursor {
- public:
-  explicit Cursor(std::string_view bytes) : bytes_(bytes) {}
-  bool U32(uint32_t* out) {
-    if (bytes_.size() < 4) return false;
-    *out = FromU32Bytes(bytes_.data());
-    bytes_.remove_prefix(4);
-    return true;
-  }
-  bool Bytes(size_t size, std::string_view* out) {
-    if (bytes_.size() < size) return false;
-    *out = bytes_.substr(0, size);
-    bytes_.remove_prefix(size);
-    return true;
-  }
-  bool String(std::string_view* out) {
-    uint32_t size = 0;
-    return U32(&size) && Bytes(size, out);
-  }
-  bool done() const { return bytes_.empty(); }
-
- private:
-  std::string_view bytes_;
-};
 
 // Reply: "E" + message, or "K" + u32 the speaker's pid + u32 samples + int16 samples
 // (little-endian, as espeak-ng gives them) + u32 words + three u32 (position, length, audio ms)
@@ -485,30 +335,9 @@ absl::StatusOr<std::pair<int, pid_t>> SpawnTemplate(const std::string& data_path
   }
   env.push_back(std::string(kTemplateFdVariable) + "=" + std::to_string(kTemplateFd));
   env.push_back(std::string(kDataPathVariable) + "=" + data_path);
-  std::vector<char*> envp;
-  for (std::string& entry : env) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::string name = "voxserve-espeak-template";
-  char* argv[] = {name.data(), nullptr};
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pair[1], kTemplateFd);  // clears close-on-exec
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, signal_number);
-  posix_spawnattr_setsigmask(&attr, &none);  // the server blocks signals for sigwait
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);  // a terminal's Ctrl-C is for the server, which drains
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, "/proc/self/exe", &actions, &attr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int spawned =
+      core::SpawnSelf({"voxserve-espeak-template"}, std::move(env), pair[1], kTemplateFd, &pid);
   ::close(pair[1]);
   if (spawned != 0) {
     ::close(pair[0]);

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "core/error.h"
 #include "engine/onnx/code_points.h"
 #include "engine/onnx/phoneme_timings.h"
@@ -36,13 +37,6 @@ std::string Describe(const std::string& name) {
   return text;
 }
 
-std::optional<std::string> ReadWhole(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  if (!file) return std::nullopt;
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 absl::StatusOr<KokoroVocab> LoadVocab(const KokoroModel& model, const KokoroEngineConfig& config) {
   if (std::optional<std::string> metadata = model.session().Metadata("kokoro_config")) {
@@ -50,7 +44,7 @@ absl::StatusOr<KokoroVocab> LoadVocab(const KokoroModel& model, const KokoroEngi
                             "model file " + config.model_path + " metadata kokoro_config");
   }
   if (!config.config_path.empty()) {
-    std::optional<std::string> text = ReadWhole(config.config_path);
+    std::optional<std::string> text = core::ReadFile(config.config_path);
     if (!text)
       return absl::NotFoundError("Kokoro config " + config.config_path + " cannot be read");
     return ParseKokoroVocab(*text, "Kokoro config " + config.config_path);
@@ -64,7 +58,7 @@ absl::StatusOr<KokoroVocab> LoadVocab(const KokoroModel& model, const KokoroEngi
         folder.parent_path() / "tokenizer.json"}) {
     std::error_code error;
     if (!std::filesystem::is_regular_file(candidate, error)) continue;
-    std::optional<std::string> text = ReadWhole(candidate);
+    std::optional<std::string> text = core::ReadFile(candidate);
     absl::StatusOr<KokoroVocab> vocab =
         text ? ParseKokoroVocab(*text, candidate.string())
              : absl::NotFoundError(candidate.string() + " cannot be read");

@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "core/error.h"
 
 namespace voxserve::engine::onnx {
@@ -32,11 +33,9 @@ absl::StatusOr<std::vector<float>> FloatsFromBytes(std::string_view bytes,
 }
 
 absl::StatusOr<std::string> ReadFile(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError("voices file " + path.string() + " cannot be read");
-  std::stringstream bytes;
-  bytes << file.rdbuf();
-  return bytes.str();
+  auto bytes = core::ReadFile(path);
+  if (!bytes) return absl::NotFoundError("voices file " + path.string() + " cannot be read");
+  return *std::move(bytes);
 }
 
 struct ZipCloser {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "core/error.h"
 #include "engine/onnx/code_points.h"
 #include "nlohmann/json.hpp"
@@ -138,11 +139,9 @@ absl::StatusOr<PiperVoiceConfig> PiperVoiceConfig::Parse(const std::string& json
 }
 
 absl::StatusOr<PiperVoiceConfig> PiperVoiceConfig::Load(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError("voice config " + path + " cannot be read");
-  std::stringstream text;
-  text << file.rdbuf();
-  return Parse(text.str(), path);
+  auto text = core::ReadFile(path);
+  if (!text) return absl::NotFoundError("voice config " + path + " cannot be read");
+  return Parse(*text, path);
 }
 
 absl::Status PiperVoiceConfig::Validate() const {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "absl/strings/escaping.h"
 #include "core/error.h"
 #include "nlohmann/json.hpp"
@@ -117,11 +118,9 @@ bool AccessTokenSignatureMatches(std::string_view token, const SigningKey& signi
 }
 
 absl::StatusOr<TokenSecret> LoadTokenSecret(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return core::InvalidArgument("cannot read auth.token_secret_file " + path);
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  std::string secret = contents.str();
+  auto read = core::ReadFile(path);
+  if (!read) return core::InvalidArgument("cannot read auth.token_secret_file " + path);
+  std::string secret = *std::move(read);
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
   if (secret.size() < kMinSecretFileBytes) {
     return core::InvalidArgument("auth.token_secret_file " + path + " holds " +

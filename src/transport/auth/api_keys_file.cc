@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "core/error.h"
 #include "core/options.h"
 #include "core/yaml_schema.h"
@@ -181,11 +182,9 @@ absl::StatusOr<std::vector<ApiKey>> ParseApiKeys(const std::string& yaml,
 }
 
 absl::StatusOr<std::vector<ApiKey>> LoadApiKeysFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return core::InvalidArgument("cannot read API keys file " + path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return ParseApiKeys(text.str(), path);
+  auto text = core::ReadFile(path);
+  if (!text) return core::InvalidArgument("cannot read API keys file " + path);
+  return ParseApiKeys(*text, path);
 }
 
 }  // namespace voxserve::transport::auth

@@ -170,13 +170,7 @@ void TtsExchange::OnSentenceDone(const service::SentenceReport& report) {
 void TtsExchange::OnEnd(const service::SessionEnd& end) {
   admission_.Reset();
   const service::SynthesisSummary totals = end.totals;
-  exchange_->AnnotateLog([totals](core::RequestLogEntry& entry) {
-    entry.model = totals.model;
-    entry.voice = totals.voice;
-    entry.chars = totals.input_chars;
-    entry.audio_seconds = totals.audio_seconds;
-    entry.time_to_first_audio_seconds = totals.time_to_first_audio_seconds;
-  });
+  exchange_->AnnotateLog([totals](core::RequestLogEntry& entry) { totals.AddToLog(entry); });
   bool started = false;
   {
     std::lock_guard lock(mutex_);

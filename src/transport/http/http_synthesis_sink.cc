@@ -84,14 +84,7 @@ void HttpSynthesisSink::OnAudio(std::string bytes) {
 void HttpSynthesisSink::OnComplete(const absl::Status& status,
                                    const service::SynthesisSummary& summary) {
   admission_.Reset();
-  exchange_->AnnotateLog([summary](core::RequestLogEntry& entry) {
-    entry.model = summary.model;
-    entry.voice = summary.voice;
-    entry.chars = summary.input_chars;
-    entry.audio_seconds = summary.audio_seconds;
-    entry.queue_wait_seconds = summary.queue_wait_seconds;
-    entry.time_to_first_audio_seconds = summary.time_to_first_audio_seconds;
-  });
+  exchange_->AnnotateLog([summary](core::RequestLogEntry& entry) { summary.AddToLog(entry); });
   if (!status.ok()) {
     if (!started_) {
       exchange_->Respond(ErrorResponse(status));

@@ -3,17 +3,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/read_file.h"
 #include "core/error.h"
 
 namespace voxserve::transport::tls {
 namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, const std::string& key) {
-  std::ifstream file(path);
-  if (!file) return core::InvalidArgument(key + ": cannot read " + path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  auto text = core::ReadFile(path);
+  if (!text) return core::InvalidArgument(key + ": cannot read " + path);
+  return *std::move(text);
 }
 
 }  // namespace

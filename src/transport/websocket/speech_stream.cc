@@ -212,13 +212,7 @@ void SpeechStream::WriteLogOnceEnded() {
   entry.remote = caller_.remote;
   entry.close_code = close_code_;
   if (session_ != nullptr && session_->sentences_started() > 0) {
-    const service::SynthesisSummary totals = session_->Totals();
-    entry.model = totals.model;
-    entry.voice = totals.voice;
-    entry.chars = totals.input_chars;
-    entry.audio_seconds = totals.audio_seconds;
-    entry.queue_wait_seconds = totals.queue_wait_seconds;
-    entry.time_to_first_audio_seconds = totals.time_to_first_audio_seconds;
+    session_->Totals().AddToLog(entry);
   }
   entry.total_seconds = SecondsBetween(caller_.started_at, core::Clock::now());
   core::LogRequest(entry);

@@ -294,14 +294,7 @@ void EventHandler::Finish(const absl::Status& status, const service::SynthesisSu
   entry.route = "wyoming";
   entry.status = status.ok() ? 200 : http::HttpStatusFor(status);
   entry.remote = remote_;
-  if (totals.segments > 0) {
-    entry.model = totals.model;
-    entry.voice = totals.voice;
-    entry.chars = totals.input_chars;
-    entry.audio_seconds = totals.audio_seconds;
-    entry.queue_wait_seconds = totals.queue_wait_seconds;
-    entry.time_to_first_audio_seconds = totals.time_to_first_audio_seconds;
-  }
+  if (totals.segments > 0) totals.AddToLog(entry);
   entry.total_seconds = SecondsBetween(request.started_at, core::Clock::now());
   core::LogRequest(entry);
 }
