@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   }
   const fs::path dir =
       fs::temp_directory_path() / ("voxserve-dict-bench-" + std::to_string(getpid()));
-  store::DictionaryStoreConfig config;
+  DictionaryStoreConfig config;
   config.dir = dir.string();
   config.max_versions = max_versions;
   config.max_bytes = 4ull << 30;
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   std::vector<double> last_ms;
   long long written_last = 0;  // bytes written by the last 20 changes
   {
-    auto store = store::DictionaryStore::Create(config);
+    auto store = DictionaryStore::Create(config);
     if (!store.ok()) {
       std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
       return 1;
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     ::malloc_trim(0);  // the first store's memory back to the system, so growth is the new one's
     const long long rss_before = ProcField("/proc/self/status", "VmRSS:");
     const auto start = std::chrono::steady_clock::now();
-    auto reopened = store::DictionaryStore::Create(config);
+    auto reopened = DictionaryStore::Create(config);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!reopened.ok()) return 1;
