@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // CRC up when the input is long enough to have a header.
   if (size >= voxserve::store::kVoiceFileHeaderBytes) {
     std::string fixed(bytes);
-    uint32_t crc = voxserve::service::Crc32(std::string_view(fixed).substr(28));
+    uint32_t crc = voxserve::store::Crc32(std::string_view(fixed).substr(28));
     for (int i = 0; i < 4; ++i) fixed[24 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
     (void)voxserve::store::DecodeVoiceFile(fixed);
   }
