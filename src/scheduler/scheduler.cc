@@ -26,10 +26,6 @@ std::chrono::milliseconds Backoff(int failures) {
   return std::min<std::chrono::milliseconds>(delay, kMaxBackoff);
 }
 
-bool IsDead(const SegmentTask& task, core::Clock::time_point now) {
-  return now >= task.deadline || (task.cancellation && task.cancellation->IsCancelled());
-}
-
 }  // namespace
 
 Scheduler::Scheduler(std::shared_ptr<engine::Engine> engine, const SchedulerConfig& config,
@@ -351,16 +347,22 @@ void Scheduler::EndOnStop(int index, std::unique_lock<std::mutex>& lock) {
   instances_[index]->Stop();
 }
 
+bool Scheduler::IsDead(const SegmentTask& task, core::Clock::time_point now) {
+  return now >= task.deadline || (task.cancellation && task.cancellation->IsCancelled());
+}
+
+absl::Status Scheduler::DeathOf(const SegmentTask& task, std::string_view where) {
+  const bool cancelled = task.cancellation && task.cancellation->IsCancelled();
+  core::Counter* counter = cancelled ? metrics_.dropped_cancelled : metrics_.dropped_expired;
+  if (counter) counter->Increment();
+  if (cancelled) return absl::CancelledError("request cancelled by the client");
+  return absl::DeadlineExceededError("request deadline passed " + std::string(where));
+}
+
 void Scheduler::EndDead(std::vector<Queued> dead) {
   for (Queued& queued : dead) {
     core::Clock::time_point now = core::Clock::now();
-    bool cancelled = queued.task.cancellation && queued.task.cancellation->IsCancelled();
-    core::Counter* counter = cancelled ? metrics_.dropped_cancelled : metrics_.dropped_expired;
-    if (counter) counter->Increment();
-    absl::Status status = cancelled
-                              ? absl::CancelledError("request cancelled by the client")
-                              : absl::DeadlineExceededError("request deadline passed in the queue");
-    queued.task.done(status, {queued.enqueued, now, now, 0});
+    queued.task.done(DeathOf(queued.task, "in the queue"), {queued.enqueued, now, now, 0});
   }
 }
 

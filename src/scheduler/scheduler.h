@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -165,6 +166,11 @@ class Scheduler {
   // Runs the batch on instance `index`; a batch the instance never started is queued again.
   void RunBatch(int index, std::vector<Queued> batch);
   void EndDead(std::vector<Queued> dead);
+  // Whether a segment's request has died: cancelled, or its deadline passed by `now`.
+  static bool IsDead(const SegmentTask& task, core::Clock::time_point now);
+  // Counts a segment whose request died and returns what it ends with: Cancelled, or
+  // DeadlineExceeded saying `where` the deadline passed ("in the queue", "during synthesis").
+  absl::Status DeathOf(const SegmentTask& task, std::string_view where);
   int RetryAfterSeconds(core::Clock::time_point now) const;  // requires mutex_
 
   const std::shared_ptr<engine::Engine> engine_;

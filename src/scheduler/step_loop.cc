@@ -7,14 +7,6 @@
 namespace voxserve::scheduler {
 namespace {
 
-bool IsCancelled(const SegmentTask& task) {
-  return task.cancellation && task.cancellation->IsCancelled();
-}
-
-bool IsDead(const SegmentTask& task, core::Clock::time_point now) {
-  return now >= task.deadline || IsCancelled(task);
-}
-
 // Retry-After for segments lost with their worker (as worker_instance.cc's batches).
 constexpr int kLostRetryAfterSeconds = 1;
 
@@ -52,14 +44,6 @@ void Scheduler::StepLoop(int index) {
     if (metrics_.synthesized) metrics_.synthesized->Increment();
     segment.queued.task.done(std::move(segment.collected), timing);
   };
-  // The end of a segment whose request died while it was active (cancelled or expired).
-  auto died = [&](Active& segment) {
-    bool cancelled = IsCancelled(segment.queued.task);
-    core::Counter* counter = cancelled ? metrics_.dropped_cancelled : metrics_.dropped_expired;
-    if (counter) counter->Increment();
-    return cancelled ? absl::CancelledError("request cancelled by the client")
-                     : absl::DeadlineExceededError("request deadline passed during synthesis");
-  };
 
   std::unique_lock lock(mutex_);
   while (true) {
@@ -89,7 +73,7 @@ void Scheduler::StepLoop(int index) {
     for (engine::SequenceId id : leaving) {
       instance.Release(id);
       auto it = active.find(id);
-      end_active(it->second, died(it->second));
+      end_active(it->second, DeathOf(it->second.queued.task, "during synthesis"));
       active.erase(it);
     }
     std::vector<Queued> requeue;  // joined an instance that turned out lost: never started
@@ -136,7 +120,7 @@ void Scheduler::StepLoop(int index) {
         if (IsDead(segment.queued.task, finished)) {
           // Died during the step: no further chunks, its slot is free for the next step.
           if (!step.end) instance.Release(step.id);
-          end_active(segment, died(segment));
+          end_active(segment, DeathOf(segment.queued.task, "during synthesis"));
           active.erase(it);
           continue;
         }

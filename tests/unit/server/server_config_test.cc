@@ -192,9 +192,8 @@ TEST_F(ServerConfigTest, BadWorkerKeysNameTheKey) {
             "scheduling.instances: 99999999999 is outside 1..256 (or auto)"},
        }) {
     std::string body = std::string(yaml);
-    WriteConfig(body.front() == '{'
-                    ? "models:\n  - id: e\n    scheduling: " + body + "\n"
-                    : "models:\n  - id: e\n    scheduling:\n      " + body + "\n");
+    WriteConfig(body.front() == '{' ? "models:\n  - id: e\n    scheduling: " + body + "\n"
+                                    : "models:\n  - id: e\n    scheduling:\n      " + body + "\n");
     auto parsed = Load({"--config", path_.string()});
     ASSERT_FALSE(parsed.ok()) << yaml;
     EXPECT_NE(std::string(parsed.status().message()).find(expected), std::string::npos)

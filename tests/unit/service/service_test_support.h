@@ -55,15 +55,30 @@ class RecordingSink : public SynthesisSink {
     std::unique_lock lock(mutex_);
     return changed_.wait_for(lock, timeout, [&] { return chunks_.size() >= count; });
   }
-  absl::Status status() const { std::lock_guard lock(mutex_); return status_; }
-  SynthesisSummary summary() const { std::lock_guard lock(mutex_); return summary_; }
-  int completions() const { std::lock_guard lock(mutex_); return completions_; }
-  int start_rate() const { std::lock_guard lock(mutex_); return start_rate_; }
+  absl::Status status() const {
+    std::lock_guard lock(mutex_);
+    return status_;
+  }
+  SynthesisSummary summary() const {
+    std::lock_guard lock(mutex_);
+    return summary_;
+  }
+  int completions() const {
+    std::lock_guard lock(mutex_);
+    return completions_;
+  }
+  int start_rate() const {
+    std::lock_guard lock(mutex_);
+    return start_rate_;
+  }
   std::vector<CacheResult> cache_results() const {
     std::lock_guard lock(mutex_);
     return cache_results_;
   }
-  std::vector<std::string> chunks() const { std::lock_guard lock(mutex_); return chunks_; }
+  std::vector<std::string> chunks() const {
+    std::lock_guard lock(mutex_);
+    return chunks_;
+  }
   std::vector<SegmentTimings> timings() const {
     std::lock_guard lock(mutex_);
     return timings_;
@@ -120,15 +135,15 @@ struct ServiceOptions {
   bool load = true;
   bool fail_to_load = false;
   std::map<std::string, VoiceAlias> extra_aliases;  // besides "narrator" → bob
-  store::VoiceStoreConfig voices;                          // cloned voices: off unless dir is set
+  store::VoiceStoreConfig voices;                   // cloned voices: off unless dir is set
   text::InputLimits limits;                         // ServiceConfig::limits
   int max_audio_seconds = 900;                      // ServiceConfig's
   int max_stream_audio_seconds = 3600;
-  ResponseCacheConfig cache;         // ServiceConfig::cache
-  std::string engine_name = "fake";  // the model's engine (the factory ignores it)
-  bool normalize_text = true;        // ServiceConfig's default
-  store::DictionaryStoreConfig dictionaries;           // off unless dir is set
-  std::vector<std::string> lexicons;            // the model's lexicon files
+  ResponseCacheConfig cache;                  // ServiceConfig::cache
+  std::string engine_name = "fake";           // the model's engine (the factory ignores it)
+  bool normalize_text = true;                 // ServiceConfig's default
+  store::DictionaryStoreConfig dictionaries;  // off unless dir is set
+  std::vector<std::string> lexicons;          // the model's lexicon files
 };
 
 class ServiceTest : public ::testing::Test {
@@ -159,8 +174,8 @@ class ServiceTest : public ::testing::Test {
     auto engine_options = options.engine;
     auto service = TtsService::Create(
         config, registry_,
-        [this, engine_options, fail](const engine::EngineSpec&)
-            -> absl::StatusOr<std::unique_ptr<engine::Engine>> {
+        [this, engine_options,
+         fail](const engine::EngineSpec&) -> absl::StatusOr<std::unique_ptr<engine::Engine>> {
           if (fail) return absl::InternalError("fake model file is corrupt");
           auto created = std::make_unique<test_support::FakeEngine>(engine_options);
           engine_ = created.get();

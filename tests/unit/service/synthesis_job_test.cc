@@ -126,5 +126,23 @@ TEST_F(ServiceTest, ADeadlineThatPassesInTheQueueEndsTheRequest) {
   EXPECT_EQ(engine_->texts(), std::vector<std::string>{"Alpha one."});
 }
 
+// The engine got the first sentence in time but finished it after the deadline: the client
+// gets the 504 it would have got a moment earlier, not a stream begun and then cut.
+TEST_F(ServiceTest, AStreamWhoseFirstAudioComesAfterItsDeadlineEndsBeforeAnyByte) {
+  Start();
+  engine_->CloseGate();
+  auto sink = std::make_shared<RecordingSink>();
+  SynthesisRequest request = Request(kThreeSentences, /*streaming=*/true);
+  request.timeout = std::chrono::milliseconds(30);
+  auto job = Accept(std::move(request), sink);
+  ASSERT_TRUE(engine_->WaitForCalls(1));
+  // Setup, not a speed claim: the engine holds the sentence until the deadline is behind us.
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  engine_->OpenGate();
+  ASSERT_TRUE(sink->WaitComplete());
+  EXPECT_EQ(sink->status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(sink->chunks().empty());
+}
+
 }  // namespace
 }  // namespace voxserve::service

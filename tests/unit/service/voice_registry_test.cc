@@ -28,16 +28,17 @@ class VoiceRegistryTest : public ServiceTest {
   }
 
   absl::StatusOr<store::StoredVoice> Register(std::string name, std::string audio,
-                                       std::string model = "fake") {
+                                              std::string model = "fake") {
     VoiceRegistration registration;
     registration.model = std::move(model);
     registration.name = std::move(name);
     registration.transcript = "hello world";
     registration.audio = std::move(audio);
     std::promise<absl::StatusOr<store::StoredVoice>> promise;
-    service_->voices().Register(
-        std::move(registration),
-        [&promise](absl::StatusOr<store::StoredVoice> stored) { promise.set_value(std::move(stored)); });
+    service_->voices().Register(std::move(registration),
+                                [&promise](absl::StatusOr<store::StoredVoice> stored) {
+                                  promise.set_value(std::move(stored));
+                                });
     auto future = promise.get_future();
     EXPECT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
     return future.get();
