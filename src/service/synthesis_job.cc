@@ -226,6 +226,11 @@ absl::Status SynthesisJob::EncodeReadyAudio() {
         return status;
       }
       if (plan_.streaming) {
+        // Past its deadline before its first byte (its first segment was given to the engine
+        // in time but finished late): a 504 now, not a stream that would be cut short.
+        if (!delivered_any_ && plan_.context.Expired()) {
+          return absl::DeadlineExceededError("request deadline passed");
+        }
         Deliver(std::move(bytes));
       } else {
         body_ += bytes;
