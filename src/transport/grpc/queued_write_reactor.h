@@ -17,12 +17,16 @@ namespace voxserve::transport::grpc {
 
 // Base is ::grpc::ServerWriteReactor<Response> or ::grpc::ServerBidiReactor<Request, Response>.
 //
-// Threads: Push/RequestFinish/Pump are safe cross thread (service threads and gRPC reactions).
-// Push and RequestFinish only record, so they may be called under the owner's own lock (which
-// keeps messages from different threads in the owner's order); Pump starts gRPC operations and
-// must be called with no owner lock held, because gRPC may run a reaction inline. After Pump has
-// called Finish the reactor may be deleted (OnDone) at any moment: Pump is then the caller's
-// last touch of it, and no other thread may still be about to touch it.
+// Threads: every call is safe cross thread (service threads and gRPC reactions). Push and
+// RequestFinish only record, so they may be called under the owner's own lock (which keeps
+// messages from different threads in the owner's order); the calls that pump start gRPC
+// operations and must be called with no owner lock held, because gRPC may run a reaction inline.
+// Once a Finish is requested and nothing holds it back, any thread's pump may Finish and the
+// reactor may be deleted (OnDone) at any moment after. So a thread that is not a reaction (gRPC
+// keeps the reactor alive during those) ends its use of the reactor with one call that records
+// and pumps under one lock: RequestFinishAndPump or Release. Recording first and pumping in a
+// second call left a window in which a write completing on another thread finished the call
+// and OnDone deleted the reactor before the second call touched it.
 template <typename Base, typename Response>
 class QueuedWriteReactor : public Base {
  public:
@@ -30,9 +34,7 @@ class QueuedWriteReactor : public Base {
   // the stream broke or a finish was requested.
   void Push(Response message, size_t audio_bytes) {
     std::lock_guard lock(mutex_);
-    if (broken_ || finish_) return;
-    queue_.emplace_back(std::move(message), audio_bytes);
-    queued_audio_bytes_ += audio_bytes;
+    PushLocked(std::move(message), audio_bytes);
   }
 
   // The call's status, sent after every queued message. The first request wins.
@@ -44,19 +46,14 @@ class QueuedWriteReactor : public Base {
   // Starts the next write, or the Finish when nothing is left to write.
   void Pump() {
     std::unique_lock lock(mutex_);
-    if (writing_ || finished_) return;
-    if (!queue_.empty()) {
-      writing_ = true;
-      const Response* next = &queue_.front().first;  // deque: stays put while others are pushed
-      lock.unlock();
-      this->StartWrite(next);
-      return;
-    }
-    if (!finish_ || holds_ > 0) return;
-    finished_ = true;
-    ::grpc::Status status = *finish_;
-    lock.unlock();
-    this->Finish(std::move(status));
+    PumpLocked(lock);
+  }
+
+  // RequestFinish and Pump in one step: the caller's last touch of the reactor.
+  void RequestFinishAndPump(::grpc::Status status) {
+    std::unique_lock lock(mutex_);
+    if (!finish_) finish_ = std::move(status);
+    PumpLocked(lock);
   }
 
   // Keeps the Finish back while the owner starts another operation (a read) outside its lock,
@@ -66,16 +63,15 @@ class QueuedWriteReactor : public Base {
     ++holds_;
   }
   void Release() {
-    {
-      std::lock_guard lock(mutex_);
-      --holds_;
-    }
-    Pump();
+    std::unique_lock lock(mutex_);
+    --holds_;
+    PumpLocked(lock);
   }
 
   void PushAndPump(Response message, size_t audio_bytes) {
-    Push(std::move(message), audio_bytes);
-    Pump();
+    std::unique_lock lock(mutex_);
+    PushLocked(std::move(message), audio_bytes);
+    PumpLocked(lock);
   }
 
   // Audio bytes queued or being written. Safe cross thread.
@@ -91,6 +87,29 @@ class QueuedWriteReactor : public Base {
   virtual void OnStreamBroken() {}
 
  private:
+  void PushLocked(Response message, size_t audio_bytes) {  // requires mutex_
+    if (broken_ || finish_) return;
+    queue_.emplace_back(std::move(message), audio_bytes);
+    queued_audio_bytes_ += audio_bytes;
+  }
+
+  // Requires `lock` held on mutex_; releases it before starting an operation.
+  void PumpLocked(std::unique_lock<std::mutex>& lock) {
+    if (writing_ || finished_) return;
+    if (!queue_.empty()) {
+      writing_ = true;
+      const Response* next = &queue_.front().first;  // deque: stays put while others are pushed
+      lock.unlock();
+      this->StartWrite(next);
+      return;
+    }
+    if (!finish_ || holds_ > 0) return;
+    finished_ = true;
+    ::grpc::Status status = *finish_;
+    lock.unlock();
+    this->Finish(std::move(status));
+  }
+
   void OnWriteDone(bool ok) final {
     bool newly_broken = false;
     {

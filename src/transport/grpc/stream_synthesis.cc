@@ -91,8 +91,7 @@ class StreamSynthesis final : public WriteReactor {
   void FinishWith(const absl::Status& status) {
     ::grpc::Status answer = FinishStatus(*context_, status);
     env_.metrics.CountCall(kMethod, answer.error_code());
-    RequestFinish(std::move(answer));
-    Pump();
+    RequestFinishAndPump(std::move(answer));  // the last touch: it may Finish
   }
 
   HandlerEnv& env_;
