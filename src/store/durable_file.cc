@@ -109,11 +109,13 @@ absl::StatusOr<std::vector<fs::directory_entry>> OpenStoreDirectory(const std::s
                                                                     std::string_view log_name) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec)
+  if (ec) {
     return core::Internal("cannot create " + std::string(key) + " " + dir + ": " + ec.message());
+  }
   fs::directory_iterator it(dir, ec);
-  if (ec)
+  if (ec) {
     return core::Internal("cannot read " + std::string(key) + " " + dir + ": " + ec.message());
+  }
   std::vector<fs::directory_entry> entries;
   for (const fs::directory_entry& entry : it) {
     const std::string name = entry.path().filename().string();

@@ -7,6 +7,16 @@
 #include "core/error.h"
 
 namespace voxserve::store {
+namespace {
+
+// Stable: voices of one second keep their id order.
+void SortOldestFirst(std::vector<StoredVoice>& voices) {
+  std::stable_sort(voices.begin(), voices.end(), [](const StoredVoice& a, const StoredVoice& b) {
+    return a.metadata.created_at < b.metadata.created_at;
+  });
+}
+
+}  // namespace
 
 VoiceIndex::VoiceIndex() {
   std::random_device device;
@@ -68,14 +78,17 @@ void VoiceIndex::Clear() {
   total_bytes_ = 0;
 }
 
-std::vector<StoredVoice> VoiceIndex::List(std::string_view model) const {
+std::vector<StoredVoice> VoiceIndex::Select(std::string_view model) const {
   std::vector<StoredVoice> voices;
   for (const auto& [id, voice] : voices_) {
     if (model.empty() || voice.metadata.model == model) voices.push_back(voice);
   }
-  std::stable_sort(voices.begin(), voices.end(), [](const StoredVoice& a, const StoredVoice& b) {
-    return a.metadata.created_at < b.metadata.created_at;
-  });
+  return voices;
+}
+
+std::vector<StoredVoice> VoiceIndex::List(std::string_view model) const {
+  std::vector<StoredVoice> voices = Select(model);
+  SortOldestFirst(voices);
   return voices;
 }
 
@@ -93,8 +106,14 @@ std::optional<StoredVoice> VoiceIndex::FindByName(std::string_view model,
 }
 
 std::vector<StoredVoice> IndexedVoiceBackend::List(std::string_view model) const {
-  std::lock_guard lock(mutex_);
-  return index_.List(model);
+  std::vector<StoredVoice> voices;
+  {
+    std::lock_guard lock(mutex_);
+    voices = index_.Select(model);
+  }
+  // Outside the lock: I/O threads list while registrations and resyncs wait for it.
+  SortOldestFirst(voices);
+  return voices;
 }
 
 std::optional<StoredVoice> IndexedVoiceBackend::Get(std::string_view id) const {

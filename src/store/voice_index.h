@@ -45,7 +45,9 @@ class VoiceIndex {
   void Remove(std::string_view id);  // nothing for an unknown id
   void Clear();                      // the voices; holds stay
 
-  std::vector<StoredVoice> List(std::string_view model) const;  // all for empty; oldest first
+  // The voices of `model` (all for empty) in id order: a copy cheap enough to take under a lock.
+  std::vector<StoredVoice> Select(std::string_view model) const;
+  std::vector<StoredVoice> List(std::string_view model) const;  // Select, oldest first
   std::optional<StoredVoice> Get(std::string_view id) const;
   std::optional<StoredVoice> FindByName(std::string_view model, std::string_view name) const;
   bool Contains(std::string_view id) const { return voices_.contains(id); }
