@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
-#include "core/read_file.h"
 #include "absl/strings/str_join.h"
 #include "core/error.h"
+#include "core/read_file.h"
 #include "engine/cosyvoice/npy.h"
 #include "engine/onnx/onnx_session.h"
 #include "nlohmann/json.hpp"

@@ -1,14 +1,13 @@
 #include "engine/cosyvoice/bundle_manifest.h"
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
 
-#include "core/read_file.h"
 #include "absl/strings/str_join.h"
 #include "core/error.h"
+#include "core/read_file.h"
 #include "nlohmann/json.hpp"
 
 namespace voxserve::engine::cosyvoice {

@@ -3,11 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
-#include "core/read_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 #include "engine/cosyvoice/bundle_check.h"
 #include "nlohmann/json.hpp"
 

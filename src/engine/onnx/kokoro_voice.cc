@@ -1,13 +1,11 @@
 #include "engine/onnx/kokoro_voice.h"
 
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 
-#include "core/read_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 #include "engine/onnx/code_points.h"
 #include "engine/onnx/phoneme_timings.h"
 
@@ -36,7 +34,6 @@ std::string Describe(const std::string& name) {
   }
   return text;
 }
-
 
 absl::StatusOr<KokoroVocab> LoadVocab(const KokoroModel& model, const KokoroEngineConfig& config) {
   if (std::optional<std::string> metadata = model.session().Metadata("kokoro_config")) {

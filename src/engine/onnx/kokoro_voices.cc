@@ -5,12 +5,10 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
-#include "core/read_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace voxserve::engine::onnx {
 namespace {

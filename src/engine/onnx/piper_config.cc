@@ -1,12 +1,10 @@
 #include "engine/onnx/piper_config.h"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
-#include "core/read_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 #include "engine/onnx/code_points.h"
 #include "nlohmann/json.hpp"
 

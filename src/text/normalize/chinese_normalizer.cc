@@ -129,20 +129,20 @@ std::optional<Match> CurrencyAmount(std::string_view text, size_t at) {
   auto amount = AmountAt(text, at, kCurrencies);
   if (!amount) return std::nullopt;
   const Currency& currency = *amount->first;
-  const NumberToken* number = &amount->second;
+  const NumberToken& number = amount->second;
   // 万 and 亿 after the amount belong to it: $3万 is 三万美元.
   for (std::string_view scale : {"万亿", "万", "亿"}) {
-    if (StartsWith(text, number->end, scale)) {
-      return Match{NumberWords(*number) + std::string(scale) + std::string(currency.name),
-                   number->end + scale.size()};
+    if (StartsWith(text, number.end, scale)) {
+      return Match{NumberWords(number) + std::string(scale) + std::string(currency.name),
+                   number.end + scale.size()};
     }
   }
-  if (currency.name == "元" && number->fraction.size() <= 2) {
-    return Match{Yuan(*number), number->end};
+  if (currency.name == "元" && number.fraction.size() <= 2) {
+    return Match{Yuan(number), number.end};
   }
-  NumberToken trimmed = *number;  // $12.50: 十二点五美元
+  NumberToken trimmed = number;  // $12.50: 十二点五美元
   while (!trimmed.fraction.empty() && trimmed.fraction.back() == '0') trimmed.fraction.pop_back();
-  return Match{NumberWords(trimmed) + std::string(currency.name), number->end};
+  return Match{NumberWords(trimmed) + std::string(currency.name), number.end};
 }
 
 // 2026-12-02, 2026/12/02, 2026.12.02 → 二零二六年十二月二日.

@@ -251,27 +251,27 @@ std::optional<Match> CurrencyAmount(std::string_view text, size_t at) {
   auto amount = AmountAt(text, at, kCurrencies);
   if (!amount || amount->second.integer.size() > 15) return std::nullopt;
   const Currency& currency = *amount->first;
-  const NumberToken* number = &amount->second;
-  size_t end = number->end;
+  const NumberToken& number = amount->second;
+  size_t end = number.end;
   for (std::string_view scale : {"thousand", "million", "billion", "trillion"}) {
     if (end < text.size() && text[end] == ' ' && StartsWith(text, end + 1, scale) &&
         WordEndsAt(text, end + 1 + scale.size())) {
       return Match{
-          NumberWords(*number) + " " + std::string(scale) + " " + std::string(currency.plural),
+          NumberWords(number) + " " + std::string(scale) + " " + std::string(currency.plural),
           end + 1 + scale.size()};
     }
   }
   if (!WordEndsAt(text, end)) return std::nullopt;
-  const uint64_t whole = *ToNumber(number->integer);
-  if (number->fraction.size() > 2 || (currency.cent.empty() && !number->fraction.empty())) {
-    return Match{NumberWords(*number) + " " + std::string(currency.plural), end};
+  const uint64_t whole = *ToNumber(number.integer);
+  if (number.fraction.size() > 2 || (currency.cent.empty() && !number.fraction.empty())) {
+    return Match{NumberWords(number) + " " + std::string(currency.plural), end};
   }
-  std::string fraction = number->fraction;
+  std::string fraction = number.fraction;
   if (fraction.size() == 1) fraction += '0';
   const uint64_t cents = fraction.empty() ? 0 : *ToNumber(fraction);
   std::string words;
   if (whole > 0 || cents == 0) {
-    words = IntegerWords(number->integer) + " " +
+    words = IntegerWords(number.integer) + " " +
             std::string(whole == 1 ? currency.singular : currency.plural);
   }
   if (cents > 0) {

@@ -4,12 +4,9 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-#include <fstream>
-#include <sstream>
-
-#include "core/read_file.h"
 #include "absl/strings/escaping.h"
 #include "core/error.h"
+#include "core/read_file.h"
 #include "nlohmann/json.hpp"
 
 namespace voxserve::transport::auth {

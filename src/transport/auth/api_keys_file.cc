@@ -2,13 +2,11 @@
 
 #include <openssl/evp.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
-#include "core/read_file.h"
 #include "core/error.h"
 #include "core/options.h"
+#include "core/read_file.h"
 #include "core/yaml_schema.h"
 #include "yaml-cpp/yaml.h"
 

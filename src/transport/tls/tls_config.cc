@@ -1,10 +1,7 @@
 #include "transport/tls/tls_config.h"
 
-#include <fstream>
-#include <sstream>
-
-#include "core/read_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace voxserve::transport::tls {
 namespace {

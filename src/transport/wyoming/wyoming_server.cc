@@ -8,7 +8,7 @@
 
 namespace voxserve::transport::wyoming {
 namespace net = boost::asio;
-using net::ip::tcp;
+using Socket = net::ip::tcp::socket;
 
 namespace {
 
@@ -18,13 +18,12 @@ constexpr int kIoThreads = 2;
 
 // Over the connection limit: one error event, then the connection is closed (the frame is a
 // few dozen bytes: the socket's buffer takes it at once).
-void RefuseWithError(tcp::socket socket, std::string frame) {
-  auto held =
-      std::make_shared<std::pair<tcp::socket, std::string>>(std::move(socket), std::move(frame));
+void RefuseWithError(Socket socket, std::string frame) {
+  auto held = std::make_shared<std::pair<Socket, std::string>>(std::move(socket), std::move(frame));
   net::async_write(held->first, net::buffer(held->second),
                    [held](boost::system::error_code, size_t) {
                      boost::system::error_code ignored;
-                     held->first.shutdown(tcp::socket::shutdown_send, ignored);
+                     held->first.shutdown(Socket::shutdown_send, ignored);
                      held->first.close(ignored);
                    });
 }
@@ -48,8 +47,7 @@ absl::StatusOr<std::unique_ptr<WyomingServer>> WyomingServer::Create(
   if (absl::Status status = config.Validate(); !status.ok()) return status;
   absl::StatusOr<ClientAllowList> allow = ClientAllowList::Parse(config.allow);
   if (!allow.ok()) return allow.status();
-  auto listener =
-      transport::tcp::TcpListener::Create(options.host, config.port, "wyoming.host", "Wyoming");
+  auto listener = tcp::TcpListener::Create(options.host, config.port, "wyoming.host", "Wyoming");
   if (!listener.ok()) return listener.status();
   std::unique_ptr<WyomingServer> server(
       new WyomingServer(config, std::move(options), service, registry, *std::move(allow)));
@@ -59,17 +57,15 @@ absl::StatusOr<std::unique_ptr<WyomingServer>> WyomingServer::Create(
 
 WyomingServer::~WyomingServer() { Stop(); }
 
-std::string WyomingServer::address() const {
-  return options_.host + ":" + std::to_string(port());
-}
+std::string WyomingServer::address() const { return options_.host + ":" + std::to_string(port()); }
 
 void WyomingServer::Start() {
-  listener_->Start(kIoThreads, [this](tcp::socket socket) { OnAccepted(std::move(socket)); });
+  listener_->Start(kIoThreads, [this](Socket socket) { OnAccepted(std::move(socket)); });
 }
 
-void WyomingServer::OnAccepted(tcp::socket socket) {
+void WyomingServer::OnAccepted(Socket socket) {
   boost::system::error_code ec;
-  const tcp::endpoint peer = socket.remote_endpoint(ec);
+  const net::ip::tcp::endpoint peer = socket.remote_endpoint(ec);
   if (ec) return;  // gone already
   if (!allow_.Allows(peer.address())) {
     metrics_.CountRefused("not_allowed");
@@ -77,7 +73,7 @@ void WyomingServer::OnAccepted(tcp::socket socket) {
     socket.close(ec);
     return;
   }
-  socket.set_option(tcp::no_delay(true), ec);  // small audio chunks should leave at once
+  socket.set_option(net::ip::tcp::no_delay(true), ec);  // small audio chunks should leave at once
   auto connection = connections_.Add(
       [&] {
         return std::make_shared<WyomingConnection>(
