@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "core/error.h"
-#include "spdlog/spdlog.h"
 #include "transport/http/connection_refusal.h"
 
 namespace voxserve::transport::http {

@@ -2,7 +2,6 @@
 
 #include <boost/asio/write.hpp>
 
-#include "core/error.h"
 #include "spdlog/spdlog.h"
 #include "transport/wyoming/wyoming_events.h"
 
