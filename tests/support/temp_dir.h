@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace voxserve::test_support {
 
@@ -28,5 +30,15 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// The names of what `dir` holds, sorted.
+inline std::vector<std::string> FilesIn(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    files.push_back(entry.path().filename());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 }  // namespace voxserve::test_support

@@ -20,6 +20,7 @@ namespace voxserve::store {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::FilesIn;
 using test_support::TempDir;
 using text::lexicon::Lexeme;
 using text::lexicon::Lexicon;
@@ -72,13 +73,6 @@ std::unique_ptr<DictionaryStore> Open(const DictionaryStoreConfig& config) {
   auto store = DictionaryStore::Create(config);
   EXPECT_TRUE(store.ok()) << store.status();
   return store.ok() ? *std::move(store) : nullptr;
-}
-
-std::vector<std::string> FilesIn(const std::string& dir) {
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path().filename());
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 std::string FileOf(const std::string& dir, const std::string& id) {

@@ -17,6 +17,7 @@ namespace voxserve::store {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::FilesIn;
 using test_support::TempDir;
 
 engine::VoiceProfile SmallProfile(float seed = 1.0f, size_t floats = 16) {
@@ -53,13 +54,6 @@ std::unique_ptr<VoiceStore> Open(const std::string& dir, int max_count = 1000,
   auto store = VoiceStore::Create(config);
   EXPECT_TRUE(store.ok()) << store.status();
   return store.ok() ? *std::move(store) : nullptr;
-}
-
-std::vector<std::string> FilesIn(const std::string& dir) {
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path().filename());
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 void ExpectSameProfile(const engine::VoiceProfile& a, const engine::VoiceProfile& b) {
