@@ -95,9 +95,10 @@ def build_modules(args, ref):
 
 def checkpoint_fingerprint(model_dir, estimator_batch):
     """SHA-256 over the checkpoint's file names, sizes and modification times and the export's
-    choices: a new download (another revision, a repaired file) changes it."""
+    choices: a new download (another revision, a repaired file) changes it. "hift rows": bundles
+    exported before HiFT's graphs had their rows axis are exported again, once."""
     digest = hashlib.sha256(
-        f"format {manifest.FORMAT_VERSION} estimator {estimator_batch}\n".encode())
+        f"format {manifest.FORMAT_VERSION} estimator {estimator_batch} hift rows\n".encode())
     for folder, _, names in sorted(os.walk(model_dir)):
         for name in sorted(names):
             path = os.path.join(folder, name)

@@ -154,11 +154,13 @@ class HiftDecoder(nn.Module):
 
 
 def export_hift(hift, f0_path, decoder_path):
+    """Both graphs with a dynamic rows axis: one call vocodes the equal-length mels of several
+    streams' hops (HiftVocoder::VocodeBatch). Rows never mix: every operator is per row."""
     t_len = 10
-    _export(HiftF0(hift), (torch.randn(1, 80, t_len),), f0_path, ["mel"], ["f0"],
-            {"mel": {2: "frames"}, "f0": {1: "frames"}})
+    _export(HiftF0(hift), (torch.randn(2, 80, t_len),), f0_path, ["mel"], ["f0"],
+            {"mel": {0: "rows", 2: "frames"}, "f0": {0: "rows", 1: "frames"}})
     frames = t_len * 480 // 4 + 1  # source samples / STFT hop, centred
-    _export(HiftDecoder(hift), (torch.randn(1, 80, t_len), torch.randn(1, 18, frames)),
+    _export(HiftDecoder(hift), (torch.randn(2, 80, t_len), torch.randn(2, 18, frames)),
             decoder_path, ["mel", "source_stft"], ["magnitude", "phase"],
-            {"mel": {2: "frames"}, "source_stft": {2: "stft_frames"},
-             "magnitude": {2: "stft_frames"}, "phase": {2: "stft_frames"}})
+            {"mel": {0: "rows", 2: "frames"}, "source_stft": {0: "rows", 2: "stft_frames"},
+             "magnitude": {0: "rows", 2: "stft_frames"}, "phase": {0: "rows", 2: "stft_frames"}})

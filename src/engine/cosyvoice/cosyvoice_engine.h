@@ -131,8 +131,10 @@ class CosyVoiceEngine final : public StreamingEngine, public VoiceCloner {
   absl::StatusOr<VoiceProfile> ProfileFromFeatures(const PromptFeatures& features) const;
 
   const BundleManifest& manifest() const { return manifest_; }
-  // The shared flow stage (tests and benchmarks read its estimator_calls()).
+  // The shared flow and HiFT stages (tests and benchmarks read their estimator_calls() and
+  // decoder_calls()).
   const FlowMatcher& flow() const { return *flow_; }
+  const HiftVocoder& hift() const { return *hift_; }
 
  private:
   CosyVoiceEngine() = default;

@@ -384,8 +384,12 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
     };
     if (job->stream) {
       flow.hop = FlowHopAt{job->token_offset, job->finalize};
-      flow.finish_hop = [stages = stages_, job, report](absl::StatusOr<FlowMel> mel) {
-        report(mel.ok() ? HopAudio(stages, *job, *mel) : mel.status());
+      flow.hift = &job->stream->hift;
+      flow.noise = &job->stream->noise;
+      flow.finish_hop = [rate = stages_.manifest->audio.sample_rate,
+                         report](absl::StatusOr<std::vector<float>> samples) {
+        if (!samples.ok()) return report(samples.status());
+        report(audio::PcmAudio{*std::move(samples), rate});
       };
     } else {
       flow.finish = [stages = stages_, job, report](absl::StatusOr<ProviderMel> mel) {

@@ -33,6 +33,48 @@ HiftStream::HiftStream(const HiftVocoder& vocoder, int mel_cache_frames, int sou
 
 absl::StatusOr<std::vector<float>> HiftStream::Push(MelView chunk, bool finalize,
                                                     SourceNoise& noise) {
+  const HiftPush push{this, chunk, finalize, &noise};
+  return std::move(PushBatch({&push, 1}).front());
+}
+
+std::vector<absl::StatusOr<std::vector<float>>> HiftStream::PushBatch(
+    std::span<const HiftPush> pushes) {
+  std::vector<absl::StatusOr<std::vector<float>>> out(pushes.size(), core::Internal("not pushed"));
+  std::vector<size_t> ready;  // pushes with their mel prepared, in order
+  std::vector<std::vector<float>> mels(pushes.size());
+  std::vector<int64_t> frames(pushes.size(), 0);
+  std::vector<VocodeInput> inputs;
+  for (size_t k = 0; k < pushes.size(); ++k) {
+    const HiftPush& push = pushes[k];
+    if (push.stream->vocoder_ != pushes.front().stream->vocoder_) {
+      out[k] = core::Internal("HiFT streams of different vocoders in one batch");
+      continue;
+    }
+    auto mel = push.stream->Prepare(push.mel, push.finalize, &frames[k]);
+    if (!mel.ok()) {
+      out[k] = mel.status();
+      continue;
+    }
+    mels[k] = *std::move(mel);
+    ready.push_back(k);
+    inputs.push_back({{mels[k], frames[k]}, push.stream->source_cache_, push.noise});
+  }
+  if (ready.empty()) return out;
+  auto vocoded = pushes.front().stream->vocoder_->VocodeBatch(inputs);
+  for (size_t r = 0; r < ready.size(); ++r) {
+    const size_t k = ready[r];
+    if (!vocoded[r].ok()) {
+      out[k] = vocoded[r].status();
+      continue;
+    }
+    out[k] =
+        pushes[k].stream->Finish(mels[k], frames[k], pushes[k].finalize, *std::move(vocoded[r]));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<float>> HiftStream::Prepare(MelView chunk, bool finalize,
+                                                       int64_t* frames_out) const {
   if (finished_)
     return absl::FailedPreconditionError("HiFT stream: the final chunk was already pushed");
   const int bins = vocoder_->mel_bins();
@@ -55,9 +97,13 @@ absl::StatusOr<std::vector<float>> HiftStream::Push(MelView chunk, bool finalize
     if (cached > 0) std::copy_n(mel_cache_.begin() + b * cached, cached, row);
     std::copy_n(chunk.values.begin() + b * chunk.frames, chunk.frames, row + cached);
   }
-  auto out = vocoder_->Vocode({mel, frames}, source_cache_, noise);
-  if (!out.ok()) return out.status();
-  std::vector<float>& speech = out->audio;
+  *frames_out = frames;
+  return mel;
+}
+
+std::vector<float> HiftStream::Finish(const std::vector<float>& mel, int64_t frames, bool finalize,
+                                      VocodedAudio out) {
+  std::vector<float>& speech = out.audio;
   const auto n = static_cast<size_t>(source_cache_samples_);
   if (started_) {
     // fade_in_out (utils/common.py:170-178): float32 audio times the float64 window, summed in
@@ -73,12 +119,13 @@ absl::StatusOr<std::vector<float>> HiftStream::Push(MelView chunk, bool finalize
     return std::move(speech);
   }
   // Keep the last mel frames, source and audio samples; hold that audio back (model.py:315-318).
+  const int bins = vocoder_->mel_bins();
   mel_cache_.resize(static_cast<size_t>(bins * mel_cache_frames_));
   for (int b = 0; b < bins; ++b) {
     std::copy_n(mel.begin() + b * frames + (frames - mel_cache_frames_), mel_cache_frames_,
                 mel_cache_.begin() + b * mel_cache_frames_);
   }
-  source_cache_.assign(out->source.end() - n, out->source.end());
+  source_cache_.assign(out.source.end() - n, out.source.end());
   speech_cache_.assign(speech.end() - n, speech.end());
   speech.resize(speech.size() - n);
   return std::move(speech);

@@ -11,6 +11,16 @@
 
 namespace voxserve::engine::cosyvoice {
 
+class HiftStream;
+
+// One stream's chunk in a HiftStream::PushBatch call, as its Push takes it. Borrowed.
+struct HiftPush {
+  HiftStream* stream = nullptr;
+  MelView mel;
+  bool finalize = false;
+  SourceNoise* noise = nullptr;
+};
+
 // Owned by one request's stream, used by one thread at a time; borrows the vocoder, which must
 // outlive it. Each chunk: the previous chunk's last mel_cache_frames mel frames are put in front
 // of the new mel, the previous source tail replaces the start of the new source, the first
@@ -28,9 +38,19 @@ class HiftStream {
   // cache in front, must come to at least mel_cache_frames frames (the audio held back).
   // After the final chunk the stream refuses more (FailedPrecondition).
   absl::StatusOr<std::vector<float>> Push(MelView mel, bool finalize, SourceNoise& noise);
+  // Several streams' chunks (distinct streams of one vocoder), each as its Push would: the same
+  // audio and state, its own status, in input order. Chunks whose mels (cache in front) are of
+  // equal length share the vocoder's graph calls (HiftVocoder::VocodeBatch).
+  static std::vector<absl::StatusOr<std::vector<float>>> PushBatch(
+      std::span<const HiftPush> pushes);
 
  private:
   HiftStream(const HiftVocoder& vocoder, int mel_cache_frames, int source_cache_samples);
+  // The mel HiFT reads: the cached frames, then the chunk's ([bins, *frames] row-major).
+  absl::StatusOr<std::vector<float>> Prepare(MelView chunk, bool finalize, int64_t* frames) const;
+  // The chunk's audio from its vocoded mel; keeps the caches for the next chunk.
+  std::vector<float> Finish(const std::vector<float>& mel, int64_t frames, bool finalize,
+                            VocodedAudio out);
 
   const HiftVocoder* vocoder_;
   int mel_cache_frames_;

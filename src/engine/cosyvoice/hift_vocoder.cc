@@ -84,6 +84,8 @@ absl::StatusOr<std::unique_ptr<HiftVocoder>> HiftVocoder::Create(
   v->decoder_magnitude_ = v->decoder_->outputs()[0].name;
   v->decoder_phase_ = v->decoder_->outputs()[1].name;
   v->mel_bins_ = m.audio.mel_bins;
+  v->batches_rows_ = v->f0_->inputs()[0].IsDynamic(0) && v->decoder_->inputs()[0].IsDynamic(0) &&
+                     v->decoder_->inputs()[1].IsDynamic(0);
   v->audio_limit_ = static_cast<float>(h.audio_limit);
   return v;
 }
@@ -121,6 +123,10 @@ onnx::TensorView HostMel(MelView mel, int bins) {
   return {onnx::ElementType::kFloat, const_cast<float*>(mel.values.data()), {1, bins, mel.frames}};
 }
 
+onnx::TensorView Floats(std::vector<float>& v, std::vector<int64_t> shape) {
+  return {onnx::ElementType::kFloat, v.data(), std::move(shape)};
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<float>> HiftVocoder::F0(MelView mel) const {
@@ -130,9 +136,10 @@ absl::StatusOr<std::vector<float>> HiftVocoder::F0(MelView mel) const {
 
 absl::StatusOr<std::vector<float>> HiftVocoder::F0Of(const onnx::TensorView& mel,
                                                      int64_t frames) const {
-  std::vector<float> f0(static_cast<size_t>(frames));
-  absl::Status ran = f0_->RunInPlace(
-      {{f0_input_, mel}}, {{f0_output_, {onnx::ElementType::kFloat, f0.data(), {1, frames}}}});
+  const int64_t rows = mel.shape[0];
+  std::vector<float> f0(static_cast<size_t>(rows * frames));
+  absl::Status ran =
+      f0_->RunInPlace({{f0_input_, mel}}, {{f0_output_, Floats(f0, {rows, frames})}});
   if (!ran.ok()) return ran;
   return f0;
 }
@@ -140,43 +147,61 @@ absl::StatusOr<std::vector<float>> HiftVocoder::F0Of(const onnx::TensorView& mel
 absl::StatusOr<std::vector<float>> HiftVocoder::Decode(MelView mel,
                                                        std::span<const float> source) const {
   if (absl::Status s = CheckMel(mel); !s.ok()) return s;
-  return DecodeOf(HostMel(mel, mel_bins_), mel.frames, source);
+  std::vector<float> row(source.begin(), source.end());
+  auto audio = DecodeOf(HostMel(mel, mel_bins_), mel.frames, {&row, 1});
+  if (!audio.ok()) return audio.status();
+  return std::move(audio->front());
 }
 
-absl::StatusOr<std::vector<float>> HiftVocoder::DecodeOf(const onnx::TensorView& mel,
-                                                         int64_t mel_frames,
-                                                         std::span<const float> source) const {
+absl::StatusOr<std::vector<std::vector<float>>> HiftVocoder::DecodeOf(
+    const onnx::TensorView& mel, int64_t mel_frames,
+    std::span<const std::vector<float>> sources) const {
   const int64_t samples = mel_frames * samples_per_frame();
-  if (source.size() != static_cast<size_t>(samples)) {
-    return core::InvalidArgument("HiFT: source has " + std::to_string(source.size()) +
-                                 " samples, the mel needs " + std::to_string(samples));
-  }
-  auto source_stft = stft_.Forward(source);
-  if (!source_stft.ok()) return source_stft.status();
   const int64_t frames = stft_.Frames(samples);
   const int64_t bins = stft_.bins();
-  std::vector<float> magnitude(static_cast<size_t>(bins * frames)), phase(magnitude.size());
-  auto floats = [](std::vector<float>& v, std::vector<int64_t> shape) {
-    return onnx::TensorView{onnx::ElementType::kFloat, v.data(), std::move(shape)};
-  };
+  const auto rows = static_cast<int64_t>(sources.size());
+  // The rows' source STFTs side by side: [rows, 2 * bins, frames].
+  std::vector<float> source_stft;
+  source_stft.reserve(static_cast<size_t>(rows * 2 * bins * frames));
+  for (const std::vector<float>& source : sources) {
+    if (source.size() != static_cast<size_t>(samples)) {
+      return core::InvalidArgument("HiFT: source has " + std::to_string(source.size()) +
+                                   " samples, the mel needs " + std::to_string(samples));
+    }
+    auto stft = stft_.Forward(source);
+    if (!stft.ok()) return stft.status();
+    source_stft.insert(source_stft.end(), stft->begin(), stft->end());
+  }
+  std::vector<float> magnitude(static_cast<size_t>(rows * bins * frames)), phase(magnitude.size());
   absl::Status ran = decoder_->RunInPlace(
-      {{decoder_mel_, mel}, {decoder_source_, floats(*source_stft, {1, 2 * bins, frames})}},
-      {{decoder_magnitude_, floats(magnitude, {1, bins, frames})},
-       {decoder_phase_, floats(phase, {1, bins, frames})}});
+      {{decoder_mel_, mel}, {decoder_source_, Floats(source_stft, {rows, 2 * bins, frames})}},
+      {{decoder_magnitude_, Floats(magnitude, {rows, bins, frames})},
+       {decoder_phase_, Floats(phase, {rows, bins, frames})}});
+  decoder_calls_.fetch_add(1, std::memory_order_relaxed);
   if (!ran.ok()) return ran;
-  // magnitude = exp(x) is clipped at 1e2 before the iSTFT (generator.py:500).
-  auto audio = stft_.Inverse(magnitude, phase, frames, 100.0f);
-  if (!audio.ok()) return audio.status();
-  // torch.clamp(x, -audio_limit, audio_limit) (generator.py:537); NaN stays NaN in torch, and
-  // cannot arise here from finite inputs and graphs.
-  for (float& x : *audio) x = std::clamp(x, -audio_limit_, audio_limit_);
-  return audio;
+  std::vector<std::vector<float>> audios;
+  const auto row_size = static_cast<size_t>(bins * frames);
+  for (int64_t r = 0; r < rows; ++r) {
+    // magnitude = exp(x) is clipped at 1e2 before the iSTFT (generator.py:500).
+    auto audio = stft_.Inverse(std::span<const float>(magnitude).subspan(r * row_size, row_size),
+                               std::span<const float>(phase).subspan(r * row_size, row_size),
+                               frames, 100.0f);
+    if (!audio.ok()) return audio.status();
+    // torch.clamp(x, -audio_limit, audio_limit) (generator.py:537); NaN stays NaN in torch, and
+    // cannot arise here from finite inputs and graphs.
+    for (float& x : *audio) x = std::clamp(x, -audio_limit_, audio_limit_);
+    audios.push_back(*std::move(audio));
+  }
+  return audios;
 }
 
 absl::StatusOr<VocodedAudio> HiftVocoder::Vocode(MelView mel, std::span<const float> cache_source,
                                                  SourceNoise& noise) const {
   if (absl::Status s = CheckMel(mel); !s.ok()) return s;
-  return VocodeOf(HostMel(mel, mel_bins_), mel.frames, cache_source, noise);
+  const VocodeInput row{mel, cache_source, &noise};
+  auto out = VocodeOf(HostMel(mel, mel_bins_), mel.frames, {&row, 1});
+  if (!out.ok()) return out.status();
+  return std::move(out->front());
 }
 
 absl::StatusOr<VocodedAudio> HiftVocoder::VocodeOnProvider(const onnx::TensorView& mel,
@@ -187,25 +212,74 @@ absl::StatusOr<VocodedAudio> HiftVocoder::VocodeOnProvider(const onnx::TensorVie
                                  ", frames]");
   }
   if (absl::Status s = CheckFrames(mel.shape[2]); !s.ok()) return s;
-  return VocodeOf(mel, mel.shape[2], cache_source, noise);
+  const VocodeInput row{{}, cache_source, &noise};
+  auto out = VocodeOf(mel, mel.shape[2], {&row, 1});
+  if (!out.ok()) return out.status();
+  return std::move(out->front());
 }
 
-absl::StatusOr<VocodedAudio> HiftVocoder::VocodeOf(const onnx::TensorView& mel, int64_t frames,
-                                                   std::span<const float> cache_source,
-                                                   SourceNoise& noise) const {
+std::vector<absl::StatusOr<VocodedAudio>> HiftVocoder::VocodeBatch(
+    std::span<const VocodeInput> inputs) const {
+  std::vector<absl::StatusOr<VocodedAudio>> out(inputs.size(), core::Internal("not vocoded"));
+  std::vector<bool> done(inputs.size(), false);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (absl::Status s = CheckMel(inputs[k].mel); !s.ok()) {
+      out[k] = s;
+      done[k] = true;
+    }
+  }
+  // Each pass takes the first mel not done and every later one of its length (one at a time
+  // when the graphs take a single row).
+  for (size_t first = 0; first < inputs.size(); ++first) {
+    if (done[first]) continue;
+    const int64_t frames = inputs[first].mel.frames;
+    std::vector<size_t> group{first};
+    for (size_t k = first + 1; batches_rows_ && k < inputs.size(); ++k) {
+      if (!done[k] && inputs[k].mel.frames == frames) group.push_back(k);
+    }
+    std::vector<VocodeInput> rows;
+    std::vector<float> mel;  // [rows, bins, frames]
+    mel.reserve(group.size() * inputs[first].mel.values.size());
+    for (size_t k : group) {
+      rows.push_back(inputs[k]);
+      mel.insert(mel.end(), inputs[k].mel.values.begin(), inputs[k].mel.values.end());
+      done[k] = true;
+    }
+    const auto count = static_cast<int64_t>(group.size());
+    auto vocoded = VocodeOf(Floats(mel, {count, mel_bins_, frames}), frames, rows);
+    for (size_t r = 0; r < group.size(); ++r) {
+      out[group[r]] = vocoded.ok() ? absl::StatusOr<VocodedAudio>(std::move((*vocoded)[r]))
+                                   : absl::StatusOr<VocodedAudio>(vocoded.status());
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<VocodedAudio>> HiftVocoder::VocodeOf(
+    const onnx::TensorView& mel, int64_t frames, std::span<const VocodeInput> rows) const {
   auto f0 = F0Of(mel, frames);
   if (!f0.ok()) return f0.status();
-  auto source = source_.Source(*f0, noise);
-  if (!source.ok()) return source.status();
-  if (cache_source.size() > source->size()) {
-    return core::InvalidArgument("HiFT: cache_source has " + std::to_string(cache_source.size()) +
-                                 " samples, more than the " + std::to_string(source->size()) +
-                                 " of this mel");
+  std::vector<std::vector<float>> sources;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    auto source =
+        source_.Source(std::span<const float>(*f0).subspan(r * frames, frames), *rows[r].noise);
+    if (!source.ok()) return source.status();
+    const std::span<const float> cache = rows[r].cache_source;
+    if (cache.size() > source->size()) {
+      return core::InvalidArgument("HiFT: cache_source has " + std::to_string(cache.size()) +
+                                   " samples, more than the " + std::to_string(source->size()) +
+                                   " of this mel");
+    }
+    std::copy(cache.begin(), cache.end(), source->begin());
+    sources.push_back(*std::move(source));
   }
-  std::copy(cache_source.begin(), cache_source.end(), source->begin());
-  auto audio = DecodeOf(mel, frames, *source);
-  if (!audio.ok()) return audio.status();
-  return VocodedAudio{std::move(*audio), std::move(*source)};
+  auto audios = DecodeOf(mel, frames, sources);
+  if (!audios.ok()) return audios.status();
+  std::vector<VocodedAudio> out;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    out.push_back(VocodedAudio{std::move((*audios)[r]), std::move(sources[r])});
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<float>> ChangeMelSpeed(MelView mel, int bins, double speed,

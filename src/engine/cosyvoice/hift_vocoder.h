@@ -4,6 +4,7 @@
 // of 24 kHz audio per mel frame.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -28,6 +29,13 @@ struct MelView {
 struct VocodedAudio {
   std::vector<float> audio;   // frames * 480 samples in [-audio_limit, audio_limit]
   std::vector<float> source;  // the source the decoder read, cache applied (the next cache)
+};
+
+// One mel of a VocodeBatch call and what its own Vocode would take. Borrowed for the call.
+struct VocodeInput {
+  MelView mel;
+  std::span<const float> cache_source;
+  SourceNoise* noise = nullptr;
 };
 
 // Owns the two sessions and the bundle's small tensors. Immutable after Create; safe cross
@@ -59,6 +67,15 @@ class HiftVocoder {
   absl::StatusOr<VocodedAudio> VocodeOnProvider(const onnx::TensorView& mel,
                                                 std::span<const float> cache_source,
                                                 SourceNoise& noise) const;
+  // Several mels, each as its own Vocode would (the same audio, its own status, in input
+  // order). Mels of equal length share one call of each graph when both take any number of
+  // rows (batches_rows(): the bundles export.py writes); the source, its STFT and the iSTFT stay
+  // per mel on the host. Streams on one hop schedule vocode equal lengths after their first hop.
+  std::vector<absl::StatusOr<VocodedAudio>> VocodeBatch(std::span<const VocodeInput> inputs) const;
+  // Whether both graphs have a dynamic rows axis (older bundles: one row, vocoded in turn).
+  bool batches_rows() const { return batches_rows_; }
+  // Decoder graph runs so far, all calls together (each serves one or more mels).
+  int64_t decoder_calls() const { return decoder_calls_.load(std::memory_order_relaxed); }
 
   // The pieces, for tests and verify-bundle. F0: Hz per frame.
   absl::StatusOr<std::vector<float>> F0(MelView mel) const;
@@ -72,13 +89,14 @@ class HiftVocoder {
       : source_(std::move(source)), stft_(std::move(stft)) {}
   absl::Status CheckMel(MelView mel) const;
   absl::Status CheckFrames(int64_t frames) const;
-  // The graphs on a mel view [1, mel_bins, frames] (host or provider).
+  // The graphs on a mel view [rows, mel_bins, frames] (host or provider); one source, cache
+  // and noise per row. F0Of: [rows * frames]; DecodeOf: each row's audio.
   absl::StatusOr<std::vector<float>> F0Of(const onnx::TensorView& mel, int64_t frames) const;
-  absl::StatusOr<std::vector<float>> DecodeOf(const onnx::TensorView& mel, int64_t frames,
-                                              std::span<const float> source) const;
-  absl::StatusOr<VocodedAudio> VocodeOf(const onnx::TensorView& mel, int64_t frames,
-                                        std::span<const float> cache_source,
-                                        SourceNoise& noise) const;
+  absl::StatusOr<std::vector<std::vector<float>>> DecodeOf(
+      const onnx::TensorView& mel, int64_t frames,
+      std::span<const std::vector<float>> sources) const;
+  absl::StatusOr<std::vector<VocodedAudio>> VocodeOf(const onnx::TensorView& mel, int64_t frames,
+                                                     std::span<const VocodeInput> rows) const;
 
   std::unique_ptr<onnx::OnnxSession> f0_;
   std::unique_ptr<onnx::OnnxSession> decoder_;
@@ -86,6 +104,8 @@ class HiftVocoder {
   HiftStft stft_;
   int mel_bins_ = 80;
   float audio_limit_ = 0.99f;
+  bool batches_rows_ = false;
+  mutable std::atomic<int64_t> decoder_calls_{0};
   std::string f0_input_, f0_output_, decoder_mel_, decoder_source_, decoder_magnitude_,
       decoder_phase_;
 };

@@ -146,7 +146,21 @@ void VocoderPool::RunFlows(FlowJob first) {
       hops.push_back({job->request, job->hop->token_offset, job->hop->finalize});
     }
     std::vector<absl::StatusOr<FlowMel>> mels = flow_->RunPrefixBatch(hops);
-    for (size_t k = 0; k < live.size(); ++k) live[k]->finish_hop(std::move(mels[k]));
+    std::vector<HiftPush> pushes;
+    std::vector<FlowJob*> pushed;
+    for (size_t k = 0; k < live.size(); ++k) {
+      if (!mels[k].ok()) {
+        live[k]->finish_hop(mels[k].status());
+        continue;
+      }
+      pushes.push_back({live[k]->hift,
+                        {mels[k]->values, mels[k]->frames},
+                        live[k]->hop->finalize,
+                        live[k]->noise});
+      pushed.push_back(live[k]);
+    }
+    std::vector<absl::StatusOr<std::vector<float>>> audio = HiftStream::PushBatch(pushes);
+    for (size_t k = 0; k < pushed.size(); ++k) pushed[k]->finish_hop(std::move(audio[k]));
     return;
   }
   std::vector<absl::StatusOr<ProviderMel>> mels = flow_->RunBatchOnProvider(requests);

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/flow_matcher.h"
+#include "engine/cosyvoice/hift_stream.h"
 
 namespace voxserve::engine::cosyvoice {
 
@@ -38,14 +39,18 @@ struct JobPriority {
 };
 
 // A whole piece's flow, or a streaming hop's (`hop`), which may share estimator calls with other
-// waiting pieces' (hops') of the same length, then its own rest (HiFT, the report). Owned by the
-// pool until it runs or is dropped.
+// waiting pieces' (hops') of the same length, then its own rest (HiFT, the report). A hop's HiFT
+// also shares the vocoder's graph calls with the batch's other hops of its mel length. Owned by
+// the pool until it runs or is dropped.
 struct FlowJob {
   FlowRequest request;  // views into what `keeps` owns
-  // Set: a streaming hop (FlowMatcher::RunPrefixBatch); `finish_hop` gets its mel on the host,
-  // where the piece's HiftStream works.
+  // Set: a streaming hop (FlowMatcher::RunPrefixBatch). Its mel comes to the host and goes
+  // through the piece's HiftStream (`hift`, with its `noise`: owned through `keeps`, used by
+  // this job alone); `finish_hop` gets the hop's audio or the flow's (HiFT's) error.
   std::optional<FlowHopAt> hop;
-  std::function<void(absl::StatusOr<FlowMel>)> finish_hop;
+  HiftStream* hift = nullptr;
+  SourceNoise* noise = nullptr;
+  std::function<void(absl::StatusOr<std::vector<float>>)> finish_hop;
   std::shared_ptr<const void> keeps;  // the request's tokens and voice profile
   std::function<bool()> dropped;      // true: its segment is gone; `skip` runs instead
   std::function<void()> before;       // on the pool thread, before its flow (a test hook)
@@ -78,8 +83,8 @@ class VocoderPool {
   void Post(std::function<void()> job, JobPriority priority = {});
   // Queues a piece's (or a hop's) flow. A pool thread takes the waiting job that goes first and,
   // when the flow batches, every other waiting piece (hop) of the same length (up to
-  // kMaxFlowBatch), runs their flows in one RunBatchOnProvider (RunPrefixBatch), then each one's
-  // finish in turn.
+  // kMaxFlowBatch), runs their flows in one RunBatchOnProvider (RunPrefixBatch), then each
+  // piece's finish in turn, or all the hops' HiFT in one HiftStream::PushBatch.
   void PostFlow(FlowJob job);
   // Whether PostFlow shares estimator calls (the estimator's batch axis is dynamic).
   bool batches_flows() const;

@@ -354,7 +354,8 @@ TEST(CosyVoiceVocoderPool, PiecesOfOneLengthShareTheEstimatorsCallsAndSoundAsAlo
 
 // Streaming (issue 44): two streams of one voice on one schedule are at their first hop with the
 // same prefix length, so their hops waiting together share the estimator's calls
-// (FlowMatcher::RunPrefixBatch) and each sounds as it does alone. Their last hops differ in
+// (FlowMatcher::RunPrefixBatch) and HiFT's (HiftStream::PushBatch), and each sounds as it does
+// alone. Their last hops differ in
 // length (30 and 31 tokens) and run apart: 10 + 10 + 10 calls, where one hop after another would
 // be 40.
 TEST(CosyVoiceVocoderPool, StreamsAtTheSameHopShareTheEstimatorsCallsAndSoundAsAlone) {
@@ -387,9 +388,14 @@ TEST(CosyVoiceVocoderPool, StreamsAtTheSameHopShareTheEstimatorsCallsAndSoundAsA
             [&] { return together->decoder().running() + together->decoder().queued() == 0; });
   ASSERT_TRUE(gate.WaitStarted(1));
   const int64_t calls = f.engine->flow().estimator_calls();
+  const int64_t hift_calls = f.engine->hift().decoder_calls();
   gate.Open();
   StepUntil(*together, out, [&] { return together->Active() == 0; });
   EXPECT_EQ(f.engine->flow().estimator_calls() - calls, 30);
+  // HiFT likewise: the first hops' mels (20 frames each) in one decoder call, then each last
+  // hop's (its 40 or 42 frames after the 8 cached) alone: 3 calls, where in turn it is 4.
+  ASSERT_TRUE(f.engine->hift().batches_rows());
+  EXPECT_EQ(f.engine->hift().decoder_calls() - hift_calls, 3);
   for (SequenceId id : {1, 2}) {
     ASSERT_TRUE(out.ends.contains(id));
     EXPECT_TRUE(out.ends.at(id).ok()) << out.ends.at(id);

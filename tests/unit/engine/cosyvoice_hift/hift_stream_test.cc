@@ -93,6 +93,60 @@ TEST_F(HiftUpstreamTest, StreamingMatchesUpstreamToken2wavChunkByChunk) {
   EXPECT_THAT(stream->Push({more, 10}, true, zero).status().message(), HasSubstr("already"));
 }
 
+// Two streams at the same chunks pushed together (the vocoder pool's batch of hops, issue 44):
+// each chunk's mels share one decoder call and each stream still matches upstream's token2wav.
+TEST_F(HiftUpstreamTest, StreamsPushedTogetherShareTheDecoderAndEachMatchesUpstream) {
+  ASSERT_TRUE(vocoder_->batches_rows()) << "export.py writes HiFT graphs with a rows axis";
+  std::vector<float> mel = Oracle("stream_mel");
+  std::vector<float> bounds = Oracle("stream_bounds");  // 0, 50, 110, 150, 170
+  ASSERT_EQ(bounds.size(), 5u);
+  InjectedNoise noise_a(Oracle("stream_noise")), noise_b(Oracle("stream_noise"));
+  auto a = HiftStream::Create(*vocoder_, 8, 3840);
+  auto b = HiftStream::Create(*vocoder_, 8, 3840);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const int64_t calls = vocoder_->decoder_calls();
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    const auto begin = static_cast<int64_t>(bounds[i]), end = static_cast<int64_t>(bounds[i + 1]);
+    std::vector<float> chunk;
+    for (int bin = 0; bin < 80; ++bin) {
+      chunk.insert(chunk.end(), mel.begin() + bin * 170 + begin, mel.begin() + bin * 170 + end);
+    }
+    const bool finalize = i + 2 == bounds.size();
+    const HiftPush pushes[] = {{&*a, {chunk, end - begin}, finalize, &noise_a},
+                               {&*b, {chunk, end - begin}, finalize, &noise_b}};
+    auto audio = HiftStream::PushBatch(pushes);
+    ASSERT_EQ(audio.size(), 2u);
+    std::vector<float> want = Oracle("stream_audio_" + std::to_string(i));
+    for (auto& one : audio) {
+      ASSERT_TRUE(one.ok()) << one.status();
+      ASSERT_EQ(one->size(), want.size()) << "chunk " << i;
+      EXPECT_LT(MaxAbsDiff(*one, want), kAudioTolerance) << "chunk " << i;
+    }
+  }
+  EXPECT_EQ(vocoder_->decoder_calls() - calls, 4);  // one per chunk; in turn it would be 8
+  EXPECT_EQ(noise_a.used(), Oracle("stream_noise").size());
+  EXPECT_EQ(noise_b.used(), Oracle("stream_noise").size());
+}
+
+// A bad chunk in a batch fails alone; the others' audio and state go on.
+TEST_F(HiftUpstreamTest, ABadChunkInABatchFailsAlone) {
+  auto good = HiftStream::Create(*vocoder_, 8, 3840);
+  auto bad = HiftStream::Create(*vocoder_, 8, 3840);
+  ASSERT_TRUE(good.ok() && bad.ok());
+  ZeroNoise zero_a, zero_b;
+  std::vector<float> chunk(80 * 12, 0.0f), short_chunk(80 * 5, 0.0f);
+  const HiftPush pushes[] = {{&*bad, {short_chunk, 5}, false, &zero_b},
+                             {&*good, {chunk, 12}, false, &zero_a}};
+  auto audio = HiftStream::PushBatch(pushes);
+  ASSERT_EQ(audio.size(), 2u);
+  EXPECT_THAT(audio[0].status().message(), HasSubstr("at least 8 mel frames"));
+  ASSERT_TRUE(audio[1].ok()) << audio[1].status();
+  EXPECT_EQ(audio[1]->size(), (12u - 8) * 480);  // the last 8 frames' audio is held back
+  auto rest = good->Push({chunk, 12}, true, zero_a);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(rest->size(), (12u + 8) * 480);
+}
+
 TEST_F(HiftUpstreamTest, StreamRefusesBadChunksAndSettings) {
   EXPECT_FALSE(HiftStream::Create(*vocoder_, 8, 3000).ok());
   EXPECT_FALSE(HiftStream::Create(*vocoder_, 0, 0).ok());

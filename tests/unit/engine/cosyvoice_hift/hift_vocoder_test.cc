@@ -103,6 +103,48 @@ TEST_F(HiftVocoderTest, VocodeIsReproduciblePerSeedAndAppliesTheSourceCache) {
               HasSubstr("cache_source has"));
 }
 
+// Mels of one length share the graphs' calls (issue 44: HiFT batched across streams); each
+// result is what its own Vocode gives, and a bad mel fails alone.
+TEST_F(HiftVocoderTest, VocodeBatchSharesCallsByLengthAndEachIsAsAlone) {
+  ASSERT_TRUE(vocoder_->batches_rows()) << "export.py writes HiFT graphs with a rows axis";
+  NpyArray mel = Golden("hift.full/0", "mel");
+  const int64_t frames = mel.shape.back();
+  std::vector<float> louder = mel.floats;
+  for (float& x : louder) x *= 1.5f;
+  std::vector<float> shorter(mel.floats.size() / frames * (frames - 1));
+  for (size_t bin = 0; bin < 80; ++bin) {
+    std::copy_n(mel.floats.begin() + bin * frames, frames - 1,
+                shorter.begin() + bin * (frames - 1));
+  }
+  std::vector<float> broken(80 * 4, 0.0f);
+  broken[7] = NAN;
+  std::vector<float> cache(3840, 0.25f);
+  SeededSourceNoise n0(1), n1(2), n2(3), n3(4);
+  const VocodeInput inputs[] = {{View(mel), {}, &n0},
+                                {{shorter, frames - 1}, {}, &n1},
+                                {{broken, 4}, {}, &n2},
+                                {{louder, frames}, cache, &n3}};
+  const int64_t calls = vocoder_->decoder_calls();
+  auto out = vocoder_->VocodeBatch(inputs);
+  EXPECT_EQ(vocoder_->decoder_calls() - calls, 2);  // the two of `frames`, then the shorter
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_THAT(out[2].status().message(), HasSubstr("not finite"));
+  SeededSourceNoise a0(1), a1(2), a3(4);
+  auto alone0 = vocoder_->Vocode(View(mel), {}, a0);
+  auto alone1 = vocoder_->Vocode({shorter, frames - 1}, {}, a1);
+  auto alone3 = vocoder_->Vocode({louder, frames}, cache, a3);
+  ASSERT_TRUE(alone0.ok() && alone1.ok() && alone3.ok());
+  for (auto [batched, alone] :
+       {std::pair{&out[0], &*alone0}, std::pair{&out[1], &*alone1}, std::pair{&out[3], &*alone3}}) {
+    ASSERT_TRUE(batched->ok()) << batched->status();
+    EXPECT_EQ((*batched)->source, alone->source);
+    ASSERT_EQ((*batched)->audio.size(), alone->audio.size());
+    // The stacked rows may take other float kernels' paths: rounding at most.
+    EXPECT_LT(MaxAbsDiff((*batched)->audio, alone->audio), 1e-5);
+  }
+  EXPECT_GT(MaxAbsDiff(out[0]->audio, out[3]->audio), 1e-3);  // rows did not mix
+}
+
 TEST_F(HiftVocoderTest, AudioIsClampedToTheAudioLimit) {
   // A loud mel (x1000) drives the random decoder's magnitudes to the 1e2 clip and the audio
   // past 1 (x40 does not); the output stops at 0.99 exactly.
