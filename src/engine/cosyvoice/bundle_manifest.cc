@@ -28,6 +28,11 @@ class FieldReader {
   std::string Path(std::string_view key) const {
     return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
   }
+  // An optional field: null when absent, without a problem.
+  const json* FindOptional(std::string_view key) const {
+    if (!object_.is_object() || !object_.contains(std::string(key))) return nullptr;
+    return Find(key);
+  }
   const json* Find(std::string_view key) const {
     if (!object_.is_object()) return nullptr;
     auto it = object_.find(std::string(key));
@@ -223,14 +228,23 @@ void ReadNumbers(const FieldReader& root, BundleManifest& m) {
     r.Integer("task_id", m.special_ids.task_id, 0);
     r.Integer("eos", m.special_ids.eos, 0);
     r.Integer("endofprompt", m.special_ids.endofprompt, 0);
-    if (const json* stops = r.Find("stop_tokens")) {
-      bool ok = stops->is_array() && !stops->empty();
-      for (const json& id : ok ? *stops : json::array()) {
+    // Lists of ids >= 0; stop_tokens must be there and not empty, silent_tokens may be absent
+    // or empty (CosyVoice2 has none).
+    auto ids = [&](const char* name, std::vector<int64_t>& out, bool may_be_empty) {
+      const json* list = may_be_empty ? r.FindOptional(name) : r.Find(name);
+      if (list == nullptr) return;
+      bool ok = list->is_array() && (may_be_empty || !list->empty());
+      for (const json& id : ok ? *list : json::array()) {
         ok = ok && id.is_number_integer() && id.get<int64_t>() >= 0;
-        if (ok) m.special_ids.stop_tokens.push_back(id.get<int64_t>());
+        if (ok) out.push_back(id.get<int64_t>());
       }
-      if (!ok) root.problems().push_back("special_ids.stop_tokens: expected a list of ids >= 0");
-    }
+      if (!ok) {
+        root.problems().push_back("special_ids." + std::string(name) +
+                                  ": expected a list of ids >= 0");
+      }
+    };
+    ids("stop_tokens", m.special_ids.stop_tokens, false);
+    ids("silent_tokens", m.special_ids.silent_tokens, true);
   }
   {
     FieldReader r(root.Object("llm"), "llm", root.problems());
@@ -307,6 +321,10 @@ void CheckConsistency(const BundleManifest& m, std::vector<std::string>& problem
       require(id >= m.vocab.speech_token_size && id < m.vocab.head_outputs,
               "special_ids.stop_tokens: " + std::to_string(id) +
                   " is not in [speech_token_size, head_outputs)");
+    }
+    for (int64_t id : m.special_ids.silent_tokens) {
+      require(id < m.vocab.speech_token_size, "special_ids.silent_tokens: " + std::to_string(id) +
+                                                  " is not a speech token (< speech_token_size)");
     }
     require(m.vocab.speech_embedding_rows >= m.vocab.speech_token_size,
             "vocab.speech_embedding_rows: smaller than speech_token_size");

@@ -70,6 +70,9 @@ struct BundleManifest {
   struct SpecialIds {
     int64_t sos = 0, task_id = 0, eos = 0, endofprompt = 0;
     std::vector<int64_t> stop_tokens;
+    // CosyVoice3's silent and breath FSQ ids (cli/model.py:423): of a run of them only the first
+    // SilentRunFilter::kMaxRun reach the flow. Empty (CosyVoice2): none dropped.
+    std::vector<int64_t> silent_tokens;
   } special_ids;
   struct Llm {
     int hidden_size = 0, num_layers = 0, num_attention_heads = 0, num_kv_heads = 0, head_dim = 0;

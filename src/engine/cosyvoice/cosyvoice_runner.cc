@@ -179,6 +179,7 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
   }
   segment.llm_id = llm_id;
   segment.tokens.clear();
+  segment.silent = SilentRunFilter(stages_.manifest->special_ids.silent_tokens);
   segment.stream = nullptr;  // the last piece's jobs keep theirs
   // Streaming pieces at speed 1 only: upstream changes speed on a whole mel (model.py:319).
   if (stages_.streaming && segment.speed == 1.0) {
@@ -230,8 +231,10 @@ std::vector<SequenceStep> CosyVoiceRunner::Step() {
       auto it = segments_.find(id);
       Segment& segment = it->second;
       if (event.token >= 0) {
-        segment.tokens.push_back(static_cast<int32_t>(event.token));
         ++tokens_total_;
+        if (segment.silent.Keep(event.token)) {
+          segment.tokens.push_back(static_cast<int32_t>(event.token));
+        }
       }
       if (event.finish == LlmFinish::kNone) {
         if (segment.tokens.size() < TokenBudget(segment)) {
@@ -317,6 +320,7 @@ absl::Status CosyVoiceRunner::FinishPiece(SequenceId id, Segment& segment) {
     Enqueue(id, segment, std::move(job));
   }
   segment.tokens.clear();
+  segment.silent = SilentRunFilter(stages_.manifest->special_ids.silent_tokens);
   if (segment.next_piece < segment.pieces.size()) return AdmitNextPiece(segment);
   return absl::OkStatus();
 }

@@ -62,7 +62,10 @@ absl::StatusOr<std::unique_ptr<LlmDecoder>> LlmDecoder::Create(const BundleManif
   d->manifest_ = manifest;
   d->config_ = config;
   const auto& s = manifest.sampling;
-  d->ras_ = {s.top_p, s.top_k, s.win_size, s.tau_r, manifest.special_ids.eos};
+  // sampling_ids masks index speech_token_size while ignore_eos (llm.py:157-158): CosyVoice2's
+  // eos, but CosyVoice3's sos (its eos is 6562); upstream's CosyVoice3LM inherits the method
+  // unchanged, so its other stop ids stay open during min_len. We mask what upstream masks.
+  d->ras_ = {s.top_p, s.top_k, s.win_size, s.tau_r, manifest.vocab.speech_token_size};
   auto embeddings = LlmEmbeddings::Create(manifest, bundle_dir);
   if (!embeddings.ok()) return embeddings.status();
   d->embeddings_ = std::move(*embeddings);

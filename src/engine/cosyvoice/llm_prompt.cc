@@ -1,5 +1,6 @@
 #include "engine/cosyvoice/llm_prompt.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
@@ -57,24 +58,37 @@ TokenLimits LimitsFor(const BundleManifest::Sampling& sampling, size_t text_len)
 
 absl::StatusOr<std::unique_ptr<LlmEmbeddings>> LlmEmbeddings::Create(const BundleManifest& m,
                                                                      const std::string& dir) {
-  if (m.family != Family::kCosyVoice2) {
-    return absl::UnimplementedError("the LLM decode loop runs CosyVoice2 bundles only, not " +
-                                    std::string(FamilyName(m.family)));
-  }
   std::unique_ptr<LlmEmbeddings> e(new LlmEmbeddings());
   e->hidden_ = m.llm.hidden_size;
-  e->sos_ = m.special_ids.sos;
-  e->task_id_ = m.special_ids.task_id;
   e->speech_token_size_ = m.vocab.speech_token_size;
   auto text = Table(m, dir, "embed_tokens", m.vocab.text_vocab_size, e->hidden_);
   if (!text.ok()) return text.status();
   auto speech = Table(m, dir, "speech_embedding", m.vocab.speech_embedding_rows, e->hidden_);
   if (!speech.ok()) return speech.status();
-  auto special = Table(m, dir, "llm_embedding", m.vocab.llm_embedding_rows, e->hidden_);
-  if (!special.ok()) return special.status();
+  // sos and task_id: rows of llm_embedding in CosyVoice2 (llm.py:485-487), of speech_embedding
+  // in CosyVoice3 (llm.py:482-484), which has no llm_embedding.
+  const bool v3 = m.family == Family::kCosyVoice3;
+  std::vector<float> specials;
+  if (!v3) {
+    auto table = Table(m, dir, "llm_embedding", m.vocab.llm_embedding_rows, e->hidden_);
+    if (!table.ok()) return table.status();
+    specials = std::move(*table);
+  }
+  const std::vector<float>& holder = v3 ? *speech : specials;
+  const int64_t rows = static_cast<int64_t>(holder.size()) / e->hidden_;
+  const auto h = static_cast<size_t>(e->hidden_);
+  for (auto [id, row] :
+       {std::pair{m.special_ids.sos, &e->sos_}, {m.special_ids.task_id, &e->task_id_}}) {
+    if (id < 0 || id >= rows) {
+      return core::InvalidArgument("special_ids: " + std::to_string(id) + " is not a row of " +
+                                   (v3 ? "speech_embedding" : "llm_embedding") + " (" +
+                                   std::to_string(rows) + " rows)");
+    }
+    row->assign(holder.begin() + id * h, holder.begin() + (id + 1) * h);
+  }
+  if (v3) e->endofprompt_ = m.special_ids.endofprompt;
   e->text_ = std::move(*text);
   e->speech_ = std::move(*speech);
-  e->special_ = std::move(*special);
   return e;
 }
 
@@ -92,6 +106,15 @@ absl::StatusOr<std::vector<float>> LlmEmbeddings::PrefillInput(const LlmRequest&
       }
     }
   }
+  auto holds = [&](const std::vector<int64_t>& ids) {
+    return std::find(ids.begin(), ids.end(), endofprompt_) != ids.end();
+  };
+  if (endofprompt_ >= 0 && !holds(r.prompt_text_ids) && !holds(r.text_ids)) {
+    return core::InvalidArgument(
+        "a CosyVoice3 LLM input needs <|endofprompt|> (id " + std::to_string(endofprompt_) +
+        ") in its prompt text or text, as upstream's templates put it: \"You are a helpful "
+        "assistant.<|endofprompt|>\" before the transcript");
+  }
   for (int64_t t : r.prompt_speech_tokens) {
     if (t < 0 || t >= speech_token_size_) {
       return core::InvalidArgument("prompt_speech_tokens: token " + std::to_string(t) +
@@ -104,10 +127,10 @@ absl::StatusOr<std::vector<float>> LlmEmbeddings::PrefillInput(const LlmRequest&
   auto append = [&](const std::vector<float>& table, int64_t row) {
     out.insert(out.end(), table.begin() + row * h, table.begin() + (row + 1) * h);
   };
-  append(special_, sos_);  // llm.py:485-487: llm_embedding rows sos and task_id
+  out.insert(out.end(), sos_.begin(), sos_.end());
   for (int64_t id : r.prompt_text_ids) append(text_, id);
   for (int64_t id : r.text_ids) append(text_, id);
-  append(special_, task_id_);
+  out.insert(out.end(), task_id_.begin(), task_id_.end());
   for (int64_t t : r.prompt_speech_tokens) append(speech_, t);
   return out;
 }

@@ -1,7 +1,7 @@
-// The LLM's input as CosyVoice2's Qwen2LM.inference builds it (cosyvoice/llm/llm.py:459-503, input
-// at 474-494): [sos] + embed_tokens(prompt_text ++ text) + [task_id] + speech_embedding(prompt
-// speech tokens), and the decode length limits from the text length. Reads the bundle's three
-// embedding tables.
+// The LLM's input as Qwen2LM.inference builds it for CosyVoice2 and CosyVoice3
+// (cosyvoice/llm/llm.py:459-503, input at 474-494): [sos] + embed_tokens(prompt_text ++ text) +
+// [task_id] + speech_embedding(prompt speech tokens), and the decode length limits from the
+// text length. Reads the bundle's embedding tables.
 #pragma once
 
 #include <cstdint>
@@ -58,17 +58,20 @@ struct TokenLimits {
 };
 TokenLimits LimitsFor(const BundleManifest::Sampling& sampling, size_t text_len);
 
-// The three tables (float32 [rows, hidden]), read once; immutable after Create, so safe to share
-// across threads.
+// The embedding tables (float32 [rows, hidden]), read once; immutable after Create, so safe to
+// share across threads.
 class LlmEmbeddings {
  public:
-  // Needs a CosyVoice2 bundle (CosyVoice3 takes sos/task_id from speech_embedding: not done).
+  // embed_tokens, speech_embedding and (CosyVoice2) llm_embedding, which holds sos and task_id;
+  // CosyVoice3 takes them from speech_embedding.
   static absl::StatusOr<std::unique_ptr<LlmEmbeddings>> Create(const BundleManifest& manifest,
                                                                const std::string& bundle_dir);
 
   int hidden() const { return hidden_; }
   // The prefill input [S, hidden] row-major, S = 1 + prompt text + text + 1 + prompt tokens.
-  // InvalidArgument naming the field when an id is out of range or the text is empty.
+  // InvalidArgument naming the field when an id is out of range or the text is empty, and for
+  // CosyVoice3 when neither the prompt text nor the text holds <|endofprompt|> (upstream asserts
+  // it, llm.py:476-479: its prompts are "You are a helpful assistant.<|endofprompt|>...").
   absl::StatusOr<std::vector<float>> PrefillInput(const LlmRequest& request) const;
   // Row `token` of speech_embedding (the next step's input); token < speech_embedding rows.
   const float* SpeechEmbedding(int64_t token) const;
@@ -76,8 +79,10 @@ class LlmEmbeddings {
  private:
   LlmEmbeddings() = default;
   int hidden_ = 0;
-  int64_t sos_ = 0, task_id_ = 0, speech_token_size_ = 0;
-  std::vector<float> text_, speech_, special_;  // embed_tokens, speech_embedding, llm_embedding
+  int64_t speech_token_size_ = 0;
+  int64_t endofprompt_ = -1;          // CosyVoice3: the id the text must hold; -1: none needed
+  std::vector<float> text_, speech_;  // embed_tokens, speech_embedding
+  std::vector<float> sos_, task_id_;  // their embedding rows [hidden]
 };
 
 }  // namespace voxserve::engine::cosyvoice

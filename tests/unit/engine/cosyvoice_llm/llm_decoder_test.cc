@@ -205,6 +205,63 @@ TEST_F(LlmDecoderTest, FillTokensStopEvenBeforeMinLength) {
   }
 }
 
+// CosyVoice3's LLM on the tiny bundle's tables and graph, its manifest told the CosyVoice3 ids
+// (llm.py:681-703: sos 6561, eos 6562, task_id 6563; every id from 6561 stops).
+BundleManifest AsCosyVoice3(BundleManifest m) {
+  m.family = Family::kCosyVoice3;
+  m.special_ids.sos = 6561;
+  m.special_ids.eos = 6562;
+  m.special_ids.task_id = 6563;
+  m.special_ids.stop_tokens = {6561, 6562, 6563};
+  return m;
+}
+
+TEST_F(LlmDecoderTest, CosyVoice3TakesSosAndTaskIdFromTheSpeechEmbeddingAndNeedsEndOfPrompt) {
+  const BundleManifest v3 = AsCosyVoice3(manifest_);
+  auto embeddings = LlmEmbeddings::Create(v3, TinyBundle());
+  ASSERT_TRUE(embeddings.ok()) << embeddings.status();
+  LlmRequest r = Synthetic(0, 3);
+  auto refused = (*embeddings)->PrefillInput(r);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("<|endofprompt|>"), std::string::npos);
+  r.prompt_text_ids.push_back(v3.special_ids.endofprompt);  // "...assistant.<|endofprompt|>"
+  auto input = (*embeddings)->PrefillInput(r);
+  ASSERT_TRUE(input.ok()) << input.status();
+  auto speech = ReadNpy(TinyBundle() + "/" + v3.tensors.at("speech_embedding").file);
+  ASSERT_TRUE(speech.ok());
+  const auto h = static_cast<size_t>(v3.llm.hidden_size);
+  auto row = [&](const std::vector<float>& table, size_t k) {
+    return std::vector<float>(table.begin() + k * h, table.begin() + (k + 1) * h);
+  };
+  // llm.py:482-494: [sos] + text + [task_id] + prompt speech tokens.
+  EXPECT_EQ(row(*input, 0), row(speech->floats, 6561));
+  const size_t task_at = 1 + r.prompt_text_ids.size() + r.text_ids.size();
+  EXPECT_EQ(row(*input, task_at), row(speech->floats, 6563));
+  EXPECT_EQ(row(*input, task_at + 1), row(speech->floats, r.prompt_speech_tokens[0]));
+}
+
+TEST_F(LlmDecoderTest, CosyVoice3MasksIndex6561DuringMinLengthAsUpstreamAndItsEosStopsAtOnce) {
+  // sampling_ids masks weighted_scores[speech_token_size] (llm.py:157), CosyVoice3LM's sos and
+  // not its eos: 6561 waits for min_len (2 x 3 tokens), 6562 stops at once.
+  BundleManifest v3 = AsCosyVoice3(manifest_);
+  std::swap(manifest_, v3);
+  for (int64_t favoured : {6561, 6562}) {
+    auto d = Decoder(1);
+    ASSERT_TRUE(d);
+    d->SetLogpHook([favoured](uint64_t, std::span<float> logp) {
+      logp[favoured] = 0.0f;
+      logp[42] = -0.5f;
+    });
+    LlmRequest r = Synthetic(0, 3);
+    r.prompt_text_ids.push_back(manifest_.special_ids.endofprompt);
+    ASSERT_TRUE(d->Admit(1, r).ok());
+    Outcome o = RunAll(*d)[1];
+    EXPECT_EQ(o.tokens.size(), favoured == 6561 ? 6u : 0u) << favoured;
+    EXPECT_EQ(o.finish, LlmFinish::kStopToken);
+  }
+  std::swap(manifest_, v3);
+}
+
 TEST_F(LlmDecoderTest, MaxLengthEndsWithItsLastToken) {
   auto d = Decoder(1);
   d->SetLogpHook([](uint64_t, std::span<float> logp) {
