@@ -76,15 +76,19 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
                                  " speech tokens; this bundle's flow takes at most " +
                                  std::to_string(max_tokens) + " in all");
   }
-  auto llm_prompt = PromptFor(profile, input);
-  if (!llm_prompt.ok()) return llm_prompt.status();
+  auto prompt = PromptFor(profile, input);
+  if (!prompt.ok()) return prompt.status();
+  const LlmPrompt& llm_prompt = prompt->llm;
+  const Preamble& per_piece = prompt->per_piece;
   // Each piece's prompt, text and the speech tokens it may generate share one KV cache row.
+  const size_t prompt_tokens =
+      llm_prompt.text_ids.size() + llm_prompt.speech_tokens.size() + per_piece.ids.size();
   const size_t max_text =
-      decoder_->MaxTextTokens(llm_prompt->text_ids.size(), llm_prompt->speech_tokens.size());
+      decoder_->MaxTextTokens(llm_prompt.text_ids.size() + per_piece.ids.size(),
+                              llm_prompt.speech_tokens.size());
   if (max_text == 0) {
     return core::InvalidArgument(
-        "the voice's prompt (" +
-            std::to_string(llm_prompt->text_ids.size() + llm_prompt->speech_tokens.size()) +
+        "the voice's prompt (" + std::to_string(prompt_tokens) +
             " tokens with its transcript and instructions) leaves no room for text in the LLM's " +
             std::to_string(decoder_->capacity()) +
             " cache slots (options.llm_capacity): raise it, or register a shorter prompt",
@@ -101,7 +105,7 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
     if (!ids.ok()) return ids.status();
     if (ids->empty()) continue;
     if (ids->size() <= max_text) {
-      segment.pieces.emplace_back(ids->begin(), ids->end());
+      segment.pieces.push_back(per_piece.Before(*ids));
       continue;
     }
     for (const std::string& part : stages_.text->FitToTokens(piece, max_text)) {
@@ -114,14 +118,14 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
                                          " the voice's prompt leaves in options.llm_capacity",
                                      "input", "prompt_too_long");
       }
-      if (!part_ids->empty()) segment.pieces.emplace_back(part_ids->begin(), part_ids->end());
+      if (!part_ids->empty()) segment.pieces.push_back(per_piece.Before(*part_ids));
     }
   }
   if (segment.pieces.empty()) {
     return core::InvalidArgument("the text has nothing to speak after normalization", "input",
                                  "empty_input");
   }
-  segment.llm_prompt = *std::move(llm_prompt);
+  segment.llm_prompt = std::move(prompt->llm);
   segment.order = next_order_++;
   segment.profile = input.voice_profile;
   segment.speed = input.speed;
@@ -133,8 +137,8 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<LlmPrompt> CosyVoiceRunner::PromptFor(const VoiceProfile& profile,
-                                                     const SegmentInput& input) const {
+absl::StatusOr<CosyVoiceRunner::SegmentPrompt> CosyVoiceRunner::PromptFor(
+    const VoiceProfile& profile, const SegmentInput& input) const {
   // Without a mode from the service (unit tests, callers other than TtsService), the profile
   // decides as before: an empty transcript is cross-lingual synthesis.
   VoiceMode mode = VoiceMode::kCrossLingual;
@@ -144,13 +148,14 @@ absl::StatusOr<LlmPrompt> CosyVoiceRunner::PromptFor(const VoiceProfile& profile
              transcript != profile.attributes.end() && !transcript->second.empty()) {
     mode = VoiceMode::kZeroShot;
   }
+  const Family family = stages_.manifest->family;
   std::vector<int32_t> instruction_ids;
   if (mode == VoiceMode::kInstruct) {
     if (input.instructions.empty()) {
       return core::InvalidArgument("voice_mode \"instruct\" needs instructions", "instructions",
                                    "missing_instructions");
     }
-    auto ids = stages_.tokenizer->Encode(InstructPromptText(input.instructions));
+    auto ids = stages_.tokenizer->Encode(InstructPromptText(input.instructions, family));
     if (!ids.ok()) return ids.status();
     if (ids->size() > kMaxInstructionTokens) {
       return core::InvalidArgument("instructions are " + std::to_string(ids->size()) +
@@ -160,8 +165,19 @@ absl::StatusOr<LlmPrompt> CosyVoiceRunner::PromptFor(const VoiceProfile& profile
     }
     instruction_ids = *std::move(ids);
   }
-  return PromptForMode(mode, profile.tensors.at("transcript_tokens").ints,
-                       profile.tensors.at("prompt_speech_tokens").ints, instruction_ids);
+  SegmentPrompt prompt;
+  Preamble preamble;
+  if (family == Family::kCosyVoice3) {
+    auto ids = stages_.tokenizer->Encode(std::string(kCosyVoice3System) + std::string(kEndOfPrompt));
+    if (!ids.ok()) return ids.status();
+    preamble.ids.assign(ids->begin(), ids->end());
+    preamble.endofprompt = stages_.manifest->special_ids.endofprompt;
+  }
+  prompt.llm = PromptForMode(mode, profile.tensors.at("transcript_tokens").ints,
+                             profile.tensors.at("prompt_speech_tokens").ints, instruction_ids,
+                             preamble);
+  if (mode == VoiceMode::kCrossLingual) prompt.per_piece = std::move(preamble);
+  return prompt;
 }
 
 absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {

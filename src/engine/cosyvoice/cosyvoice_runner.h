@@ -153,8 +153,14 @@ class CosyVoiceRunner final : public StreamRunner {
   CosyVoiceRunner(const GenerationStages& stages, std::unique_ptr<LlmDecoder> decoder,
                   int max_active)
       : stages_(stages), decoder_(std::move(decoder)), max_active_(max_active) {}
-  // The LLM's share of the voice's prompt in the segment's mode (llm_prompt.h, PromptForMode).
-  absl::StatusOr<LlmPrompt> PromptFor(const VoiceProfile& profile, const SegmentInput& input) const;
+  // The LLM's share of the voice's prompt in the segment's mode (llm_prompt.h, PromptForMode),
+  // and what goes before each piece's text (CosyVoice3's preamble in cross-lingual mode).
+  struct SegmentPrompt {
+    LlmPrompt llm;
+    Preamble per_piece;
+  };
+  absl::StatusOr<SegmentPrompt> PromptFor(const VoiceProfile& profile,
+                                          const SegmentInput& input) const;
   absl::Status AdmitNextPiece(Segment& segment);
   // Speech tokens a piece may have: the flow encoder takes prompt + new tokens up to its
   // max_tokens (300 in the tiny bundle), so the LLM stops there even before its max_len.

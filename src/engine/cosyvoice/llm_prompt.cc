@@ -25,13 +25,34 @@ absl::StatusOr<std::vector<float>> Table(const BundleManifest& m, const std::str
 
 }  // namespace
 
+namespace {
+
+template <typename Id>
+std::vector<int64_t> PreambleBefore(const Preamble& preamble, std::span<const Id> text) {
+  std::vector<int64_t> out;
+  const bool holds = std::find(text.begin(), text.end(), preamble.endofprompt) != text.end();
+  if (!holds) out = preamble.ids;
+  out.insert(out.end(), text.begin(), text.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> Preamble::Before(std::span<const int32_t> text) const {
+  return PreambleBefore(*this, text);
+}
+
+std::vector<int64_t> Preamble::Before(std::span<const int64_t> text) const {
+  return PreambleBefore(*this, text);
+}
+
 LlmPrompt PromptForMode(VoiceMode mode, std::span<const int32_t> transcript_tokens,
                         std::span<const int32_t> prompt_speech_tokens,
-                        std::span<const int32_t> instruction_ids) {
+                        std::span<const int32_t> instruction_ids, const Preamble& preamble) {
   LlmPrompt prompt;
   switch (mode) {
     case VoiceMode::kZeroShot:
-      prompt.text_ids.assign(transcript_tokens.begin(), transcript_tokens.end());
+      prompt.text_ids = preamble.Before(transcript_tokens);
       prompt.speech_tokens.assign(prompt_speech_tokens.begin(), prompt_speech_tokens.end());
       break;
     case VoiceMode::kCrossLingual:
@@ -43,8 +64,12 @@ LlmPrompt PromptForMode(VoiceMode mode, std::span<const int32_t> transcript_toke
   return prompt;
 }
 
-std::string InstructPromptText(std::string_view instructions) {
-  constexpr std::string_view kEndOfPrompt = "<|endofprompt|>";
+std::string InstructPromptText(std::string_view instructions, Family family) {
+  if (family == Family::kCosyVoice3) {
+    if (instructions.find(kEndOfPrompt) != std::string_view::npos) return std::string(instructions);
+    return std::string(kCosyVoice3System) + " " + std::string(instructions) +
+           std::string(kEndOfPrompt);
+  }
   std::string text(instructions);
   if (!instructions.ends_with(kEndOfPrompt)) text += kEndOfPrompt;
   return text;

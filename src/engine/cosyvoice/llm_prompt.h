@@ -40,17 +40,38 @@ struct LlmPrompt {
   std::vector<int64_t> text_ids;       // LlmRequest::prompt_text_ids
   std::vector<int64_t> speech_tokens;  // LlmRequest::prompt_speech_tokens
 };
+// CosyVoice3's LLM reads a system text ended by <|endofprompt|> before the text it imitates or
+// speaks (upstream asserts the token, llm.py:476-479). Upstream leaves it to its callers, whose
+// examples put "You are a helpful assistant.<|endofprompt|>" before a zero-shot transcript and
+// before a cross-lingual text; voxserve puts it there itself. CosyVoice2 has none.
+inline constexpr std::string_view kEndOfPrompt = "<|endofprompt|>";
+inline constexpr std::string_view kCosyVoice3System = "You are a helpful assistant.";
+// The preamble's ids (the tokens of kCosyVoice3System + kEndOfPrompt; empty: none) and the
+// <|endofprompt|> id. Plain data.
+struct Preamble {
+  std::vector<int64_t> ids;
+  int64_t endofprompt = -1;
+  // The preamble, then `text`; `text` alone when there is no preamble or it already holds
+  // <|endofprompt|> (text written for upstream, with its own system text, works unchanged).
+  std::vector<int64_t> Before(std::span<const int32_t> text) const;
+  std::vector<int64_t> Before(std::span<const int64_t> text) const;
+};
+
+// `preamble`: CosyVoice3's, before a zero-shot transcript (the cross-lingual text gets it per
+// piece, as text: upstream's callers write it into tts_text, so the length limits count it).
 LlmPrompt PromptForMode(VoiceMode mode, std::span<const int32_t> transcript_tokens,
                         std::span<const int32_t> prompt_speech_tokens,
-                        std::span<const int32_t> instruction_ids);
+                        std::span<const int32_t> instruction_ids, const Preamble& preamble = {});
 
-// The text upstream tokenizes as instruct mode's prompt: the user's instructions followed by
-// <|endofprompt|>. inference_instruct2 (cli/cosyvoice.py:177-179) tokenizes instruct_text as
-// given, neither normalized nor extended, and upstream's instruct prompts end with that token
-// (cosyvoice/utils/common.py:28, instruct_list: "You are a helpful assistant. 请用广东话表达。
-// <|endofprompt|>"). Appended unless the instructions already end with it, so text written for
-// upstream works unchanged.
-std::string InstructPromptText(std::string_view instructions);
+// The text upstream tokenizes as instruct mode's prompt. inference_instruct2
+// (cli/cosyvoice.py:177-179) tokenizes instruct_text as given, neither normalized nor extended,
+// and upstream's instruct prompts end with <|endofprompt|> (cosyvoice/utils/common.py:28,
+// instruct_list: "You are a helpful assistant. 请用广东话表达。<|endofprompt|>"). CosyVoice2: the
+// instructions, <|endofprompt|> appended unless they already end with it. CosyVoice3: "You are a
+// helpful assistant. " + the instructions + <|endofprompt|>, as instruct_list writes them, unless
+// the instructions already hold <|endofprompt|> (then as given). Text written for upstream works
+// unchanged either way.
+std::string InstructPromptText(std::string_view instructions, Family family = Family::kCosyVoice2);
 
 // min_len/max_len of llm.py:497-498: int(len(text) * ratio) over the text without the prompt.
 struct TokenLimits {

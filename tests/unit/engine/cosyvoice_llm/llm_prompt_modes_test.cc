@@ -76,6 +76,39 @@ TEST(InstructPromptText, DoesNotRepeatAnEndOfPromptTheUserWrote) {
   EXPECT_EQ(InstructPromptText("<|endofprompt|>x"), "<|endofprompt|>x<|endofprompt|>");
 }
 
+TEST(InstructPromptText, CosyVoice3WritesTheSystemTextAsUpstreamsInstructListDoes) {
+  // common.py:28's form: "You are a helpful assistant. <instructions><|endofprompt|>".
+  EXPECT_EQ(InstructPromptText("请用广东话表达。", Family::kCosyVoice3),
+            "You are a helpful assistant. 请用广东话表达。<|endofprompt|>");
+  // An entry of instruct_list, or any text that has its own <|endofprompt|>: as given.
+  const std::string upstream = "You are a helpful assistant. 请用东北话表达。<|endofprompt|>";
+  EXPECT_EQ(InstructPromptText(upstream, Family::kCosyVoice3), upstream);
+  EXPECT_EQ(InstructPromptText("Speak slowly.", Family::kCosyVoice2),
+            "Speak slowly.<|endofprompt|>");
+}
+
+TEST(Preamble, GoesBeforeTextThatHasNoEndOfPromptOfItsOwn) {
+  const Preamble preamble{{10, 11, 151646}, 151646};
+  const std::vector<int32_t> text{1, 2};
+  EXPECT_EQ(preamble.Before(text), (std::vector<int64_t>{10, 11, 151646, 1, 2}));
+  const std::vector<int64_t> own{5, 151646, 1};  // the user wrote a system text of their own
+  EXPECT_EQ(preamble.Before(own), own);
+  EXPECT_EQ(Preamble{}.Before(text), (std::vector<int64_t>{1, 2}));  // CosyVoice2: none
+}
+
+TEST(PromptForMode, CosyVoice3PutsThePreambleBeforeTheZeroShotTranscriptOnly) {
+  const Preamble preamble{{10, 151646}, 151646};
+  const std::vector<int32_t> transcript{1, 2}, speech{3}, instruction{7, 151646};
+  EXPECT_EQ(PromptForMode(VoiceMode::kZeroShot, transcript, speech, {}, preamble).text_ids,
+            (std::vector<int64_t>{10, 151646, 1, 2}));
+  // Instruct: the instruction text carries its own (InstructPromptText); cross-lingual: the
+  // preamble goes before each piece's text instead (the runner), the prompt text stays empty.
+  EXPECT_EQ(PromptForMode(VoiceMode::kInstruct, transcript, speech, instruction, preamble).text_ids,
+            (std::vector<int64_t>{7, 151646}));
+  EXPECT_TRUE(
+      PromptForMode(VoiceMode::kCrossLingual, transcript, speech, {}, preamble).text_ids.empty());
+}
+
 TEST(PromptForMode, ModesTakeOnlyTheirOwnParts) {
   const std::vector<int32_t> transcript{1, 2}, speech{3, 4, 5}, instruction{6};
   EXPECT_EQ(PromptForMode(VoiceMode::kZeroShot, transcript, speech, instruction).text_ids,
