@@ -113,8 +113,10 @@ def _llm(w, n, llm, prompt_ids, ids, prompt_tokens):
     """Prefill and one decode step as Qwen2LM.inference does them (cosyvoice/llm/llm.py:473-545)."""
     text = torch.cat([prompt_ids, ids]).to(torch.int64).unsqueeze(0)
     text_emb = llm.llm.model.model.embed_tokens(text)
-    sos = llm.llm_embedding.weight[llm.sos].reshape(1, 1, -1)
-    task = llm.llm_embedding.weight[llm.task_id].reshape(1, 1, -1)
+    # CosyVoice3LM has no llm_embedding: its sos and task_id are speech_embedding rows (:482-484).
+    specials = llm.llm_embedding if hasattr(llm, "llm_embedding") else llm.speech_embedding
+    sos = specials.weight[llm.sos].reshape(1, 1, -1)
+    task = specials.weight[llm.task_id].reshape(1, 1, -1)
     speech_emb = llm.speech_embedding(prompt_tokens.to(torch.int64).unsqueeze(0))
     lm_input = torch.cat([sos, text_emb, task, speech_emb], dim=1)
     s = lm_input.shape[1]

@@ -162,10 +162,14 @@ def build(qwen, head, precision="fp32", max_positions=32768):
     last = g.node("Reshape", [last, g.const_i64("rows_by_hidden", [-1, h_size])], name="rows")
     if elem != TensorProto.FLOAT:
         last = g.node("Cast", [last], name="head_cast", to=TensorProto.FLOAT)
-    logits = g.node("MatMul", [last, g.weight("head.weight", _t(head), TensorProto.FLOAT)],
-                    name="head")
-    g.node("Add", [logits, g.weight("head.bias", head.bias.detach(), TensorProto.FLOAT)],
-           outputs=["logits"], name="head_bias")
+    if head.bias is None:  # CosyVoice3LM's head has no bias (llm.py:687)
+        g.node("MatMul", [last, g.weight("head.weight", _t(head), TensorProto.FLOAT)],
+               outputs=["logits"], name="head")
+    else:
+        logits = g.node("MatMul", [last, g.weight("head.weight", _t(head), TensorProto.FLOAT)],
+                        name="head")
+        g.node("Add", [logits, g.weight("head.bias", head.bias.detach(), TensorProto.FLOAT)],
+               outputs=["logits"], name="head_bias")
 
     cache = ["batch", kv, "past_sequence", d]
     inputs = [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT,

@@ -94,9 +94,9 @@ def _build(node):
     return node
 
 
-def _shrink(config):
+def _shrink(config, parts):
     for where, values in TINY.items():
-        if where == "qwen2":
+        if where == "qwen2" or where.split(".")[0] not in parts:
             continue
         node = config
         for part in where.split("."):
@@ -104,12 +104,13 @@ def _shrink(config):
         node.update(values)
 
 
-def build(yaml_path, size="real", seed=0, qwen2_config=None):
-    """Returns (config, llm, flow, hift) as upstream's classes, in eval mode, float32."""
+def build(yaml_path, size="real", seed=0, qwen2_config=None, parts=("llm", "flow", "hift")):
+    """Returns (config, llm, flow, hift) as upstream's classes, in eval mode, float32; a module
+    not in `parts` is None (CosyVoice3's LLM builds here, its DiT flow does not yet)."""
     import torch
     config = copy.deepcopy(upstream_config.load(yaml_path))
     if size == "tiny":
-        _shrink(config)
+        _shrink(config, parts)
     qwen = dict(qwen2_config or {})
     if size == "tiny":
         qwen.update(TINY["qwen2"])
@@ -121,7 +122,8 @@ def build(yaml_path, size="real", seed=0, qwen2_config=None):
     hidden = qwen.get("hidden_size", 896)
     config["llm"]["llm_input_size"] = config["llm"]["llm_output_size"] = hidden
     torch.manual_seed(seed)
-    llm, flow, hift = (_build(config[k]).eval() for k in ("llm", "flow", "hift"))
-    if size == "tiny":
+    llm, flow, hift = (_build(config[k]).eval() if k in parts else None
+                       for k in ("llm", "flow", "hift"))
+    if size == "tiny" and flow is not None:
         _shorten_positional_tables(flow.encoder, TINY_MAX_POSITIONS)
     return config, llm, flow, hift

@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <limits>
 #include <map>
 
 #include "engine/cosyvoice/bundle_verifier.h"
 #include "engine/cosyvoice/npy.h"
+#include "support/test_paths.h"
 #include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -258,6 +260,69 @@ TEST_F(LlmDecoderTest, CosyVoice3MasksIndex6561DuringMinLengthAsUpstreamAndItsEo
     Outcome o = RunAll(*d)[1];
     EXPECT_EQ(o.tokens.size(), favoured == 6561 ? 6u : 0u) << favoured;
     EXPECT_EQ(o.finish, LlmFinish::kStopToken);
+  }
+  std::swap(manifest_, v3);
+}
+
+// Upstream's CosyVoice3LM itself (fixture cosyvoice3_llm: tiny, random weights, its step graph,
+// tables and goldens): the decoder, given a CosyVoice3 manifest, builds upstream's input, steps to
+// its logp, and its greedy run gives upstream's tokens to the stop id.
+TEST_F(LlmDecoderTest, CosyVoice3PrefillDecodeAndGreedyTokensMatchUpstream) {
+  const std::string dir = testing::FixturePath("VOXSERVE_COSYVOICE3_LLM", test_paths::kCosyVoice3Llm);
+  if (!std::filesystem::exists(dir + "/llm_step.onnx")) {
+    GTEST_SKIP() << "no CosyVoice3 LLM (fixture cosyvoice3_llm, VOXSERVE_COSYVOICE_REF)";
+  }
+  BundleManifest v3 = AsCosyVoice3(manifest_);
+  v3.vocab.speech_embedding_rows = v3.vocab.head_outputs = 6761;  // 6561 + 200 (llm.py:687, :696)
+  v3.vocab.llm_embedding_rows = 0;
+  v3.special_ids.stop_tokens.clear();
+  for (int64_t id = 6561; id < 6761; ++id) v3.special_ids.stop_tokens.push_back(id);  // :703
+  v3.graphs = {{"llm_step", manifest_.graphs.at("llm_step")}};
+  v3.graphs.at("llm_step").file = "llm_step.onnx";
+  v3.tensors.at("embed_tokens").file = "tensors/embed_tokens.npy";
+  v3.tensors.at("speech_embedding").file = "tensors/speech_embedding.npy";
+  auto golden = [&](const std::string& stage, const std::string& key) {
+    auto array = ReadNpy(dir + "/goldens/" + stage + "/" + key + ".npy");
+    EXPECT_TRUE(array.ok()) << stage << "/" << key << ": " << array.status();
+    return array.ok() ? *array : NpyArray{};
+  };
+  std::swap(manifest_, v3);
+  auto embeddings = LlmEmbeddings::Create(manifest_, dir);
+  ASSERT_TRUE(embeddings.ok()) << embeddings.status();
+  for (int n = 0; n < 2; ++n) {
+    const std::string name = std::to_string(n);
+    LlmRequest r;
+    r.text_ids = golden("llm.greedy/" + name, "text_ids").ints;
+    r.prompt_text_ids = golden("llm.greedy/" + name, "prompt_text_ids").ints;
+    r.prompt_speech_tokens = golden("llm.greedy/" + name, "prompt_speech_tokens").ints;
+    r.greedy = true;
+    auto input = (*embeddings)->PrefillInput(r);
+    ASSERT_TRUE(input.ok()) << input.status();
+    EXPECT_EQ(*input, golden("llm.prefill/" + name, "inputs_embeds").floats) << "text " << n;
+    LlmDecoderConfig config;
+    config.max_active = 1;
+    config.capacity = 1024;
+    config.session.intra_op_threads = 1;
+    config.session.execution_provider = testing::TestExecutionProvider();
+    auto d = LlmDecoder::Create(manifest_, dir, config);
+    ASSERT_TRUE(d.ok()) << d.status();
+    std::vector<std::vector<float>> logps;
+    (*d)->SetLogpHook(
+        [&](uint64_t, std::span<float> logp) { logps.emplace_back(logp.begin(), logp.end()); });
+    ASSERT_TRUE((*d)->Admit(1, r).ok());
+    Outcome o = RunAll(**d)[1];
+    // Upstream stopped at one of its 200 stop ids (the goldens' note); so do we, token for token.
+    EXPECT_EQ(o.tokens, golden("llm.greedy/" + name, "tokens").ints) << "text " << n;
+    EXPECT_EQ(o.finish, LlmFinish::kStopToken);
+    ASSERT_GE(logps.size(), 2u);
+    EXPECT_LT(LogpError(logps[0], golden("llm.prefill/" + name, "logp").floats), 1e-4);
+    EXPECT_LT(LogpError(logps[1], golden("llm.decode/" + name, "logp").floats), 1e-4);
+    const NpyArray steps = golden("llm.greedy/" + name, "logp");  // [steps, 6761]
+    for (size_t k = 0; k < static_cast<size_t>(steps.shape.at(0)) && k < logps.size(); ++k) {
+      const std::vector<float> want(steps.floats.begin() + k * 6761,
+                                    steps.floats.begin() + (k + 1) * 6761);
+      EXPECT_LT(LogpError(logps[k], want), 1e-4) << "text " << n << " step " << k;
+    }
   }
   std::swap(manifest_, v3);
 }
