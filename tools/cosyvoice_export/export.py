@@ -223,7 +223,9 @@ def main():
         "audio": {"prompt_sample_rate": 16000, "sample_rate": config["sample_rate"],
                   "mel_bins": 80, "mel_frame_rate": 50, "samples_per_mel_frame": 480,
                   "speaker_embedding_dim": config["spk_embed_dim"],
-                  "whisper_mel_bins": 128, "prompt_max_seconds": 30},
+                  "whisper_mel_bins": 128, "prompt_max_seconds": 30,
+                  # feat_extractor fmax: 8000 (CosyVoice2), null = Nyquist (CosyVoice3)
+                  "prompt_mel_fmax": config["feat_extractor"]["fmax"] or config["sample_rate"] / 2},
         "tokens": {"token_rate": config["token_frame_rate"],
                    "token_mel_ratio": config["token_mel_ratio"]},
         "vocab": {"text_vocab_size": c.vocab_size,

@@ -208,6 +208,9 @@ void ReadNumbers(const FieldReader& root, BundleManifest& m) {
     r.Integer("speaker_embedding_dim", m.audio.speaker_embedding_dim);
     r.Integer("whisper_mel_bins", m.audio.whisper_mel_bins);
     r.Number("prompt_max_seconds", m.audio.prompt_max_seconds, 1, 600);
+    if (r.FindOptional("prompt_mel_fmax") != nullptr) {
+      r.Number("prompt_mel_fmax", m.audio.prompt_mel_fmax, 1000, 96000);
+    }
   }
   {
     FieldReader r(root.Object("tokens"), "tokens", root.problems());
@@ -311,6 +314,10 @@ void CheckConsistency(const BundleManifest& m, std::vector<std::string>& problem
   if (m.audio.mel_frame_rate > 0 && m.tokens.token_rate > 0 && m.tokens.token_mel_ratio > 0) {
     require(m.tokens.token_rate * m.tokens.token_mel_ratio == m.audio.mel_frame_rate,
             "tokens.token_mel_ratio: token_rate x token_mel_ratio != audio.mel_frame_rate");
+  }
+  if (m.audio.sample_rate > 0) {
+    require(2 * m.audio.prompt_mel_fmax <= m.audio.sample_rate,
+            "audio.prompt_mel_fmax: above the Nyquist rate of audio.sample_rate");
   }
   if (m.audio.sample_rate > 0 && m.audio.mel_frame_rate > 0 && m.audio.samples_per_mel_frame > 0) {
     require(m.audio.mel_frame_rate * m.audio.samples_per_mel_frame == m.audio.sample_rate,

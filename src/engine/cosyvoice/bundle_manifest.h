@@ -59,6 +59,9 @@ struct BundleManifest {
     int prompt_sample_rate = 0, sample_rate = 0, mel_bins = 0, mel_frame_rate = 0;
     int samples_per_mel_frame = 0, speaker_embedding_dim = 0, whisper_mel_bins = 0;
     double prompt_max_seconds = 0;
+    // The flow's prompt mel's upper edge (feat_extractor fmax): optional, CosyVoice2's 8000 Hz
+    // when absent; CosyVoice3's is the Nyquist rate (fmax: null in cosyvoice3.yaml).
+    double prompt_mel_fmax = 8000;
   } audio;
   struct Tokens {
     int token_rate = 0, token_mel_ratio = 0;

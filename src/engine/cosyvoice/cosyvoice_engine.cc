@@ -292,9 +292,10 @@ absl::Status CosyVoiceEngine::CheckHopSchedule() const {
 
 absl::StatusOr<VoiceProfile> CosyVoiceEngine::CloneVoice(const VoicePrompt& prompt) {
   if (prompt.audio.empty()) return core::InvalidArgument("the prompt recording is empty");
-  PromptAudioLimits limits;
-  limits.max_seconds = manifest_.audio.prompt_max_seconds;
-  auto audio = PreparePromptAudio(prompt.audio, limits);
+  PromptAudioOptions options;
+  options.max_seconds = manifest_.audio.prompt_max_seconds;
+  options.prompt_mel_fmax = manifest_.audio.prompt_mel_fmax;
+  auto audio = PreparePromptAudio(prompt.audio, options);
   if (!audio.ok()) return audio.status();
   // The transcript first: a bad one fails before the graphs run.
   auto normalized = text_frontend_->NormalizeWhole(prompt.transcript);

@@ -88,10 +88,11 @@ absl::Status AddFrontendStages(BundleVerifier& v) {
     if (!mel.ok()) return mel.status();
     return Compare(*mel, g, "logmel");
   });
-  v.AddStage("audio.prompt_mel", [](const GoldenStage& g) -> absl::StatusOr<double> {
+  v.AddStage("audio.prompt_mel", [fmax = v.manifest().audio.prompt_mel_fmax](
+                                     const GoldenStage& g) -> absl::StatusOr<double> {
     auto wav = GoldenFloats(g, "wav");
     if (!wav.ok()) return wav.status();
-    auto mel = CosyVoicePromptMel(*wav);
+    auto mel = CosyVoicePromptMel(*wav, fmax);
     if (!mel.ok()) return mel.status();
     return Compare(*mel, g, "mel");
   });

@@ -19,9 +19,10 @@ constexpr int kTokenizerRate = 16000;
 constexpr int kFlowRate = 24000;
 constexpr int kTokenizerMels = 128;  // frontend.py:98, log_mel_spectrogram(speech, n_mels=128)
 
-// cosyvoice2.yaml feat_extractor (matcha.utils.audio.mel_spectrogram).
+// cosyvoice2.yaml / cosyvoice3.yaml feat_extractor (matcha.utils.audio.mel_spectrogram); fmax
+// is the bundle's.
 constexpr audio::features::MatchaMelConfig kPromptMelConfig{
-    .sample_rate = kFlowRate, .n_fft = 1920, .hop = 480, .n_mels = 80, .fmin = 0.0, .fmax = 8000.0};
+    .sample_rate = kFlowRate, .n_fft = 1920, .hop = 480, .n_mels = 80, .fmin = 0.0, .fmax = 0.0};
 
 absl::Status WithContext(const absl::Status& status, absl::string_view what) {
   return absl::Status(status.code(), absl::StrCat("prompt audio: ", what, ": ", status.message()));
@@ -30,32 +31,32 @@ absl::Status WithContext(const absl::Status& status, absl::string_view what) {
 }  // namespace
 
 absl::StatusOr<PromptAudio> PreparePromptAudio(std::span<const uint8_t> encoded,
-                                               const PromptAudioLimits& limits) {
+                                               const PromptAudioOptions& options) {
   audio::DecodeLimits decode_limits;
-  decode_limits.max_seconds = limits.max_seconds;  // refuse long files while decoding
+  decode_limits.max_seconds = options.max_seconds;  // refuse long files while decoding
   auto pcm = audio::DecodeAudioFile(encoded, decode_limits);
   if (!pcm.ok()) {
     return absl::Status(pcm.status().code(),
                         absl::StrCat("prompt audio: ", pcm.status().message()));
   }
-  return PreparePromptAudio(*pcm, limits);
+  return PreparePromptAudio(*pcm, options);
 }
 
 absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
-                                               const PromptAudioLimits& limits) {
-  if (pcm.sample_rate < limits.min_sample_rate) {
+                                               const PromptAudioOptions& options) {
+  if (pcm.sample_rate < options.min_sample_rate) {
     return absl::InvalidArgumentError(
         absl::StrCat("prompt audio: sample rate ", pcm.sample_rate, " Hz is below the ",
-                     limits.min_sample_rate, " Hz CosyVoice needs; send the original recording"));
+                     options.min_sample_rate, " Hz CosyVoice needs; send the original recording"));
   }
   const double seconds = pcm.DurationSeconds();
-  if (seconds > limits.max_seconds) {
+  if (seconds > options.max_seconds) {
     return absl::OutOfRangeError(absl::StrCat("prompt audio is ", seconds, " s long; the limit is ",
-                                              limits.max_seconds, " s"));
+                                              options.max_seconds, " s"));
   }
-  if (seconds < limits.min_seconds) {
+  if (seconds < options.min_seconds) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "prompt audio is ", seconds, " s long; at least ", limits.min_seconds, " s are needed"));
+        "prompt audio is ", seconds, " s long; at least ", options.min_seconds, " s are needed"));
   }
   float peak = 0.0f;
   for (float sample : pcm.samples) {
@@ -64,10 +65,10 @@ absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
     }
     peak = std::max(peak, std::fabs(sample));
   }
-  if (peak < limits.silence_peak) {
+  if (peak < options.silence_peak) {
     return absl::InvalidArgumentError(
         absl::StrCat("prompt audio has no speech: its peak level is below ",
-                     std::lround(20.0 * std::log10(limits.silence_peak)), " dBFS"));
+                     std::lround(20.0 * std::log10(options.silence_peak)), " dBFS"));
   }
 
   PromptAudio prompt;
@@ -86,7 +87,7 @@ absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
   auto fbank = SpeakerFbank(prompt.samples_16k);
   if (!fbank.ok()) return WithContext(fbank.status(), "speaker fbank");
   prompt.speaker_fbank = std::move(*fbank);
-  auto prompt_mel = CosyVoicePromptMel(prompt.samples_24k);
+  auto prompt_mel = CosyVoicePromptMel(prompt.samples_24k, options.prompt_mel_fmax);
   if (!prompt_mel.ok()) return WithContext(prompt_mel.status(), "24 kHz prompt mel");
   prompt.prompt_mel = std::move(*prompt_mel);
   return prompt;
@@ -107,8 +108,10 @@ absl::StatusOr<audio::features::FeatureMatrix> SpeakerFbank(std::span<const floa
 }
 
 absl::StatusOr<audio::features::FeatureMatrix> CosyVoicePromptMel(
-    std::span<const float> samples_24k) {
-  return audio::features::MatchaMelSpectrogram(samples_24k, kPromptMelConfig);
+    std::span<const float> samples_24k, double fmax) {
+  audio::features::MatchaMelConfig config = kPromptMelConfig;
+  config.fmax = fmax;
+  return audio::features::MatchaMelSpectrogram(samples_24k, config);
 }
 
 std::size_t AlignPromptTokensAndMel(std::vector<int32_t>* tokens,

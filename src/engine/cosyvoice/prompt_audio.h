@@ -13,8 +13,14 @@
 
 namespace voxserve::engine::cosyvoice {
 
-// What a prompt must satisfy. The defaults are upstream's rules and ours:
-struct PromptAudioLimits {
+// The flow's prompt mel's upper edge in CosyVoice2 (cosyvoice2.yaml feat_extractor fmax 8000);
+// CosyVoice3's is null there, librosa's default: the Nyquist rate, 12000 Hz at 24 kHz
+// (cosyvoice3.yaml). A bundle's manifest says which (audio.prompt_mel_fmax).
+inline constexpr double kCosyVoice2PromptMelFmax = 8000.0;
+
+// What a prompt must satisfy (the defaults are upstream's rules and ours), and the flow mel's
+// setting.
+struct PromptAudioOptions {
   // frontend.py:97 asserts the 16 kHz prompt is at most 30 s (the speech tokenizer's window).
   double max_seconds = 30.0;
   // Ours: below 0.1 s there are at most 2 speech tokens; every feature needs more than its
@@ -24,6 +30,8 @@ struct PromptAudioLimits {
   int min_sample_rate = 16000;
   // Ours: a prompt whose peak stays below -60 dBFS (0.001) holds no speech to clone.
   float silence_peak = 1e-3f;
+  // The prompt mel's upper edge in Hz (the manifest's audio.prompt_mel_fmax).
+  double prompt_mel_fmax = kCosyVoice2PromptMelFmax;
 };
 
 // Owned by value. The features of one prompt, as frontend.py computes them.
@@ -39,7 +47,7 @@ struct PromptAudio {
   // bin's mean over time subtracted, [frames, 80].
   audio::features::FeatureMatrix speaker_fbank;
   // prompt_speech_feat of the flow: Matcha mel of samples_24k, [frames, 80], 50 frames/s
-  // (cosyvoice2.yaml feat_extractor: n_fft 1920, hop 480, win 1920, fmin 0, fmax 8000).
+  // (feat_extractor: n_fft 1920, hop 480, win 1920, fmin 0, fmax PromptAudioOptions's).
   audio::features::FeatureMatrix prompt_mel;
 };
 
@@ -48,10 +56,10 @@ struct PromptAudio {
 // than min_seconds, or silence ("no speech"); OutOfRange naming the limit when longer than
 // max_seconds. Thread-safe.
 absl::StatusOr<PromptAudio> PreparePromptAudio(std::span<const uint8_t> encoded,
-                                               const PromptAudioLimits& limits = {});
+                                               const PromptAudioOptions& options = {});
 // The same from decoded mono PCM at any rate.
 absl::StatusOr<PromptAudio> PreparePromptAudio(const audio::PcmAudio& pcm,
-                                               const PromptAudioLimits& limits = {});
+                                               const PromptAudioOptions& options = {});
 
 // The three features one at a time, for callers holding resampled audio already (e.g. the
 // source speech of voice conversion, frontend.py frontend_vc). Each fails with InvalidArgument
@@ -61,7 +69,8 @@ absl::StatusOr<audio::features::FeatureMatrix> SpeechTokenizerMel(
 absl::StatusOr<audio::features::FeatureMatrix> SpeakerFbank(
     std::span<const float> samples_16k);  // [frames, 80], mean over time removed
 absl::StatusOr<audio::features::FeatureMatrix> CosyVoicePromptMel(
-    std::span<const float> samples_24k);  // [frames, 80]
+    std::span<const float> samples_24k,
+    double fmax = kCosyVoice2PromptMelFmax);  // [frames, 80]
 
 // CosyVoice2's flow needs exactly two mel frames per speech token (frontend.py:175-178):
 // token_len = min(mel frames / 2, token count); the mel keeps its first 2 * token_len rows and

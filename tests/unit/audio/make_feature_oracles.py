@@ -203,6 +203,9 @@ def main():
         if matcha is not None:  # the replay must agree with the real thing where both exist
             assert torch.allclose(mel, matcha_replay(y, **args)[0], atol=1e-5)
         write(out, f"matcha_{name}", mel.T.numpy())  # [frames, 80], as frontend.py transposes
+        # cosyvoice3.yaml's feat_extractor: fmax null (librosa's default, the Nyquist rate).
+        args["fmax"] = None
+        write(out, f"matcha_nyquist_{name}", (matcha or matcha_replay)(y, **args)[0].T.numpy())
     (out / "names.txt").write_text("\n".join(signals) + "\n")
 
 

@@ -187,6 +187,31 @@ TEST(PromptFeaturesTest, MatchUpstreamsFeaturesOnTheSameSamples) {
             3e-4);
 }
 
+// CosyVoice3's prompt mel (cosyvoice3.yaml feat_extractor fmax: null, the Nyquist rate): the
+// manifest's audio.prompt_mel_fmax reaches the mel, which differs from CosyVoice2's above 8 kHz.
+TEST(PromptFeaturesTest, ACosyVoice3PromptMelGoesToTheNyquistRateAsUpstreams) {
+  if (auto reason = audio::testing::OraclesUnavailable()) GTEST_SKIP() << *reason;
+  auto x24 = audio::testing::ReadOracle("signal_speechlike_24k");
+  ASSERT_TRUE(x24.ok());
+  auto nyquist = CosyVoicePromptMel(x24->values, 12000.0);
+  ASSERT_TRUE(nyquist.ok()) << nyquist.status();
+  EXPECT_LT(audio::testing::MaxAbsDifference(
+                *nyquist, *audio::testing::ReadOracle("matcha_nyquist_speechlike")),
+            3e-4);
+  EXPECT_GT(audio::testing::MaxAbsDifference(*nyquist,
+                                             *audio::testing::ReadOracle("matcha_speechlike")),
+            1e-2);
+  // Through PreparePromptAudio, as CloneVoice passes the manifest's value.
+  audio::PcmAudio pcm{x24->values, 24000};
+  PromptAudioOptions options;
+  options.prompt_mel_fmax = 12000.0;
+  auto prompt = PreparePromptAudio(pcm, options);
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  auto direct = CosyVoicePromptMel(prompt->samples_24k, 12000.0);
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(prompt->prompt_mel.values, direct->values);
+}
+
 audio::features::FeatureMatrix NumberedMel(std::size_t rows) {
   audio::features::FeatureMatrix mel(rows, 80);
   for (std::size_t i = 0; i < mel.values.size(); ++i) mel.values[i] = static_cast<float>(i);
