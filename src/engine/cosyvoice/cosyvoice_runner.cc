@@ -81,14 +81,13 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
   const LlmPrompt& llm_prompt = prompt->llm;
   const Preamble& per_piece = prompt->per_piece;
   // Each piece's prompt, text and the speech tokens it may generate share one KV cache row.
-  const size_t prompt_tokens =
+  const size_t llm_prompt_tokens =
       llm_prompt.text_ids.size() + llm_prompt.speech_tokens.size() + per_piece.ids.size();
-  const size_t max_text =
-      decoder_->MaxTextTokens(llm_prompt.text_ids.size() + per_piece.ids.size(),
-                              llm_prompt.speech_tokens.size());
+  const size_t max_text = decoder_->MaxTextTokens(llm_prompt.text_ids.size() + per_piece.ids.size(),
+                                                  llm_prompt.speech_tokens.size());
   if (max_text == 0) {
     return core::InvalidArgument(
-        "the voice's prompt (" + std::to_string(prompt_tokens) +
+        "the voice's prompt (" + std::to_string(llm_prompt_tokens) +
             " tokens with its transcript and instructions) leaves no room for text in the LLM's " +
             std::to_string(decoder_->capacity()) +
             " cache slots (options.llm_capacity): raise it, or register a shorter prompt",
@@ -168,14 +167,15 @@ absl::StatusOr<CosyVoiceRunner::SegmentPrompt> CosyVoiceRunner::PromptFor(
   SegmentPrompt prompt;
   Preamble preamble;
   if (family == Family::kCosyVoice3) {
-    auto ids = stages_.tokenizer->Encode(std::string(kCosyVoice3System) + std::string(kEndOfPrompt));
+    auto ids =
+        stages_.tokenizer->Encode(std::string(kCosyVoice3System) + std::string(kEndOfPrompt));
     if (!ids.ok()) return ids.status();
     preamble.ids.assign(ids->begin(), ids->end());
     preamble.endofprompt = stages_.manifest->special_ids.endofprompt;
   }
-  prompt.llm = PromptForMode(mode, profile.tensors.at("transcript_tokens").ints,
-                             profile.tensors.at("prompt_speech_tokens").ints, instruction_ids,
-                             preamble);
+  prompt.llm =
+      PromptForMode(mode, profile.tensors.at("transcript_tokens").ints,
+                    profile.tensors.at("prompt_speech_tokens").ints, instruction_ids, preamble);
   if (mode == VoiceMode::kCrossLingual) prompt.per_piece = std::move(preamble);
   return prompt;
 }

@@ -23,7 +23,8 @@ using audio::features::FeatureMatrix;
 absl::StatusOr<std::vector<float>> GoldenFloats(const GoldenStage& g, const std::string& key) {
   auto array = g.Input(key);
   if (!array.ok()) return array.status();
-  if (array->dtype != "float32") return core::InvalidArgument("golden input '" + key + "' is not float32");
+  if (array->dtype != "float32")
+    return core::InvalidArgument("golden input '" + key + "' is not float32");
   return std::move(array->floats);
 }
 
@@ -88,14 +89,15 @@ absl::Status AddFrontendStages(BundleVerifier& v) {
     if (!mel.ok()) return mel.status();
     return Compare(*mel, g, "logmel");
   });
-  v.AddStage("audio.prompt_mel", [fmax = v.manifest().audio.prompt_mel_fmax](
-                                     const GoldenStage& g) -> absl::StatusOr<double> {
-    auto wav = GoldenFloats(g, "wav");
-    if (!wav.ok()) return wav.status();
-    auto mel = CosyVoicePromptMel(*wav, fmax);
-    if (!mel.ok()) return mel.status();
-    return Compare(*mel, g, "mel");
-  });
+  v.AddStage(
+      "audio.prompt_mel",
+      [fmax = v.manifest().audio.prompt_mel_fmax](const GoldenStage& g) -> absl::StatusOr<double> {
+        auto wav = GoldenFloats(g, "wav");
+        if (!wav.ok()) return wav.status();
+        auto mel = CosyVoicePromptMel(*wav, fmax);
+        if (!mel.ok()) return mel.status();
+        return Compare(*mel, g, "mel");
+      });
   v.AddStage("frontend.align", [](const GoldenStage& g) -> absl::StatusOr<double> {
     auto mel = g.Input("mel");
     auto tokens = g.Input("tokens");
@@ -118,8 +120,8 @@ absl::Status AddFrontendStages(BundleVerifier& v) {
   });
 
   const BundleManifest& m = v.manifest();
-  auto tokenizer = LoadTokenizer(
-      (std::filesystem::path(v.bundle_dir()) / m.tokenizer_dir).string(), TokenizerVersion::kCosyVoice2);
+  auto tokenizer = LoadTokenizer((std::filesystem::path(v.bundle_dir()) / m.tokenizer_dir).string(),
+                                 TokenizerVersion::kCosyVoice2);
   if (!tokenizer.ok()) return tokenizer.status();
   std::shared_ptr<text::Qwen2Tokenizer> shared(std::move(*tokenizer));
   v.AddStage("text.tokens", [shared](const GoldenStage& g) -> absl::StatusOr<double> {

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 
@@ -268,7 +268,8 @@ TEST_F(LlmDecoderTest, CosyVoice3MasksIndex6561DuringMinLengthAsUpstreamAndItsEo
 // tables and goldens): the decoder, given a CosyVoice3 manifest, builds upstream's input, steps to
 // its logp, and its greedy run gives upstream's tokens to the stop id.
 TEST_F(LlmDecoderTest, CosyVoice3PrefillDecodeAndGreedyTokensMatchUpstream) {
-  const std::string dir = testing::FixturePath("VOXSERVE_COSYVOICE3_LLM", test_paths::kCosyVoice3Llm);
+  const std::string dir =
+      testing::FixturePath("VOXSERVE_COSYVOICE3_LLM", test_paths::kCosyVoice3Llm);
   if (!std::filesystem::exists(dir + "/llm_step.onnx")) {
     GTEST_SKIP() << "no CosyVoice3 LLM (fixture cosyvoice3_llm, VOXSERVE_COSYVOICE_REF)";
   }

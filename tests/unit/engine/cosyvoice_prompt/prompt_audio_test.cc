@@ -198,9 +198,9 @@ TEST(PromptFeaturesTest, ACosyVoice3PromptMelGoesToTheNyquistRateAsUpstreams) {
   EXPECT_LT(audio::testing::MaxAbsDifference(
                 *nyquist, *audio::testing::ReadOracle("matcha_nyquist_speechlike")),
             3e-4);
-  EXPECT_GT(audio::testing::MaxAbsDifference(*nyquist,
-                                             *audio::testing::ReadOracle("matcha_speechlike")),
-            1e-2);
+  EXPECT_GT(
+      audio::testing::MaxAbsDifference(*nyquist, *audio::testing::ReadOracle("matcha_speechlike")),
+      1e-2);
   // Through PreparePromptAudio, as CloneVoice passes the manifest's value.
   audio::PcmAudio pcm{x24->values, 24000};
   PromptAudioOptions options;
