@@ -162,12 +162,10 @@ def build(qwen, head, precision="fp32", max_positions=32768):
     last = g.node("Reshape", [last, g.const_i64("rows_by_hidden", [-1, h_size])], name="rows")
     if elem != TensorProto.FLOAT:
         last = g.node("Cast", [last], name="head_cast", to=TensorProto.FLOAT)
-    if head.bias is None:  # CosyVoice3LM's head has no bias (llm.py:687)
-        g.node("MatMul", [last, g.weight("head.weight", _t(head), TensorProto.FLOAT)],
-               outputs=["logits"], name="head")
-    else:
-        logits = g.node("MatMul", [last, g.weight("head.weight", _t(head), TensorProto.FLOAT)],
-                        name="head")
+    # CosyVoice3LM's head has no bias (llm.py:687): its MatMul gives the logits.
+    logits = g.node("MatMul", [last, g.weight("head.weight", _t(head), TensorProto.FLOAT)],
+                    outputs=["logits"] if head.bias is None else 1, name="head")
+    if head.bias is not None:
         g.node("Add", [logits, g.weight("head.bias", head.bias.detach(), TensorProto.FLOAT)],
                outputs=["logits"], name="head_bias")
 

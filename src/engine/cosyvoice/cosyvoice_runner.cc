@@ -125,6 +125,7 @@ absl::Status CosyVoiceRunner::Begin(SequenceId id, const SegmentInput& input) {
                                  "empty_input");
   }
   segment.llm_prompt = std::move(prompt->llm);
+  segment.silent = SilentRunFilter(stages_.manifest->special_ids.silent_tokens);
   segment.order = next_order_++;
   segment.profile = input.voice_profile;
   segment.speed = input.speed;
@@ -195,7 +196,7 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
   }
   segment.llm_id = llm_id;
   segment.tokens.clear();
-  segment.silent = SilentRunFilter(stages_.manifest->special_ids.silent_tokens);
+  segment.silent.Reset();
   segment.stream = nullptr;  // the last piece's jobs keep theirs
   // Streaming pieces at speed 1 only: upstream changes speed on a whole mel (model.py:319).
   if (stages_.streaming && segment.speed == 1.0) {
@@ -336,7 +337,6 @@ absl::Status CosyVoiceRunner::FinishPiece(SequenceId id, Segment& segment) {
     Enqueue(id, segment, std::move(job));
   }
   segment.tokens.clear();
-  segment.silent = SilentRunFilter(stages_.manifest->special_ids.silent_tokens);
   if (segment.next_piece < segment.pieces.size()) return AdmitNextPiece(segment);
   return absl::OkStatus();
 }

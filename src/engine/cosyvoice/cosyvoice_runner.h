@@ -120,7 +120,7 @@ class CosyVoiceRunner final : public StreamRunner {
     size_t next_piece = 0;                     // the piece after the one being decoded
     uint64_t llm_id = 0;                       // the decoder's id of the current piece; 0: none
     std::vector<int32_t> tokens;               // the current piece's speech tokens so far
-    SilentRunFilter silent;                    // which of the LLM's tokens reach `tokens`
+    SilentRunFilter silent;  // which of the LLM's tokens reach `tokens`; Reset per piece
     // Streaming: tokens already posted for vocoding, the next hop, the piece's HiFT state.
     size_t token_offset = 0;
     size_t hop = 0;       // this hop's tokens (the first padded, model.py:348)

@@ -25,25 +25,11 @@ absl::StatusOr<std::vector<float>> Table(const BundleManifest& m, const std::str
 
 }  // namespace
 
-namespace {
-
-template <typename Id>
-std::vector<int64_t> PreambleBefore(const Preamble& preamble, std::span<const Id> text) {
+std::vector<int64_t> Preamble::Before(std::span<const int32_t> text) const {
   std::vector<int64_t> out;
-  const bool holds = std::find(text.begin(), text.end(), preamble.endofprompt) != text.end();
-  if (!holds) out = preamble.ids;
+  if (std::find(text.begin(), text.end(), endofprompt) == text.end()) out = ids;
   out.insert(out.end(), text.begin(), text.end());
   return out;
-}
-
-}  // namespace
-
-std::vector<int64_t> Preamble::Before(std::span<const int32_t> text) const {
-  return PreambleBefore(*this, text);
-}
-
-std::vector<int64_t> Preamble::Before(std::span<const int64_t> text) const {
-  return PreambleBefore(*this, text);
 }
 
 LlmPrompt PromptForMode(VoiceMode mode, std::span<const int32_t> transcript_tokens,

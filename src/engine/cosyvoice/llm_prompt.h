@@ -54,7 +54,6 @@ struct Preamble {
   // The preamble, then `text`; `text` alone when there is no preamble or it already holds
   // <|endofprompt|> (text written for upstream, with its own system text, works unchanged).
   std::vector<int64_t> Before(std::span<const int32_t> text) const;
-  std::vector<int64_t> Before(std::span<const int64_t> text) const;
 };
 
 // `preamble`: CosyVoice3's, before a zero-shot transcript (the cross-lingual text gets it per

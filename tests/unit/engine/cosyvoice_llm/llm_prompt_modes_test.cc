@@ -91,8 +91,8 @@ TEST(Preamble, GoesBeforeTextThatHasNoEndOfPromptOfItsOwn) {
   const Preamble preamble{{10, 11, 151646}, 151646};
   const std::vector<int32_t> text{1, 2};
   EXPECT_EQ(preamble.Before(text), (std::vector<int64_t>{10, 11, 151646, 1, 2}));
-  const std::vector<int64_t> own{5, 151646, 1};  // the user wrote a system text of their own
-  EXPECT_EQ(preamble.Before(own), own);
+  const std::vector<int32_t> own{5, 151646, 1};  // the user wrote a system text of their own
+  EXPECT_EQ(preamble.Before(own), (std::vector<int64_t>{5, 151646, 1}));
   EXPECT_EQ(Preamble{}.Before(text), (std::vector<int64_t>{1, 2}));  // CosyVoice2: none
 }
 
