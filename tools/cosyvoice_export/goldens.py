@@ -104,7 +104,7 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
         speech = torch.randint(0, 6561, (2 * len(ids),), dtype=torch.int32)
         mel_out = _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding)
         _hift(w, n, hift, mel_out)
-    _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding)
+    flow_stream(w, flow, prompt_tokens, prompt_mel, embedding)
     _llm_ras(w, llm)
     w.finish({"prompt_wav": "goldens/prompt.wav", "prompt_text": PROMPT_TEXT, "texts": TEXTS})
 
@@ -237,10 +237,13 @@ def _llm_ras(w, llm, cases=32):
 
 
 def _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding):
-    """Non-streaming, finalize=True (cosyvoice/flow/flow.py:236-285)."""
-    from graphs import FlowEncoder
+    """Non-streaming, finalize=True (cosyvoice/flow/flow.py:236-285; CosyVoice3's DiT flow:
+    flow.py:370-414). For the DiT also flow.estimator_stream/N: the same pair through the
+    chunk-masked estimator (graphs.StreamingEstimator)."""
+    from graphs import DiTFlowEncoder, FlowEncoder, StreamingEstimator, is_dit
     tokens = torch.cat([prompt_tokens, speech]).to(torch.int64).unsqueeze(0)
-    mu, spks = FlowEncoder(flow)(tokens, embedding.unsqueeze(0))
+    encoder = DiTFlowEncoder(flow) if is_dit(flow) else FlowEncoder(flow)
+    mu, spks = encoder(tokens, embedding.unsqueeze(0))
     w.stage(f"flow.encoder/{n}", {"token": tokens.to(torch.int32), "embedding": embedding},
             {"mu": mu, "spks": spks}, 1e-3)
     t_len = mu.shape[2]
@@ -256,6 +259,10 @@ def _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding):
               "cond": torch.cat([cond, torch.zeros_like(cond)])}
     out = flow.decoder.estimator(**est_in)
     w.stage(f"flow.estimator/{n}", est_in, {"estimator_out": out}, 1e-3)
+    if is_dit(flow):
+        out = StreamingEstimator(flow.decoder.estimator)(**est_in)
+        w.stage(f"flow.estimator_stream/{n}", est_in, {"estimator_out": out}, 1e-3,
+                "the DiT's chunk-masked attention (static_chunk_size frames)")
     feat, _ = flow.inference(token=speech.to(torch.int64).unsqueeze(0),
                              token_len=torch.tensor([len(speech)], dtype=torch.int32),
                              prompt_token=prompt_tokens.to(torch.int64).unsqueeze(0),
@@ -289,7 +296,7 @@ def _hift(w, n, hift, mel):
             "decode(): STFT, graphs, iSTFT, clamp")
 
 
-def _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
+def flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
     """Upstream's streaming hops on one token sequence, as CosyVoice2Model.tts schedules them
     (cosyvoice/cli/model.py:343-375: the first hop padded so that prompt + hop is whole hops,
     then x stream_scale_factor up to token_max_hop_len; each hop's flow over the first offset +
@@ -298,8 +305,12 @@ def _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
     The estimator runs with streaming=False, as upstream's ONNX/TensorRT estimator does (no
     `streaming` input: full attention, reference/model-interfaces.md 3.5): the exported estimator
     graph cannot be chunk-masked. flow.stream_encoder/N: the encoder graph's own inputs and
-    outputs (flow.py:253-261) for the non-final hops."""
-    from graphs import FlowStreamEncoder
+    outputs (flow.py:253-261) for the non-final hops.
+    CosyVoice3's DiT flow: every hop, the final one too, runs as CosyVoice3Model.token2wav calls
+    it (streaming=True, finalize only on the last, cli/model.py:425-435), so the estimator's
+    attention is chunk-masked throughout (the flow_estimator_stream graph)."""
+    from graphs import DiTFlowStreamEncoder, FlowStreamEncoder, is_dit
+    dit = is_dit(flow)
     hop, max_hop, scale, lookahead = 25, 100, 2, flow.pre_lookahead_len
     prompt = len(prompt_tokens)
     first = hop + (-prompt) % hop
@@ -312,7 +323,8 @@ def _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
     total = offset + 12  # the final call: what is left after the last hop (12 tokens)
     speech = torch.randint(0, 6561, (total,), dtype=torch.int32)
     decoder_forward = flow.decoder.forward
-    flow.decoder.forward = lambda *a, **k: decoder_forward(*a, **{**k, "streaming": False})
+    if not dit:
+        flow.decoder.forward = lambda *a, **k: decoder_forward(*a, **{**k, "streaming": False})
     try:
         for n, (offset, end) in enumerate(zip(offsets + [offset], ends + [total])):
             finalize = end == total
@@ -323,7 +335,8 @@ def _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
                 prompt_token_len=torch.tensor([prompt], dtype=torch.int32),
                 prompt_feat=prompt_mel.unsqueeze(0),
                 prompt_feat_len=torch.tensor([prompt_mel.shape[0]], dtype=torch.int32),
-                embedding=embedding.unsqueeze(0), streaming=not finalize, finalize=finalize)
+                embedding=embedding.unsqueeze(0), streaming=dit or not finalize,
+                finalize=finalize)
             w.stage(f"flow.stream/{n}",
                     {"token": speech[:end], "prompt_token": prompt_tokens, "prompt_mel": prompt_mel,
                      "embedding": embedding,
@@ -332,10 +345,12 @@ def _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
                     {"mel": feat[0, :, 2 * offset:]}, 1e-2,
                     f"hop {n}: tokens [{offset}, {end}) of {total}, "
                     f"{'finalize' if finalize else 'streaming, last 3 as lookahead context'}; "
-                    f"mel [80, frames from 2 x token_offset], estimator full attention")
+                    f"mel [80, frames from 2 x token_offset], estimator "
+                    f"{'chunk-masked' if dit else 'full'} attention")
             if not finalize:
                 all_tokens = torch.cat([prompt_tokens, speech[:end]]).to(torch.int64).unsqueeze(0)
-                mu, spks = FlowStreamEncoder(flow)(all_tokens[:, :-lookahead],
+                encoder = DiTFlowStreamEncoder(flow) if dit else FlowStreamEncoder(flow)
+                mu, spks = encoder(all_tokens[:, :-lookahead],
                                                    all_tokens[:, -lookahead:],
                                                    embedding.unsqueeze(0))
                 w.stage(f"flow.stream_encoder/{n}",
@@ -344,4 +359,5 @@ def _flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
                          "embedding": embedding.unsqueeze(0)},
                         {"mu": mu, "spks": spks}, 1e-3)
     finally:
-        del flow.decoder.forward
+        if not dit:
+            del flow.decoder.forward

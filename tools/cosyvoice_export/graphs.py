@@ -46,10 +46,12 @@ class FlowEncoder(nn.Module):
 
 
 def export_flow_encoder(flow, path):
-    _export(FlowEncoder(flow), (torch.randint(0, 6561, (1, 20)), torch.randn(1, 192)), path,
+    _export(DiTFlowEncoder(flow) if is_dit(flow) else FlowEncoder(flow),
+            (torch.randint(0, 6561, (1, 20)), torch.randn(1, 192)), path,
             ["token", "embedding"], ["mu", "spks"],
             {"token": {1: "tokens"}, "mu": {2: "frames"}})
-    _record_max_tokens(flow, path)
+    if not is_dit(flow):  # CosyVoice3's has no positional table: no token limit of its own
+        _record_max_tokens(flow, path)
 
 
 class FlowStreamEncoder(nn.Module):
@@ -78,6 +80,50 @@ class FlowStreamEncoder(nn.Module):
         return mu, spks
 
 
+class DiTFlowEncoder(nn.Module):
+    """CosyVoice3's CausalMaskedDiffWithDiT.inference up to mu (cosyvoice/flow/flow.py:381-395):
+    no encoder, the token embedding through the pre-lookahead layer, each token repeated
+    token_mel_ratio times. finalize=True: the layer pads its right context with zeros. The
+    embedding's pad mask (flow.py:387-388) is all ones for one row and left out."""
+
+    def __init__(self, flow):
+        super().__init__()
+        self.flow = flow
+
+    def forward(self, token, embedding):
+        f = self.flow
+        spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+        h = f.pre_lookahead_layer(f.input_embedding(torch.clamp(token, min=0)))
+        return _repeat_frames(h, f.token_mel_ratio).transpose(1, 2), spks
+
+
+class DiTFlowStreamEncoder(nn.Module):
+    """The same for a non-final streaming hop (finalize=False, flow.py:394): the last
+    pre_lookahead_len tokens are the layer's right context (upsample_encoder.py:89-94) and mu
+    covers the tokens before them."""
+
+    def __init__(self, flow):
+        super().__init__()
+        self.flow = flow
+
+    def forward(self, token, context, embedding):
+        f = self.flow
+        spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+        h = f.pre_lookahead_layer(f.input_embedding(torch.clamp(token, min=0)),
+                                  context=f.input_embedding(torch.clamp(context, min=0)))
+        return _repeat_frames(h, f.token_mel_ratio).transpose(1, 2), spks
+
+
+def _repeat_frames(h, ratio):
+    # h.repeat_interleave(ratio, dim=1) (flow.py:395), written with expand and reshape: the same
+    # values, and a graph torch 1.13 exports with a dynamic token axis.
+    return h.unsqueeze(2).expand(-1, -1, ratio, -1).reshape(h.shape[0], -1, h.shape[2])
+
+
+def is_dit(flow):
+    return not hasattr(flow, "encoder")
+
+
 def _record_max_tokens(flow, path):
     # The traced graph holds the relative-position tables as constants (torch extends them on
     # demand, cosyvoice/transformer/embedding.py extend_pe; the graph cannot): longer inputs fail
@@ -95,18 +141,51 @@ def _record_max_tokens(flow, path):
 def export_flow_stream_encoder(flow, path):
     lookahead = flow.pre_lookahead_len
     # 60 tokens: more than two chunks of 25, so the trace runs the chunk masks' general case.
-    _export(FlowStreamEncoder(flow), (torch.randint(0, 6561, (1, 60)),
-                                      torch.randint(0, 6561, (1, lookahead)), torch.randn(1, 192)),
+    wrapper = DiTFlowStreamEncoder(flow) if is_dit(flow) else FlowStreamEncoder(flow)
+    _export(wrapper, (torch.randint(0, 6561, (1, 60)), torch.randint(0, 6561, (1, lookahead)),
+                      torch.randn(1, 192)),
             path, ["token", "context", "embedding"], ["mu", "spks"],
             {"token": {1: "tokens"}, "mu": {2: "frames"}})
-    _record_max_tokens(flow, path)
+    if not is_dit(flow):
+        _record_max_tokens(flow, path)
 
 
-def export_estimator(estimator, path, dynamic_batch=False):
+def _affine_layer_norms(module):
+    """torch 1.13 exports a LayerNorm without affine parameters (the DiT's, modules.py:216, :237,
+    :431) as a LayerNormalization whose scale input is empty, which the ONNX checker refuses:
+    give each such norm a weight of ones and a bias of zeros, the same function."""
+    for m in module.modules():
+        if isinstance(m, nn.LayerNorm) and m.weight is None:
+            m.weight = nn.Parameter(torch.ones(m.normalized_shape))
+            m.bias = nn.Parameter(torch.zeros(m.normalized_shape))
+            m.elementwise_affine = True
+
+
+class StreamingEstimator(nn.Module):
+    """CosyVoice3's DiT as a streaming hop calls it (CosyVoice3Model.token2wav passes
+    streaming=stream, cosyvoice/cli/model.py:434): attention within chunks of static_chunk_size
+    frames and those before (dit.py:163-164), the mask built inside the graph from its `mask`
+    input. Upstream's own ONNX/TensorRT estimator has no such input and attends fully."""
+
+    def __init__(self, estimator):
+        super().__init__()
+        self.estimator = estimator
+
+    def forward(self, x, mask, mu, t, spks, cond):
+        return self.estimator(x, mask, mu, t, spks, cond, streaming=True)
+
+
+def export_estimator(estimator, path, dynamic_batch=False, streaming=False):
     """Upstream's names and dynamic axes (cosyvoice/bin/export_onnx.py, main); dynamic_batch: the
     rows axis dynamic too ("rows", any number of CFG pairs), so that one call serves the flow runs
-    of several streams (FlowMatcher::RunBatch / RunPrefixBatch)."""
+    of several streams (FlowMatcher::RunBatch / RunPrefixBatch). streaming: the DiT's chunk-masked
+    variant (StreamingEstimator), the optional flow_estimator_stream role."""
+    # 130 frames for the chunk-masked trace: more than two of the DiT's 50-frame chunks, so the
+    # trace runs the chunk mask's general case.
+    _affine_layer_norms(estimator)
     t_len = 64
+    if streaming:
+        estimator, t_len = StreamingEstimator(estimator), 130
     args = (torch.randn(2, 80, t_len), torch.ones(2, 1, t_len), torch.randn(2, 80, t_len),
             torch.rand(2), torch.randn(2, 80), torch.randn(2, 80, t_len))
     dyn = {k: {2: "seq_len"} for k in ("x", "mask", "mu", "cond", "estimator_out")}

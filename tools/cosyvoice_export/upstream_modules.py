@@ -1,7 +1,7 @@
-"""Builds upstream's CosyVoice2 modules (llm, flow, hift) from the numbers of its yaml config,
-with random weights (seeded) or a real checkpoint; tiny sizes shrink the widths and depths but keep
-every fixed interface number (80 mel bins, 192-d x-vector, 6561 speech tokens, Qwen2's vocabulary,
-480 samples per mel frame)."""
+"""Builds upstream's CosyVoice2 and CosyVoice3 modules (llm, flow, hift) from the numbers of its
+yaml config, with random weights (seeded) or a real checkpoint; tiny sizes shrink the widths and
+depths but keep every fixed interface number (80 mel bins, 192-d x-vector, 6561 speech tokens,
+Qwen2's vocabulary, 480 samples per mel frame)."""
 import copy
 import functools
 import importlib
@@ -26,6 +26,19 @@ TINY = {
     "hift": dict(base_channels=32),
     "hift.f0_predictor": dict(cond_channels=32),
 }
+# CosyVoice3's flow and HiFT (cosyvoice3.yaml) at tiny widths. The DiT keeps upstream's shape of
+# rotary: dim_head of the 4 x 16 projection, so the rotation still covers the first head only.
+TINY_COSYVOICE3 = {
+    "flow.pre_lookahead_layer": dict(channels=64),
+    "flow.decoder.estimator": dict(dim=64, depth=2, heads=4, dim_head=16),
+    "hift": dict(base_channels=32),
+    "hift.f0_predictor": dict(cond_channels=32),
+}
+
+
+def family(config):
+    """cosyvoice2 or cosyvoice3, from the LLM class the yaml names."""
+    return "cosyvoice3" if config["llm"].target.endswith("CosyVoice3LM") else "cosyvoice2"
 
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -95,7 +108,8 @@ def _build(node):
 
 
 def _shrink(config, parts):
-    for where, values in TINY.items():
+    table = TINY_COSYVOICE3 if family(config) == "cosyvoice3" else TINY
+    for where, values in table.items():
         if where == "qwen2" or where.split(".")[0] not in parts:
             continue
         node = config
@@ -106,7 +120,7 @@ def _shrink(config, parts):
 
 def build(yaml_path, size="real", seed=0, qwen2_config=None, parts=("llm", "flow", "hift")):
     """Returns (config, llm, flow, hift) as upstream's classes, in eval mode, float32; a module
-    not in `parts` is None (CosyVoice3's LLM builds here, its DiT flow does not yet)."""
+    not in `parts` is None."""
     import torch
     config = copy.deepcopy(upstream_config.load(yaml_path))
     if size == "tiny":
@@ -124,6 +138,6 @@ def build(yaml_path, size="real", seed=0, qwen2_config=None, parts=("llm", "flow
     torch.manual_seed(seed)
     llm, flow, hift = (_build(config[k]).eval() if k in parts else None
                        for k in ("llm", "flow", "hift"))
-    if size == "tiny" and flow is not None:
+    if size == "tiny" and flow is not None and hasattr(flow, "encoder"):
         _shorten_positional_tables(flow.encoder, TINY_MAX_POSITIONS)
     return config, llm, flow, hift

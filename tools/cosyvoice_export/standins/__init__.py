@@ -5,7 +5,7 @@ import logging
 import sys
 import types
 
-from . import diffusers_pieces, einops_lite, qwen2
+from . import diffusers_pieces, einops_lite, qwen2, sdpa, x_transformers_rotary
 
 
 def _module(name, **attrs):
@@ -57,6 +57,15 @@ def install():
     _module("diffusers.utils")
     _module("diffusers.utils.torch_utils", maybe_allow_in_graph=d.maybe_allow_in_graph)
     _module("conformer", ConformerBlock=d._Unused)
+    # CosyVoice3's DiT (cosyvoice/flow/DiT): x-transformers' rotary and torch 2's attention.
+    try:
+        import x_transformers  # noqa: F401  (the real package, where installed)
+    except ImportError:
+        r = x_transformers_rotary
+        _module("x_transformers")
+        _module("x_transformers.x_transformers", RotaryEmbedding=r.RotaryEmbedding,
+                apply_rotary_pos_emb=r.apply_rotary_pos_emb)
+    sdpa.install()
     # Matcha's checkout in the oracles folder holds models/components only.
     _module("matcha.utils")
     _module("matcha.utils.pylogger", get_pylogger=lambda name=__name__: logging.getLogger(name))

@@ -264,14 +264,14 @@ TEST_F(LlmDecoderTest, CosyVoice3MasksIndex6561DuringMinLengthAsUpstreamAndItsEo
   std::swap(manifest_, v3);
 }
 
-// Upstream's CosyVoice3LM itself (fixture cosyvoice3_llm: tiny, random weights, its step graph,
+// Upstream's CosyVoice3LM itself (fixture cosyvoice3_tiny: tiny, random weights, its step graph,
 // tables and goldens): the decoder, given a CosyVoice3 manifest, builds upstream's input, steps to
 // its logp, and its greedy run gives upstream's tokens to the stop id.
 TEST_F(LlmDecoderTest, CosyVoice3PrefillDecodeAndGreedyTokensMatchUpstream) {
   const std::string dir =
-      testing::FixturePath("VOXSERVE_COSYVOICE3_LLM", test_paths::kCosyVoice3Llm);
+      testing::FixturePath("VOXSERVE_COSYVOICE3_TINY", test_paths::kCosyVoice3Tiny);
   if (!std::filesystem::exists(dir + "/llm_step.onnx")) {
-    GTEST_SKIP() << "no CosyVoice3 LLM (fixture cosyvoice3_llm, VOXSERVE_COSYVOICE_REF)";
+    GTEST_SKIP() << "no CosyVoice3 LLM (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF)";
   }
   BundleManifest v3 = AsCosyVoice3(manifest_);
   v3.vocab.speech_embedding_rows = v3.vocab.head_outputs = 6761;  // 6561 + 200 (llm.py:687, :696)
