@@ -449,6 +449,19 @@ const std::vector<RoleContract>& RoleContracts(Family family) {
         {"float32", 2},
         {"float32", 3}},
        {{"float32", 3}}},
+      // CosyVoice3's DiT with its chunk-masked attention, for the streaming hops: the
+      // estimator's signature (tools/cosyvoice_export/graphs.py StreamingEstimator).
+      {"flow_estimator_stream",
+       {{"float32", 3},
+        {"float32", 3},
+        {"float32", 3},
+        {"float32", 1},
+        {"float32", 2},
+        {"float32", 3}},
+       {{"float32", 3}},
+       false,
+       "float32",
+       true},
       {"hift_f0", {{"float32", 3}}, {{"float32", 2}}},
       {"hift_decoder", {{"float32", 3}, {"float32", 3}}, {{"float32", 3}, {"float32", 3}}},
   };

@@ -24,8 +24,9 @@ using onnx::TensorView;
 // built from its prompt mel. Owned by the call.
 struct FlowMatcher::Prepared {
   bool stream = false;
-  std::vector<int64_t> ids;  // prompt ++ new tokens
-  size_t lookahead = 0;      // the last ids that are the stream encoder's context
+  bool chunk_masked = false;  // the Euler loop runs the chunk-masked estimator
+  std::vector<int64_t> ids;   // prompt ++ new tokens
+  size_t lookahead = 0;       // the last ids that are the stream encoder's context
   std::vector<float> embedding;
   int frames = 0, prompt_frames = 0;
   std::vector<float> cond;  // [bins, frames]: the prompt mel transposed, zeros after
@@ -121,16 +122,40 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
     flow->stream_encoder_ = std::move(*opened);
   }
   flow->pre_lookahead_len_ = static_cast<int>(manifest.flow.pre_lookahead_len);
+  // The estimator, and the optional chunk-masked one of the streaming hops (CosyVoice3's DiT):
+  // the same names, outputs and rows axis, so that either serves a FlowBatch.
+  auto batch_axis = [](const OnnxSession& est) {
+    const std::vector<int64_t>& x_shape = est.FindInput("x")->shape;
+    return x_shape.empty() || x_shape[0] < 0 ? int64_t{0} : x_shape[0];
+  };
+  for (const char* role : {"flow_estimator", "flow_estimator_stream"}) {
+    const bool main = std::string_view(role) == "flow_estimator";
+    if (!main) {
+      const GraphEntry* graph = manifest.graph(role);
+      if (graph == nullptr) break;
+      auto opened =
+          OnnxSession::Create((fs::path(bundle_dir) / graph->file).string(), session_config);
+      if (!opened.ok()) return opened.status();
+      flow->stream_estimator_ = std::move(*opened);
+    }
+    const OnnxSession& est = main ? *flow->estimator_ : *flow->stream_estimator_;
+    for (const char* name : {"x", "mask", "mu", "t", "spks", "cond"}) {
+      if (absl::Status s = NeedInput(est, role, name); !s.ok()) return s;
+    }
+    if (est.outputs().size() != 1) {
+      return core::InvalidArgument("graph " + std::string(role) + " (" + est.path() +
+                                   "): expected 1 output");
+    }
+    if (main) {
+      flow->estimator_out_ = est.outputs()[0].name;
+      flow->estimator_batch_ = batch_axis(est);
+    } else if (est.outputs()[0].name != flow->estimator_out_ ||
+               batch_axis(est) != flow->estimator_batch_) {
+      return core::InvalidArgument("graph flow_estimator_stream (" + est.path() +
+                                   "): its output name and rows axis must be flow_estimator's");
+    }
+  }
   const OnnxSession& est = *flow->estimator_;
-  for (const char* name : {"x", "mask", "mu", "t", "spks", "cond"}) {
-    if (absl::Status s = NeedInput(est, "flow_estimator", name); !s.ok()) return s;
-  }
-  if (est.outputs().size() != 1) {
-    return core::InvalidArgument("graph flow_estimator (" + est.path() + "): expected 1 output");
-  }
-  flow->estimator_out_ = est.outputs()[0].name;
-  const std::vector<int64_t>& x_shape = est.FindInput("x")->shape;
-  flow->estimator_batch_ = x_shape.empty() || x_shape[0] < 0 ? 0 : x_shape[0];
   // Buckets only with a dynamic batch axis: with a fixed one, padding would only add frames.
   flow->length_bucket_ = flow->estimator_batch_ == 0 ? std::max(0, length_bucket_frames) : 0;
   if (flow->estimator_batch_ != 0 && flow->estimator_batch_ != 2) {
@@ -308,8 +333,12 @@ absl::Status FlowMatcher::RunEncoder(const Prepared& p, const TensorView& mu,
 }
 
 absl::StatusOr<std::vector<float>> FlowMatcher::EstimatorStep(const FlowConditioning& c,
-                                                              std::span<const float> x,
-                                                              float t) const {
+                                                              std::span<const float> x, float t,
+                                                              bool chunk_masked) const {
+  if (chunk_masked && stream_estimator_ == nullptr) {
+    return absl::FailedPreconditionError("this bundle has no flow_estimator_stream graph");
+  }
+  const OnnxSession& estimator = chunk_masked ? *stream_estimator_ : *estimator_;
   if (x.size() != static_cast<size_t>(c.frames) * mel_bins_) {
     return core::InvalidArgument("estimator step: x has " + std::to_string(x.size()) +
                                  " values, expected [" + std::to_string(mel_bins_) + ", " +
@@ -329,14 +358,13 @@ absl::StatusOr<std::vector<float>> FlowMatcher::EstimatorStep(const FlowConditio
     return TensorView{ElementType::kFloat, v.data(), std::move(shape)};
   };
   estimator_calls_.fetch_add(1, std::memory_order_relaxed);
-  absl::Status ran =
-      estimator_->RunInPlace({{"x", floats(xs, {2, mel_bins_, frames})},
-                              {"mask", floats(mask, {2, 1, frames})},
-                              {"mu", floats(mu, {2, mel_bins_, frames})},
-                              {"t", floats(ts, {2})},
-                              {"spks", floats(spks, {2, mel_bins_})},
-                              {"cond", floats(cond, {2, mel_bins_, frames})}},
-                             {{estimator_out_, floats(out, {2, mel_bins_, frames})}});
+  absl::Status ran = estimator.RunInPlace({{"x", floats(xs, {2, mel_bins_, frames})},
+                                           {"mask", floats(mask, {2, 1, frames})},
+                                           {"mu", floats(mu, {2, mel_bins_, frames})},
+                                           {"t", floats(ts, {2})},
+                                           {"spks", floats(spks, {2, mel_bins_})},
+                                           {"cond", floats(cond, {2, mel_bins_, frames})}},
+                                          {{estimator_out_, floats(out, {2, mel_bins_, frames})}});
   if (!ran.ok()) return ran;
   return out;
 }
@@ -344,8 +372,10 @@ absl::StatusOr<std::vector<float>> FlowMatcher::EstimatorStep(const FlowConditio
 absl::StatusOr<FlowBatch> FlowMatcher::Solve(std::span<const Prepared* const> group) const {
   int frames = 0;
   for (const Prepared* p : group) frames = std::max(frames, p->frames);
+  // SolveGrouped never mixes the two estimators in a group.
+  const OnnxSession& estimator = group.front()->chunk_masked ? *stream_estimator_ : *estimator_;
   auto batch =
-      FlowBatch::Create(*estimator_, *glue_, static_cast<int>(group.size()), mel_bins_, frames);
+      FlowBatch::Create(estimator, *glue_, static_cast<int>(group.size()), mel_bins_, frames);
   if (!batch.ok()) return batch.status();
   for (size_t k = 0; k < group.size(); ++k) {
     const Prepared& p = *group[k];
@@ -383,7 +413,7 @@ absl::StatusOr<FlowBatch> FlowMatcher::Solve(std::span<const Prepared* const> gr
   const float w_cond = 1.0f + cfg_rate_, w_uncond = cfg_rate_;
   for (int step = 1; step <= n_timesteps_; ++step) {
     estimator_calls_.fetch_add(1, std::memory_order_relaxed);
-    absl::Status s = batch->Step(*estimator_, estimator_out_, t, dt, w_cond, w_uncond);
+    absl::Status s = batch->Step(estimator, estimator_out_, t, dt, w_cond, w_uncond);
     if (!s.ok()) return s;
     t += dt;
     if (step < n_timesteps_) dt = span[step + 1] - t;
@@ -395,11 +425,12 @@ void FlowMatcher::SolveGrouped(std::span<const Prepared* const> prepared, const 
                                std::vector<absl::Status>& errors) const {
   // By length, or length bucket: one estimator call serves a group when the batch axis is
   // dynamic.
-  std::map<int, std::vector<size_t>> by_frames;
+  std::map<std::pair<bool, int>, std::vector<size_t>> by_frames;
   for (size_t i = 0; i < prepared.size(); ++i) {
-    if (prepared[i] != nullptr) by_frames[ShareKey(prepared[i]->frames)].push_back(i);
+    const Prepared* p = prepared[i];
+    if (p != nullptr) by_frames[{p->chunk_masked, ShareKey(p->frames)}].push_back(i);
   }
-  for (const auto& [frames, members] : by_frames) {
+  for (const auto& [key, members] : by_frames) {
     const size_t per_call = estimator_batch_ == 0 ? members.size() : 1;
     for (size_t start = 0; start < members.size(); start += per_call) {
       std::vector<const Prepared*> group;
@@ -548,12 +579,15 @@ std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunPrefixBatch(std::span<const
     }
     // The final hop is Run's path (token2wav's finalize call, model.py:364-369). Without the
     // stream graph a non-final hop is approximated by it too, without the lookahead's frames.
+    // With the chunk-masked estimator (CosyVoice3) every hop, the final one too, runs it, as
+    // CosyVoice3Model.token2wav passes streaming=stream to each (model.py:425-435).
     const bool stream = !hop.finalize && stream_encoder_ != nullptr;
     auto p = Prepare(hop.request, stream);
     if (!p.ok()) {
       errors[i] = p.status();
       continue;
     }
+    p->chunk_masked = stream_estimator_ != nullptr;
     const int first = p->prompt_frames + static_cast<int>(hop.token_offset) * token_mel_ratio_;
     const int end = stream ? p->frames : p->frames - static_cast<int>(lookahead) * token_mel_ratio_;
     planned[i] = Planned{*std::move(p), first, end};

@@ -93,8 +93,11 @@ class FlowMatcher {
   // (the exported graph has no `streaming` input, reference/model-interfaces.md 3.5), and the
   // noise is the same prefix of rand_noise every time. Without the stream graph a non-final hop
   // falls back to Run's encoder over all N tokens with the lookahead frames dropped (an
-  // approximation: earlier frames move slightly in later hops). InvalidArgument as Run, and for
-  // a non-final hop of no more than pre_lookahead_len tokens or an offset at or past the end.
+  // approximation: earlier frames move slightly in later hops).
+  // With the optional chunk-masked estimator (flow_estimator_stream: CosyVoice3's DiT) every
+  // hop's Euler loop, the final one's too, runs it instead, as CosyVoice3Model.token2wav does.
+  // InvalidArgument as Run, and for a non-final hop of no more than pre_lookahead_len tokens or an
+  // offset at or past the end.
   absl::StatusOr<FlowMel> RunPrefix(const FlowRequest& request, size_t token_offset,
                                     bool finalize) const;
   // Several streams' hops at once: hops whose Euler loops run over the same frames (HopFrames)
@@ -123,6 +126,10 @@ class FlowMatcher {
   // Whether non-final RunPrefix hops use upstream's chunk-causal encoder (the bundle has the
   // optional flow_encoder_stream graph) rather than the approximation.
   bool has_stream_encoder() const { return stream_encoder_ != nullptr; }
+  // Whether the hops' Euler loops run the optional chunk-masked estimator (flow_estimator_stream,
+  // CosyVoice3's DiT with streaming=True); without it they attend fully, as upstream's
+  // ONNX/TensorRT estimator does.
+  bool has_stream_estimator() const { return stream_estimator_ != nullptr; }
 
   // Several requests. Each row pair of the CFG batch is independent, so requests of the same
   // length share estimator calls when the estimator's batch axis is dynamic; upstream's export
@@ -143,8 +150,10 @@ class FlowMatcher {
   // without it): T = token_mel_ratio * (prompt + new - pre_lookahead_len).
   absl::StatusOr<FlowConditioning> Encode(const FlowRequest& request) const;
   absl::StatusOr<FlowConditioning> EncodeStream(const FlowRequest& request) const;
+  // chunk_masked: through flow_estimator_stream (FailedPrecondition without it).
   absl::StatusOr<std::vector<float>> EstimatorStep(const FlowConditioning& conditioning,
-                                                   std::span<const float> x, float t) const;
+                                                   std::span<const float> x, float t,
+                                                   bool chunk_masked = false) const;
 
   // Rows the estimator takes per call: 2 (one CFG pair) for upstream's graph, 0 when dynamic.
   int64_t estimator_batch() const { return estimator_batch_; }
@@ -197,6 +206,7 @@ class FlowMatcher {
   std::string stream_token_, stream_context_, stream_embedding_, stream_mu_, stream_spks_;
   bool stream_token_int32_ = false, stream_context_int32_ = false;
   int pre_lookahead_len_ = 3;
+  std::unique_ptr<onnx::OnnxSession> stream_estimator_;  // optional; its output is estimator_out_
   std::string estimator_out_;
   std::unique_ptr<FlowGlue> glue_;  // the graphs between estimator calls (flow_buffers.h)
   std::vector<float> noise_;        // rand_noise [80, noise_frames_]

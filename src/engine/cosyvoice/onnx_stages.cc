@@ -160,12 +160,14 @@ absl::Status AddOnnxStages(BundleVerifier& v) {
     if (!session.ok()) return session.status();
     v.AddStage(prefix, [s = *session](const GoldenStage& g) { return RunGraphStage(*s, g); });
   }
-  // Optional role (older bundles lack it, and then their goldens lack the stage too).
-  if (v.manifest().graph("flow_encoder_stream") != nullptr) {
-    auto session = Open(v, "flow_encoder_stream");
+  // Optional roles (older bundles and CosyVoice2 lack them, and then their goldens lack the
+  // stages too).
+  for (auto [prefix, role] : {std::pair{"flow.stream_encoder", "flow_encoder_stream"},
+                              {"flow.estimator_stream", "flow_estimator_stream"}}) {
+    if (v.manifest().graph(role) == nullptr) continue;
+    auto session = Open(v, role);
     if (!session.ok()) return session.status();
-    v.AddStage("flow.stream_encoder",
-               [s = *session](const GoldenStage& g) { return RunGraphStage(*s, g); });
+    v.AddStage(prefix, [s = *session](const GoldenStage& g) { return RunGraphStage(*s, g); });
   }
   LlmStepGraphConfig llm;
   llm.runtime.precision = v.llm_precision();
