@@ -243,3 +243,72 @@ def export_hift(hift, f0_path, decoder_path):
             decoder_path, ["mel", "source_stft"], ["magnitude", "phase"],
             {"mel": {0: "rows", 2: "frames"}, "source_stft": {0: "rows", 2: "stft_frames"},
              "magnitude": {0: "rows", 2: "stft_frames"}, "phase": {0: "rows", 2: "stft_frames"}})
+
+
+class CausalHiftF0(nn.Module):
+    """CosyVoice3's CausalConvRNNF0Predictor (cosyvoice/hifigan/f0_predictor.py:95-103): its
+    first conv looks 3 frames right (causal_type 'right'); `context` is those frames, zeros when
+    finalizing (the conv's own zero padding), the mel's next 3 frames otherwise (finalize=False
+    passes them as the conv's cache). f0 covers `mel`'s frames. Upstream runs the predictor in
+    float64 (generator.py:716-717); this graph is float32 (the drift is measured by the tests)."""
+
+    def __init__(self, hift):
+        super().__init__()
+        self.f0_predictor = hift.f0_predictor
+
+    def forward(self, mel, context):
+        p = self.f0_predictor
+        x = p.condnet[0](mel, context)
+        for i in range(1, len(p.condnet)):
+            x = p.condnet[i](x)
+        return torch.abs(p.classifier(x.transpose(1, 2)).squeeze(-1))
+
+
+class CausalHiftDecoder(nn.Module):
+    """CosyVoice3's CausalHiFTGenerator.decode between the source STFT and the iSTFT
+    (generator.py:672-705). conv_pre looks conv_pre_look_right (4) frames right: `mel` holds the
+    frames to decode and those 4 after them, zeros when finalizing (finalize=True pads them),
+    the next mel frames otherwise (generator.py:677-678); source_stft covers the decoded frames
+    (120 F + 1 columns for F frames: the caller drops the rest, generator.py:679-680)."""
+
+    def __init__(self, hift):
+        super().__init__()
+        self.hift = hift
+
+    def forward(self, mel, source_stft):
+        h = self.hift
+        look = h.conv_pre_look_right
+        x = h.conv_pre(mel[:, :, :-look], mel[:, :, -look:])
+        for i in range(h.num_upsamples):
+            x = F.leaky_relu(x, h.lrelu_slope)
+            x = h.ups[i](x)
+            if i == h.num_upsamples - 1:
+                x = h.reflection_pad(x)
+            x = x + h.source_resblocks[i](h.source_downs[i](source_stft))
+            xs = None
+            for j in range(h.num_kernels):
+                y = h.resblocks[i * h.num_kernels + j](x)
+                xs = y if xs is None else xs + y
+            x = xs / h.num_kernels
+        x = h.conv_post(F.leaky_relu(x))
+        bins = h.istft_params["n_fft"] // 2 + 1
+        return torch.exp(x[:, :bins, :]), torch.sin(x[:, bins:, :])
+
+
+def is_causal_hift(hift):
+    return hasattr(hift, "conv_pre_look_right")
+
+
+def export_causal_hift(hift, f0_path, decoder_path):
+    """CosyVoice3's two graphs, rows dynamic as CosyVoice2's (export_hift)."""
+    t_len, look = 10, hift.conv_pre_look_right
+    lookahead = hift.f0_predictor.condnet[0].causal_padding
+    _export(CausalHiftF0(hift), (torch.randn(2, 80, t_len), torch.randn(2, 80, lookahead)),
+            f0_path, ["mel", "context"], ["f0"],
+            {"mel": {0: "rows", 2: "frames"}, "context": {0: "rows"},
+             "f0": {0: "rows", 1: "frames"}})
+    frames = t_len * 480 // 4 + 1
+    _export(CausalHiftDecoder(hift), (torch.randn(2, 80, t_len + look), torch.randn(2, 18, frames)),
+            decoder_path, ["mel", "source_stft"], ["magnitude", "phase"],
+            {"mel": {0: "rows", 2: "frames"}, "source_stft": {0: "rows", 2: "stft_frames"},
+             "magnitude": {0: "rows", 2: "stft_frames"}, "phase": {0: "rows", 2: "stft_frames"}})

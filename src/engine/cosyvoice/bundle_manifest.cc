@@ -292,6 +292,9 @@ void ReadNumbers(const FieldReader& root, BundleManifest& m) {
     r.Number("noise_std", m.hift.noise_std, 0, 10);
     r.Number("voiced_threshold", m.hift.voiced_threshold, 0, 1000);
     r.Number("audio_limit", m.hift.audio_limit, 0, 1);
+    if (r.FindOptional("conv_pre_look_right") != nullptr) {
+      r.Integer("conv_pre_look_right", m.hift.conv_pre_look_right, 0);
+    }
   }
 }
 
@@ -409,10 +412,9 @@ const GraphEntry* BundleManifest::graph(std::string_view role) const {
 }
 
 const std::vector<RoleContract>& RoleContracts(Family family) {
-  // CosyVoice3 declares the same roles (docs/cosyvoice-bundle.md); its DiT estimator and causal
-  // HiFT keep these signatures, so one table serves both families for now.
-  (void)family;
-  static const std::vector<RoleContract> kContracts = {
+  // CosyVoice3 declares the same roles (docs/cosyvoice-bundle.md); its DiT estimator keeps the
+  // estimator's signature, and its causal HiFT's f0 graph takes a second input, the right context.
+  static const std::vector<RoleContract> kCosyVoice2 = {
       {"campplus", {{"float32", 3}}, {{"float32", 2}}},
       // Upstream flattens the tokenizer's output (frontend.py:103): its rank is not relied on.
       {"speech_tokenizer", {{"float32", 3}, {"int32", 1}}, {{"int", kAnyRank}}},
@@ -465,14 +467,22 @@ const std::vector<RoleContract>& RoleContracts(Family family) {
       {"hift_f0", {{"float32", 3}}, {{"float32", 2}}},
       {"hift_decoder", {{"float32", 3}, {"float32", 3}}, {{"float32", 3}, {"float32", 3}}},
   };
-  return kContracts;
+  static const std::vector<RoleContract> kCosyVoice3 = [] {
+    std::vector<RoleContract> contracts = kCosyVoice2;
+    for (RoleContract& c : contracts) {
+      if (c.role == "hift_f0") c.inputs = {{"float32", 3}, {"float32", 3}};  // mel, context
+    }
+    return contracts;
+  }();
+  return family == Family::kCosyVoice3 ? kCosyVoice3 : kCosyVoice2;
 }
 
 std::vector<std::string_view> RequiredTensors(Family family) {
   std::vector<std::string_view> names = {"embed_tokens", "speech_embedding", "rand_noise",
                                          "hift_source_linear_weight", "hift_source_linear_bias"};
-  // CosyVoice3 takes sos and task_id from speech_embedding (reference 3.5).
-  if (family == Family::kCosyVoice2) names.push_back("llm_embedding");
+  // CosyVoice3 takes sos and task_id from speech_embedding (reference 3.5), and its causal
+  // SineGen2 reads a fixed noise table (SineSourceParams::noise_table).
+  names.push_back(family == Family::kCosyVoice2 ? "llm_embedding" : "hift_noise_table");
   return names;
 }
 

@@ -96,6 +96,8 @@ struct BundleManifest {
   struct Hift {
     int n_fft = 0, hop_len = 0, nb_harmonics = 0, upsample_scale = 0;
     double sine_amp = 0, noise_std = 0, voiced_threshold = 0, audio_limit = 0;
+    // CosyVoice3's causal HiFT: the mel frames conv_pre looks ahead (4; optional, 0 = CosyVoice2).
+    int conv_pre_look_right = 0;
   } hift;
 
   std::map<std::string, GraphEntry> graphs;    // by role

@@ -44,6 +44,17 @@ std::vector<float> InterpolateLinear(std::span<const float> in, int64_t out_size
   return out;
 }
 
+namespace {
+
+std::vector<float> NearestUpsample(std::span<const float> in, int64_t scale) {
+  std::vector<float> out;
+  out.reserve(in.size() * static_cast<size_t>(scale));
+  for (float v : in) out.insert(out.end(), static_cast<size_t>(scale), v);
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<SineSource> SineSource::Create(SineSourceParams p) {
   if (p.sample_rate < 1 || p.upsample_scale < 1 || p.nb_harmonics < 0) {
     return core::InvalidArgument(
@@ -57,6 +68,12 @@ absl::StatusOr<SineSource> SineSource::Create(SineSourceParams p) {
   }
   if (!(p.sine_amp >= 0) || !(p.noise_std >= 0) || !std::isfinite(p.voiced_threshold)) {
     return core::InvalidArgument("HiFT source: sine_amp and noise_std must be >= 0");
+  }
+  if (p.noise_table != nullptr &&
+      (p.noise_table->empty() || p.noise_table->size() % (p.nb_harmonics + 1) != 0)) {
+    return core::InvalidArgument("HiFT source: the noise table has " +
+                                 std::to_string(p.noise_table->size()) + " values, not [rows, " +
+                                 std::to_string(p.nb_harmonics + 1) + "]");
   }
   return SineSource(std::move(p));
 }
@@ -106,13 +123,26 @@ absl::StatusOr<SineExcitation> SineSource::Excite(std::span<const float> f0,
   SineExcitation out;
   out.sines.resize(static_cast<size_t>(samples * dim));
   out.uv.resize(static_cast<size_t>(samples));
-  std::vector<float> normal(out.sines.size());
-  noise.FillNormal(normal);
+  std::vector<float> normal;
+  if (causal()) {
+    // The fixed table's rows from sample 0, again from its first row past its end.
+    const std::vector<float>& table = *params_.noise_table;
+    normal.resize(out.sines.size());
+    for (size_t i = 0; i < normal.size(); i += table.size()) {
+      std::copy_n(table.begin(), std::min(table.size(), normal.size() - i), normal.begin() + i);
+    }
+  } else {
+    normal.resize(out.sines.size());
+    noise.FillNormal(normal);
+  }
   const float unvoiced_amp = static_cast<float>(static_cast<double>(params_.sine_amp) / 3.0);
   const auto up_scale = static_cast<float>(1.0 / static_cast<double>(scale));
   for (int k = 0; k < dim; ++k) {
-    // Linear upsample x scale of the phase (CosyVoice2's non-causal SineGen2; nearest in CV3).
-    std::vector<float> up = InterpolateLinear(phase[k], samples, up_scale);
+    // Linear upsample x scale of the phase (CosyVoice2's non-causal SineGen2); by repetition in
+    // the causal one (mode="nearest": sample s reads frame floor(s * float(1 / scale)), which
+    // is s / scale for these sizes).
+    std::vector<float> up = causal() ? NearestUpsample(phase[k], scale)
+                                     : InterpolateLinear(phase[k], samples, up_scale);
     for (int64_t s = 0; s < samples; ++s) {
       const float f = f0[s / scale];
       const float uv = f > params_.voiced_threshold ? 1.0f : 0.0f;

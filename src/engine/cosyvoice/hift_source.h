@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <span>
 #include <vector>
@@ -44,6 +45,12 @@ struct SineSourceParams {
   float sine_amp = 0.1f, noise_std = 0.003f, voiced_threshold = 10.0f;
   std::vector<float> linear_weight;  // [nb_harmonics + 1] (m_source.l_linear.weight [1, 9])
   float linear_bias = 0;
+  // CosyVoice3's causal SineGen2 (causal=True, generator.py:222-226): the phase is upsampled by
+  // repetition instead of linearly (:257), and a fixed table stands in for the random noise
+  // (:312): [rows, nb_harmonics + 1] row-major, read from sample 0 of each call. Upstream's table
+  // is torch.rand(1, 300 * 24000, 9); a bundle may keep fewer rows (export.py's cap), and past
+  // them the rows are read again from the first. Null for CosyVoice2.
+  std::shared_ptr<const std::vector<float>> noise_table;
 };
 
 // SineGen2's outputs for a whole utterance, owned by value.
@@ -60,10 +67,11 @@ class SineSource {
 
   int sines() const { return params_.nb_harmonics + 1; }
   int upsample_scale() const { return params_.upsample_scale; }
+  bool causal() const { return params_.noise_table != nullptr; }
 
   // f0 in Hz per mel frame (the f0 predictor's output, >= 0) -> sines and uv at the sample rate,
   // f0.size() * upsample_scale samples. InvalidArgument for no frames or a non-finite or
-  // negative f0.
+  // negative f0. With a noise_table (causal) `noise` is not read.
   absl::StatusOr<SineExcitation> Excite(std::span<const float> f0, SourceNoise& noise) const;
   // tanh(Linear(sines)): [samples, sines()] -> [samples].
   absl::StatusOr<std::vector<float>> Merge(std::span<const float> sines) const;

@@ -53,6 +53,18 @@ absl::StatusOr<std::unique_ptr<HiftVocoder>> HiftVocoder::Create(
   if (!window.ok()) return window.status();
   params.linear_weight = weight->floats;
   params.linear_bias = bias->floats.at(0);
+  if (m.tensors.contains("hift_noise_table")) {
+    auto table =
+        ReadNpy((std::filesystem::path(dir) / m.tensors.at("hift_noise_table").file).string());
+    if (!table.ok()) return table.status();
+    if (table->dtype != "float32" || table->shape.size() != 2 ||
+        table->shape[1] != static_cast<int64_t>(sines)) {
+      return core::InvalidArgument("tensor hift_noise_table: want float32 [rows, " +
+                                   std::to_string(sines) + "], found " + table->dtype + " " +
+                                   ShapeString(table->shape));
+    }
+    params.noise_table = std::make_shared<const std::vector<float>>(std::move(table->floats));
+  }
   auto source = SineSource::Create(std::move(params));
   if (!source.ok()) return source.status();
   auto stft = HiftStft::Create(h.n_fft, h.hop_len, window->floats);
@@ -69,11 +81,24 @@ absl::StatusOr<std::unique_ptr<HiftVocoder>> HiftVocoder::Create(
   if (!decoder.ok()) return decoder.status();
   v->f0_ = std::move(*f0);
   v->decoder_ = std::move(*decoder);
-  if (v->f0_->inputs().size() != 1 || v->decoder_->inputs().size() != 2 ||
+  const bool causal = v->f0_->inputs().size() == 2;
+  if ((v->f0_->inputs().size() != 1 && !causal) || v->decoder_->inputs().size() != 2 ||
       v->decoder_->outputs().size() != 2) {
     return core::InvalidArgument(
-        "hift graphs: want f0 (mel) -> f0 and decoder (mel, "
+        "hift graphs: want f0 (mel[, context]) -> f0 and decoder (mel, "
         "source_stft) -> (magnitude, phase)");
+  }
+  if (causal) {
+    // CosyVoice3: the predictor's right context is a static axis of its second input.
+    const std::vector<int64_t>& shape = v->f0_->inputs()[1].shape;
+    if (shape.size() != 3 || shape[2] < 1 || h.conv_pre_look_right < 1 || !v->source_.causal()) {
+      return core::InvalidArgument(
+          "hift_f0 takes a context, so this is CosyVoice3's causal HiFT: it needs a static "
+          "context length, hift.conv_pre_look_right >= 1 and the tensor hift_noise_table");
+    }
+    v->f0_context_ = v->f0_->inputs()[1].name;
+    v->f0_lookahead_ = shape[2];
+    v->conv_pre_lookahead_ = h.conv_pre_look_right;
   }
   // Addressed by position, named as the graphs name them (the manifest's order, checked by
   // check-model's RoleContracts).
@@ -280,6 +305,90 @@ absl::StatusOr<std::vector<VocodedAudio>> HiftVocoder::VocodeOf(
     out.push_back(VocodedAudio{std::move((*audios)[r]), std::move(sources[r])});
   }
   return out;
+}
+
+namespace {
+
+// In the causal path the table stands in for the noise (SineSourceParams::noise_table).
+class NoDraws final : public SourceNoise {
+ public:
+  void FillNormal(std::span<float>) override {}
+};
+
+// Frames [first, first + count) of a bin-major mel, zeros past its end: [bins, count].
+std::vector<float> MelFrames(MelView mel, int bins, int64_t first, int64_t count) {
+  std::vector<float> out(static_cast<size_t>(bins * count), 0.0f);
+  const int64_t copied = std::clamp<int64_t>(mel.frames - first, 0, count);
+  for (int b = 0; b < bins; ++b) {
+    std::copy_n(mel.values.begin() + b * mel.frames + first, copied, out.begin() + b * count);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<float>> HiftVocoder::CausalF0(MelView mel, bool finalize) const {
+  if (!causal()) return absl::FailedPreconditionError("HiFT: not CosyVoice3's causal vocoder");
+  if (absl::Status s = CheckMel(mel); !s.ok()) return s;
+  const int64_t frames = finalize ? mel.frames : mel.frames - f0_lookahead_;
+  if (frames < 1) {
+    return core::InvalidArgument("HiFT: a non-final mel needs more than " +
+                                 std::to_string(f0_lookahead_) + " frames");
+  }
+  // f0_predictor(x, finalize) (f0_predictor.py:95-99): the first conv's right context is the
+  // mel's next frames, or zeros when finalizing (CausalConv1d pads with zeros).
+  std::vector<float> body = MelFrames(mel, mel_bins_, 0, frames);
+  std::vector<float> context =
+      finalize ? std::vector<float>(static_cast<size_t>(mel_bins_ * f0_lookahead_), 0.0f)
+               : MelFrames(mel, mel_bins_, frames, f0_lookahead_);
+  std::vector<float> f0(static_cast<size_t>(frames));
+  absl::Status ran =
+      f0_->RunInPlace({{f0_input_, Floats(body, {1, mel_bins_, frames})},
+                       {f0_context_, Floats(context, {1, mel_bins_, f0_lookahead_})}},
+                      {{f0_output_, Floats(f0, {1, frames})}});
+  if (!ran.ok()) return ran;
+  return f0;
+}
+
+absl::StatusOr<std::vector<float>> HiftVocoder::VocodeCausal(MelView mel, bool finalize) const {
+  if (!causal()) return absl::FailedPreconditionError("HiFT: not CosyVoice3's causal vocoder");
+  if (absl::Status s = CheckMel(mel); !s.ok()) return s;
+  // Frames decoded: all when finalizing; otherwise those before both lookaheads
+  // (generator.py:726-727 cuts the predictor's, decode's conv_pre the next 4, :677-680).
+  const int64_t decoded = finalize ? mel.frames : mel.frames - f0_lookahead_ - conv_pre_lookahead_;
+  if (!finalize && decoded <= 1) return std::vector<float>{};  // the last frame is dropped too
+  auto f0 = CausalF0(mel, finalize);
+  if (!f0.ok()) return f0.status();
+  NoDraws unused;
+  auto source = source_.Source(*f0, unused);
+  if (!source.ok()) return source.status();
+  auto stft = stft_.Forward(*source);
+  if (!stft.ok()) return stft.status();
+  // The source STFT's first columns, those of the decoded frames (generator.py:679-680).
+  const int64_t columns = stft_.Frames(static_cast<int64_t>(source->size()));
+  const int64_t kept = stft_.Frames(decoded * samples_per_frame());
+  const int64_t rows = 2 * stft_.bins();
+  std::vector<float> source_stft(static_cast<size_t>(rows * kept));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy_n(stft->begin() + r * columns, kept, source_stft.begin() + r * kept);
+  }
+  // conv_pre's right context: the next mel frames, zeros when finalizing (generator.py:675-678).
+  std::vector<float> x = MelFrames(mel, mel_bins_, 0, decoded + conv_pre_lookahead_);
+  const int64_t bins = stft_.bins();
+  std::vector<float> magnitude(static_cast<size_t>(bins * kept)), phase(magnitude.size());
+  absl::Status ran = decoder_->RunInPlace(
+      {{decoder_mel_, Floats(x, {1, mel_bins_, decoded + conv_pre_lookahead_})},
+       {decoder_source_, Floats(source_stft, {1, rows, kept})}},
+      {{decoder_magnitude_, Floats(magnitude, {1, bins, kept})},
+       {decoder_phase_, Floats(phase, {1, bins, kept})}});
+  decoder_calls_.fetch_add(1, std::memory_order_relaxed);
+  if (!ran.ok()) return ran;
+  auto audio = stft_.Inverse(magnitude, phase, kept, 100.0f);
+  if (!audio.ok()) return audio.status();
+  // A non-final call drops its last frame's samples (generator.py:702-703).
+  if (!finalize) audio->resize(audio->size() - static_cast<size_t>(samples_per_frame()));
+  for (float& v : *audio) v = std::clamp(v, -audio_limit_, audio_limit_);
+  return *std::move(audio);
 }
 
 absl::StatusOr<std::vector<float>> ChangeMelSpeed(MelView mel, int bins, double speed,

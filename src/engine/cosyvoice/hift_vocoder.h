@@ -72,6 +72,19 @@ class HiftVocoder {
   // rows (batches_rows(): the bundles export.py writes); the source, its STFT and the iSTFT stay
   // per mel on the host. Streams on one hop schedule vocode equal lengths after their first hop.
   std::vector<absl::StatusOr<VocodedAudio>> VocodeBatch(std::span<const VocodeInput> inputs) const;
+  // CosyVoice3's CausalHiFTGenerator: hift_f0 takes (mel, context), the manifest's
+  // hift.conv_pre_look_right is > 0 and the bundle has the tensor hift_noise_table (the source is
+  // then SineSource's causal one).
+  bool causal() const { return !f0_context_.empty(); }
+  // CausalHiFTGenerator.inference (generator.py:714-729) on a whole mel. finalize: its audio,
+  // frames * 480 samples. Otherwise the mel's last 3 frames are only the f0 predictor's right
+  // context and the 4 before them conv_pre's, and the last 480 samples are dropped:
+  // (frames - 8) * 480 samples, none for 8 frames or fewer (too short to emit yet).
+  // FailedPrecondition on a CosyVoice2 vocoder; InvalidArgument as Vocode.
+  absl::StatusOr<std::vector<float>> VocodeCausal(MelView mel, bool finalize) const;
+  // Its f0 (Hz per frame): finalize, for every frame with zeros as the predictor's right
+  // context (its own padding); otherwise for the frames before the last 3, those as context.
+  absl::StatusOr<std::vector<float>> CausalF0(MelView mel, bool finalize) const;
   // Whether both graphs have a dynamic rows axis (older bundles: one row, vocoded in turn).
   bool batches_rows() const { return batches_rows_; }
   // Decoder graph runs so far, all calls together (each serves one or more mels).
@@ -108,6 +121,9 @@ class HiftVocoder {
   mutable std::atomic<int64_t> decoder_calls_{0};
   std::string f0_input_, f0_output_, decoder_mel_, decoder_source_, decoder_magnitude_,
       decoder_phase_;
+  std::string f0_context_;          // causal only: the f0 graph's second input
+  int64_t f0_lookahead_ = 0;        // causal: the frames of that context (3)
+  int64_t conv_pre_lookahead_ = 0;  // causal: the manifest's hift.conv_pre_look_right (4)
 };
 
 // Speed change for non-streaming synthesis (CosyVoice2Model.token2wav, cli/model.py:319-321):

@@ -13,6 +13,7 @@ using ::testing::AllOf;
 using testing::BrokenBundle;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::TinyBundle;
 using json = nlohmann::json;
 
@@ -190,16 +191,20 @@ TEST(BundleCheck, AGraphTheRuntimeCannotFeedIsRejectedByRole) {
               Contains("graphs.hift_decoder: missing (a cosyvoice2 bundle needs it)"));
 }
 
-TEST(BundleCheck, ACosyVoice3BundleIsDeclaredAndValidated) {
+TEST(BundleCheck, ACosyVoice3BundleIsCheckedAgainstItsOwnRolesAndTensors) {
   VOXSERVE_REQUIRE_TINY_BUNDLE();
-  // CosyVoice3 takes sos/task_id from speech_embedding: no llm_embedding needed (reference 3.5).
+  // A CosyVoice2 bundle relabelled. CosyVoice3 takes sos/task_id from speech_embedding (no
+  // llm_embedding needed, reference 3.5), but its causal HiFT reads a fixed noise table and its
+  // f0 graph takes the mel's right context as a second input.
   BrokenBundle cv3("cv3", [](json& m) {
     m["family"] = "cosyvoice3";
     m["tensors"].erase("llm_embedding");
   });
   BundleReport report = CheckBundle(cv3.dir());
-  EXPECT_TRUE(report.ok()) << report.Summary();
-  EXPECT_THAT(report.Summary(), HasSubstr("valid cosyvoice3 bundle"));
+  EXPECT_THAT(report.problems,
+              Contains("tensors.hift_noise_table: missing (a cosyvoice3 bundle needs it)"));
+  EXPECT_THAT(report.problems, Contains("graphs.hift_f0.inputs: 1 tensors, expected 2"));
+  EXPECT_THAT(report.problems, Not(Contains(HasSubstr("llm_embedding"))));
   BrokenBundle cv2("cv2-no-llm-embedding", [](json& m) { m["tensors"].erase("llm_embedding"); });
   EXPECT_THAT(CheckBundle(cv2.dir()).problems,
               Contains("tensors.llm_embedding: missing (a cosyvoice2 bundle needs it)"));

@@ -2,7 +2,7 @@
 """CosyVoice3's parts for the oracle tests (CTest fixture cosyvoice3_tiny): upstream's
 CosyVoice3LM and CausalMaskedDiffWithDiT, built from upstream's cosyvoice3.yaml at tiny sizes with
 random weights (seeded), exported by the export tool's own code, with upstream's results on them
-as goldens. One folder, not yet a bundle: CosyVoice3's causal HiFT is not exported yet.
+as goldens. One folder, not yet a bundle (export.py writes CosyVoice2 bundles only).
 
 - LLM: its step graph (llm_step_graph.py, the head without bias), embed_tokens and
   speech_embedding, and upstream's prefill, decode step and greedy loop (goldens.py's
@@ -12,6 +12,10 @@ as goldens. One folder, not yet a bundle: CosyVoice3's causal HiFT is not export
   chunk-masked streaming variant (flow_estimator_stream.onnx), rand_noise, and upstream's
   flow.encoder / flow.estimator / flow.estimator_stream / flow.full / flow.stream /
   flow.stream_encoder goldens (goldens.py).
+- HiFT (CausalHiFTGenerator): hift_f0.onnx (mel + 3 frames of right context -> f0) and
+  hift_decoder.onnx (mel + 4 frames of right context, source STFT -> magnitude, phase), the
+  source Linear, the STFT window and the first TINY_NOISE_SECONDS of the fixed noise table, and
+  upstream's hift.f0 / hift.source / hift.decoder / hift.full / hift.stream goldens.
 
 Without VOXSERVE_COSYVOICE_REF it writes nothing (the tests skip).
 
@@ -106,6 +110,81 @@ def write_flow(out, yaml_path, w):
     return flow
 
 
+# The causal HiFT's fixed noise table (SineGen2.sine_waves, upstream 300 s x 24 kHz x 9): the tiny
+# folder keeps its first 10 s, enough for every mel here.
+TINY_NOISE_SECONDS = 10
+
+
+def write_hift(out, yaml_path, w, hop_mels):
+    """CosyVoice3's CausalHiFTGenerator: its graphs, tensors and upstream's results. hop_mels: the
+    streaming flow's mels, hop by hop (flow.stream/N), vocoded whole and as token2wav streams
+    them (cli/model.py:436-453: the mel accumulated, all of it vocoded each hop, the audio from
+    the last offset on)."""
+    import numpy as np
+    import torch
+
+    import graphs
+    import upstream_modules
+
+    _, _, _, hift = upstream_modules.build(yaml_path, "tiny", SEED, parts=("hift",))
+    # Before inference moves the f0 predictor to float64 (generator.py:716).
+    graphs.export_causal_hift(hift, os.path.join(out, "hift_f0.onnx"),
+                              os.path.join(out, "hift_decoder.onnx"))
+    sin_gen = hift.m_source.l_sin_gen
+    tensors = {"hift_source_linear_weight": hift.m_source.l_linear.weight,
+               "hift_source_linear_bias": hift.m_source.l_linear.bias,
+               "hift_stft_window": hift.stft_window,
+               "hift_noise_table": sin_gen.sine_waves[0, :TINY_NOISE_SECONDS * 24000]}
+    for name, value in tensors.items():
+        np.save(os.path.join(out, "tensors", f"{name}.npy"),
+                np.ascontiguousarray(value.detach().to(torch.float32).numpy()))
+    mel = torch.cat(hop_mels, dim=1).unsqueeze(0)  # [1, 80, T]
+    lookahead = hift.f0_predictor.condnet[0].causal_padding
+    predictor = hift.f0_predictor.to(torch.float64)
+    for n, finalize in enumerate((True, False)):
+        body, context = (mel, torch.zeros(1, 80, lookahead)) if finalize else \
+            (mel[:, :, :-lookahead], mel[:, :, -lookahead:])
+        f0 = predictor(mel.to(torch.float64), finalize=finalize)
+        w.stage(f"hift.f0/{n}", {"mel": body, "context": context}, {"f0": f0}, 1e-3,
+                "upstream's float64 predictor; finalize" if finalize else
+                "upstream's float64 predictor; the last 3 frames as context")
+    # A voiced contour (the random predictor never reaches the 10 Hz threshold): 90-310 Hz with
+    # an unvoiced gap, through upstream's f0_upsamp and source module (fixed tables).
+    frames = 60
+    f0 = 200 + 110 * torch.sin(torch.arange(frames, dtype=torch.float32) / 7)
+    f0[20:28] = 0
+    s = hift.f0_upsamp(f0[None, None]).transpose(1, 2)
+    sines, uv, _ = sin_gen(s)
+    source, _, _ = hift.m_source(s)
+    w.stage("hift.source/0", {"f0": f0[None]},
+            {"sines": sines[0], "uv": uv[0, :, 0], "source": source[0, :, 0]}, 1e-3,
+            "causal SineGen2: phase upsampled nearest, the fixed noise table from sample 0")
+    f0 = hift.f0_predictor(mel.to(torch.float64), finalize=True).to(mel)
+    source, _, _ = hift.m_source(hift.f0_upsamp(f0[:, None]).transpose(1, 2))
+    source = source.transpose(1, 2)
+    real, imag = hift._stft(source.squeeze(1))
+    source_stft = torch.cat([real, imag], dim=1)
+    look = hift.conv_pre_look_right
+    padded = torch.cat([mel, torch.zeros(1, 80, look)], dim=2)
+    magnitude, phase = graphs.CausalHiftDecoder(hift)(padded, source_stft)
+    w.stage("hift.decoder/0", {"mel": padded, "source_stft": source_stft},
+            {"magnitude": magnitude, "phase": phase}, 1e-3, "finalize: 4 zero frames of context")
+    speech, _ = hift.inference(speech_feat=mel, finalize=True)
+    w.stage("hift.full/0", {"mel": mel[0]}, {"speech": speech[0]}, 1e-3,
+            "inference(finalize=True): f0 in float64, source, decode, clamp")
+    accumulated, offset = None, 0
+    for n, hop in enumerate(hop_mels):
+        finalize = n == len(hop_mels) - 1
+        accumulated = hop[None] if accumulated is None else torch.cat([accumulated, hop[None]], 2)
+        speech, _ = hift.inference(speech_feat=accumulated, finalize=finalize)
+        emitted = speech[0, offset:]
+        offset += emitted.shape[0]
+        w.stage(f"hift.stream/{n}", {"mel": hop, "finalize": torch.tensor([int(finalize)])},
+                {"audio": emitted}, 1e-3,
+                f"hop {n}: the accumulated mel vocoded {'finally' if finalize else 'non-final'}"
+                f", audio from sample {offset - emitted.shape[0]}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", required=True)
@@ -114,6 +193,7 @@ def main():
         print("VOXSERVE_COSYVOICE_REF is unset: no CosyVoice3 parts written, their tests skip")
         shutil.rmtree(args.out, ignore_errors=True)
         return
+    import numpy as np
     import torch
 
     import goldens
@@ -128,6 +208,9 @@ def main():
         w = goldens.Writer(out)
         llm = write_llm(out, yaml_path, w)
         flow = write_flow(out, yaml_path, w)
+        hop_mels = [torch.from_numpy(np.load(os.path.join(out, s["outputs"]["mel"])))
+                    for s in w.stages if s["name"].startswith("flow.stream/")]
+        write_hift(out, yaml_path, w, hop_mels)
         w.finish({"family": "cosyvoice3", "sos": llm.sos, "task_id": llm.task_id,
                   "stop_tokens": list(llm.stop_token_ids), "texts": goldens.TEXTS,
                   "static_chunk_size": flow.decoder.estimator.static_chunk_size})
