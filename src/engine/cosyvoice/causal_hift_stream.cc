@@ -1,19 +1,41 @@
 #include "engine/cosyvoice/causal_hift_stream.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/error.h"
 
 namespace voxserve::engine::cosyvoice {
+namespace {
 
-absl::StatusOr<CausalHiftStream> CausalHiftStream::Create(const HiftVocoder& vocoder) {
+// Frames [first, first + count) of a [bins, frames] row-major mel.
+std::vector<float> Frames(const std::vector<float>& mel, int bins, int64_t frames, int64_t first,
+                          int64_t count) {
+  std::vector<float> out(static_cast<size_t>(bins * count));
+  for (int b = 0; b < bins; ++b) {
+    std::copy_n(mel.begin() + b * frames + first, count, out.begin() + b * count);
+  }
+  return out;
+}
+
+// The f0 predictor's receptive field to the left: its 4 left-causal convolutions of kernel 3
+// after the first (f0_predictor.py:76-91), 2 frames each.
+constexpr int64_t kF0LeftFrames = 8;
+
+}  // namespace
+
+absl::StatusOr<CausalHiftStream> CausalHiftStream::Create(const HiftVocoder& vocoder,
+                                                          int64_t left_context_frames) {
   if (!vocoder.causal()) {
     return absl::FailedPreconditionError(
         "CausalHiftStream needs CosyVoice3's causal HiFT (CosyVoice2's streams through "
         "HiftStream)");
   }
-  return CausalHiftStream(vocoder);
+  if (left_context_frames < 1) {
+    return core::InvalidArgument("CausalHiftStream: left_context_frames must be >= 1");
+  }
+  return CausalHiftStream(vocoder, left_context_frames);
 }
 
 absl::StatusOr<std::vector<float>> CausalHiftStream::Push(MelView mel, bool finalize) {
@@ -23,25 +45,64 @@ absl::StatusOr<std::vector<float>> CausalHiftStream::Push(MelView mel, bool fina
     return core::InvalidArgument("HiFT stream: a chunk must be [" + std::to_string(bins) +
                                  ", frames >= 1]");
   }
-  // The accumulated mel with the chunk's frames after each bin's (model.py:438-441).
-  const int64_t frames = frames_ + mel.frames;
-  std::vector<float> all(static_cast<size_t>(bins * frames));
+  if (frames_ + mel.frames > HiftVocoder::kMaxFrames) {
+    return core::InvalidArgument("HiFT stream: more than " +
+                                 std::to_string(HiftVocoder::kMaxFrames) + " frames");
+  }
+  // The held frames with the chunk's after them (model.py:438-441 keeps all of them).
+  const int64_t held = frames_ - mel_first_, total = frames_ + mel.frames;
+  const int64_t window = held + mel.frames;  // frames [mel_first_, total)
+  std::vector<float> all(static_cast<size_t>(bins * window));
   for (int b = 0; b < bins; ++b) {
-    auto out = all.begin() + b * frames;
-    out = std::copy_n(mel_.begin() + b * frames_, frames_, out);
+    auto out = std::copy_n(mel_.begin() + b * held, held, all.begin() + b * window);
     std::copy_n(mel.values.begin() + b * mel.frames, mel.frames, out);
   }
-  auto audio = vocoder_->VocodeCausal({all, frames}, finalize);
-  if (!audio.ok()) return audio.status();
-  if (audio->size() < returned_) {
-    return core::Internal("HiFT stream: the mel's audio shrank from " + std::to_string(returned_) +
-                          " to " + std::to_string(audio->size()) + " samples");
+  // What upstream's call returns ends here (generator.py:702-703, :726-727).
+  const int64_t end =
+      finalize ? total : total - vocoder_->f0_lookahead() - vocoder_->conv_pre_lookahead() - 1;
+  std::vector<float> fresh;
+  std::vector<float> f0 = f0_;
+  last_vocoded_frames_ = 0;
+  if (end > returned_) {
+    // The f0 not final yet: from the first frame without it, with the predictor's left context
+    // (zeros before frame 0, as upstream's padding); the values it had to guess are dropped.
+    const int64_t f0_end = finalize ? total : total - vocoder_->f0_lookahead();
+    const auto have = static_cast<int64_t>(f0.size());
+    const int64_t from = std::max<int64_t>(0, have - kF0LeftFrames);
+    auto more = vocoder_->CausalF0(
+        {Frames(all, bins, window, from - mel_first_, total - from), total - from}, finalize);
+    if (!more.ok()) return more.status();
+    f0.insert(f0.end(), more->begin() + (have - from), more->begin() + (f0_end - from));
+    // The decode window: the frames not returned and the left context before them.
+    const int64_t first = std::max<int64_t>(0, returned_ - left_context_);
+    auto excitation = vocoder_->sine_source().ExciteFrom(f0, first);
+    if (!excitation.ok()) return excitation.status();
+    auto source = vocoder_->sine_source().Merge(excitation->sines);
+    if (!source.ok()) return source.status();
+    const int64_t decoded = (finalize ? total : end + 1) - first;
+    auto audio = vocoder_->DecodeCausal(
+        {Frames(all, bins, window, first - mel_first_, total - first), total - first}, *source,
+        decoded, finalize);
+    if (!audio.ok()) return audio.status();
+    const auto skip = static_cast<size_t>((returned_ - first) * vocoder_->samples_per_frame());
+    fresh.assign(audio->begin() + static_cast<std::ptrdiff_t>(skip), audio->end());
+    last_vocoded_frames_ = total - first;
+  } else {
+    // Nothing to return yet; the chunk's values are still checked before they are kept.
+    for (float v : mel.values) {
+      if (!std::isfinite(v)) return core::InvalidArgument("HiFT stream: a mel value is not finite");
+    }
   }
-  // What upstream returns: tts_speech[:, speech_offset:] (model.py:448-449).
-  std::vector<float> fresh(audio->begin() + static_cast<std::ptrdiff_t>(returned_), audio->end());
-  returned_ = audio->size();
-  mel_ = std::move(all);
-  frames_ = frames;
+  // Commit: keep the frames a later hop can read (its decode window and the f0's left context).
+  const int64_t next_returned = std::max(returned_, end);
+  const int64_t keep_from = std::max<int64_t>(
+      mel_first_,
+      std::min(next_returned - left_context_, static_cast<int64_t>(f0.size()) - kF0LeftFrames));
+  mel_ = Frames(all, bins, window, keep_from - mel_first_, total - keep_from);
+  mel_first_ = keep_from;
+  frames_ = total;
+  f0_ = std::move(f0);
+  returned_ = next_returned;
   finished_ = finalize;
   return fresh;
 }

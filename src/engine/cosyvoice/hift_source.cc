@@ -80,6 +80,23 @@ absl::StatusOr<SineSource> SineSource::Create(SineSourceParams p) {
 
 absl::StatusOr<SineExcitation> SineSource::Excite(std::span<const float> f0,
                                                   SourceNoise& noise) const {
+  return Generate(f0, 0, &noise);
+}
+
+absl::StatusOr<SineExcitation> SineSource::ExciteFrom(std::span<const float> f0,
+                                                      int64_t first_frame) const {
+  if (!causal()) {
+    return absl::FailedPreconditionError("HiFT source: only the causal source starts mid-way");
+  }
+  if (first_frame < 0 || first_frame >= static_cast<int64_t>(f0.size())) {
+    return core::InvalidArgument("HiFT source: first frame " + std::to_string(first_frame) +
+                                 " is not one of the " + std::to_string(f0.size()));
+  }
+  return Generate(f0, first_frame, nullptr);
+}
+
+absl::StatusOr<SineExcitation> SineSource::Generate(std::span<const float> f0, int64_t first_frame,
+                                                    SourceNoise* noise) const {
   if (f0.empty()) return core::InvalidArgument("HiFT source: no f0 frames");
   for (size_t d = 0; d < f0.size(); ++d) {
     if (!std::isfinite(f0[d]) || f0[d] < 0) {
@@ -90,7 +107,7 @@ absl::StatusOr<SineExcitation> SineSource::Excite(std::span<const float> f0,
   const int dim = sines();
   const auto frames = static_cast<int64_t>(f0.size());
   const int64_t scale = params_.upsample_scale;
-  const int64_t samples = frames * scale;
+  const int64_t samples = (frames - first_frame) * scale;  // those returned
 
   // SineGen2._f02sine (generator.py:233-259) on f0 upsampled by repetition (f0_upsamp, nearest):
   // rad = (k f0 / sr) mod 1, the random initial phase added to sample 0 of harmonics 1..8, then a
@@ -98,17 +115,22 @@ absl::StatusOr<SineExcitation> SineSource::Excite(std::span<const float> f0,
   // scale*d + scale/2 of each frame (source index scale*(d + 0.5) - 0.5) with weights 1/2, both
   // inside frame d: it returns frame d's rad exactly and never reads sample 0 (for scale >= 3),
   // so the initial phase cannot reach the output and is not drawn here. Checked against the
-  // goldens' sines (hift_source_test.cc).
+  // goldens' sines (hift_source_test.cc). The causal source takes frame d's rad as it is (the
+  // same value: the weights are exactly 1/2 while scale*(d + 0.5) - 0.5 is exact in float), so
+  // that a window of frames costs its own samples, not all of them.
   std::vector<std::vector<float>> phase(static_cast<size_t>(dim));  // per harmonic, per frame
   for (int k = 0; k < dim; ++k) {
-    std::vector<float> rad_up(static_cast<size_t>(samples));
+    std::vector<float> rad(static_cast<size_t>(frames));
     for (int64_t d = 0; d < frames; ++d) {
       float a = f0[d] * static_cast<float>(k + 1) / static_cast<float>(params_.sample_rate);
-      float r = a - std::floor(a);  // torch.remainder(a, 1) for a >= 0
-      std::fill_n(rad_up.begin() + d * scale, scale, r);
+      rad[d] = a - std::floor(a);  // torch.remainder(a, 1) for a >= 0
     }
-    std::vector<float> rad = InterpolateLinear(
-        rad_up, frames, static_cast<float>(1.0 / (1.0 / static_cast<double>(scale))));
+    if (!causal()) {
+      std::vector<float> rad_up(static_cast<size_t>(frames * scale));
+      for (int64_t d = 0; d < frames; ++d) std::fill_n(rad_up.begin() + d * scale, scale, rad[d]);
+      rad = InterpolateLinear(rad_up, frames,
+                              static_cast<float>(1.0 / (1.0 / static_cast<double>(scale))));
+    }
     // torch.cumsum accumulates in double on the CPU (acc_type<float, false>), stores float; then
     // * 2 * pi (float), then * upsample_scale (generator.py:255-257).
     std::vector<float>& p = phase[k];
@@ -123,28 +145,31 @@ absl::StatusOr<SineExcitation> SineSource::Excite(std::span<const float> f0,
   SineExcitation out;
   out.sines.resize(static_cast<size_t>(samples * dim));
   out.uv.resize(static_cast<size_t>(samples));
-  std::vector<float> normal;
+  std::vector<float> normal(out.sines.size());
   if (causal()) {
-    // The fixed table's rows from sample 0, again from its first row past its end.
+    // The fixed table's rows from the first sample returned, again from its first row past its
+    // end.
     const std::vector<float>& table = *params_.noise_table;
-    normal.resize(out.sines.size());
-    for (size_t i = 0; i < normal.size(); i += table.size()) {
-      std::copy_n(table.begin(), std::min(table.size(), normal.size() - i), normal.begin() + i);
+    size_t at = static_cast<size_t>(first_frame * scale * dim) % table.size();
+    for (float& v : normal) {
+      v = table[at];
+      if (++at == table.size()) at = 0;
     }
   } else {
-    normal.resize(out.sines.size());
-    noise.FillNormal(normal);
+    noise->FillNormal(normal);
   }
   const float unvoiced_amp = static_cast<float>(static_cast<double>(params_.sine_amp) / 3.0);
   const auto up_scale = static_cast<float>(1.0 / static_cast<double>(scale));
+  const int64_t first_sample = first_frame * scale;
   for (int k = 0; k < dim; ++k) {
     // Linear upsample x scale of the phase (CosyVoice2's non-causal SineGen2); by repetition in
     // the causal one (mode="nearest": sample s reads frame floor(s * float(1 / scale)), which
     // is s / scale for these sizes).
-    std::vector<float> up = causal() ? NearestUpsample(phase[k], scale)
-                                     : InterpolateLinear(phase[k], samples, up_scale);
+    std::vector<float> up =
+        causal() ? NearestUpsample(std::span<const float>(phase[k]).subspan(first_frame), scale)
+                 : InterpolateLinear(phase[k], samples, up_scale);
     for (int64_t s = 0; s < samples; ++s) {
-      const float f = f0[s / scale];
+      const float f = f0[(first_sample + s) / scale];
       const float uv = f > params_.voiced_threshold ? 1.0f : 0.0f;
       // sine_waves * uv + noise_amp * randn, noise_amp = uv * noise_std + (1 - uv) * amp / 3
       // (generator.py:300-316).

@@ -73,11 +73,21 @@ class SineSource {
   // f0.size() * upsample_scale samples. InvalidArgument for no frames or a non-finite or
   // negative f0. With a noise_table (causal) `noise` is not read.
   absl::StatusOr<SineExcitation> Excite(std::span<const float> f0, SourceNoise& noise) const;
+  // The causal source's samples of frames [first_frame, f0.size()) only, as Excite over all of
+  // f0 gives them: the phase still accumulates from frame 0 (one value per frame), and the noise
+  // table is read from sample first_frame * upsample_scale. FailedPrecondition without a noise
+  // table (CosyVoice2's linear phase reads neighbouring frames).
+  absl::StatusOr<SineExcitation> ExciteFrom(std::span<const float> f0, int64_t first_frame) const;
   // tanh(Linear(sines)): [samples, sines()] -> [samples].
   absl::StatusOr<std::vector<float>> Merge(std::span<const float> sines) const;
   // Merge(Excite(f0).sines): the source HiFT's decoder reads.
   absl::StatusOr<std::vector<float>> Source(std::span<const float> f0, SourceNoise& noise) const;
 
+ private:
+  absl::StatusOr<SineExcitation> Generate(std::span<const float> f0, int64_t first_frame,
+                                          SourceNoise* noise) const;
+
+ public:
  private:
   explicit SineSource(SineSourceParams params) : params_(std::move(params)) {}
   SineSourceParams params_;

@@ -362,10 +362,23 @@ absl::StatusOr<std::vector<float>> HiftVocoder::VocodeCausal(MelView mel, bool f
   NoDraws unused;
   auto source = source_.Source(*f0, unused);
   if (!source.ok()) return source.status();
-  auto stft = stft_.Forward(*source);
+  return DecodeCausal(mel, *source, decoded, finalize);
+}
+
+absl::StatusOr<std::vector<float>> HiftVocoder::DecodeCausal(MelView mel,
+                                                             std::span<const float> source,
+                                                             int64_t decoded, bool finalize) const {
+  if (!causal()) return absl::FailedPreconditionError("HiFT: not CosyVoice3's causal vocoder");
+  if (decoded < 1 || decoded > mel.frames ||
+      static_cast<int64_t>(source.size()) < decoded * samples_per_frame()) {
+    return core::InvalidArgument("HiFT: " + std::to_string(decoded) +
+                                 " frames to decode from a mel of " + std::to_string(mel.frames) +
+                                 " and a source of " + std::to_string(source.size()) + " samples");
+  }
+  auto stft = stft_.Forward(source);
   if (!stft.ok()) return stft.status();
   // The source STFT's first columns, those of the decoded frames (generator.py:679-680).
-  const int64_t columns = stft_.Frames(static_cast<int64_t>(source->size()));
+  const int64_t columns = stft_.Frames(static_cast<int64_t>(source.size()));
   const int64_t kept = stft_.Frames(decoded * samples_per_frame());
   const int64_t rows = 2 * stft_.bins();
   std::vector<float> source_stft(static_cast<size_t>(rows * kept));

@@ -85,6 +85,16 @@ class HiftVocoder {
   // Its f0 (Hz per frame): finalize, for every frame with zeros as the predictor's right
   // context (its own padding); otherwise for the frames before the last 3, those as context.
   absl::StatusOr<std::vector<float>> CausalF0(MelView mel, bool finalize) const;
+  // VocodeCausal after the source: CausalHiFTGenerator.decode (generator.py:672-705) of the
+  // mel's first `decoded` frames, the frames after them (conv_pre's lookahead, read as zeros past
+  // the mel's end) and `source` (its STFT's columns past the decoded frames dropped). Returns
+  // decoded * 480 samples, less the last frame's when !finalize. Run on a window of a longer mel
+  // it gives that window's part of the whole mel's audio except near the window's start, where
+  // the convolutions lack their left context (CausalHiftStream skips kStreamLeftContextFrames).
+  absl::StatusOr<std::vector<float>> DecodeCausal(MelView mel, std::span<const float> source,
+                                                  int64_t decoded, bool finalize) const;
+  int64_t f0_lookahead() const { return f0_lookahead_; }
+  int64_t conv_pre_lookahead() const { return conv_pre_lookahead_; }
   // Whether both graphs have a dynamic rows axis (older bundles: one row, vocoded in turn).
   bool batches_rows() const { return batches_rows_; }
   // Decoder graph runs so far, all calls together (each serves one or more mels).
