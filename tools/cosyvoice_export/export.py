@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Writes a voxserve CosyVoice bundle (docs/cosyvoice-bundle.md).
 
-  export.py --model-dir DIR --out BUNDLE           a downloaded CosyVoice2-0.5B model directory
+  export.py --model-dir DIR --out BUNDLE           a downloaded CosyVoice2-0.5B or
+                                                   Fun-CosyVoice3-0.5B model directory
   export.py --random-weights --size tiny --out B   upstream's modules, random weights (seeded)
+  --family cosyvoice2|cosyvoice3: the model family (with --model-dir: from its yaml's name)
   add --fp16: also OUT-fp16, the bundle with its flow and HiFT graphs in float16 (fp16.py)
   --llm-precisions fp32,fp16,bf16 (default): the LLM step graphs written (llm_step_graph.py);
   fp32 is always written (the CPU's graph), fp16 and bf16 are CUDA's
@@ -38,6 +40,9 @@ def parse_args():
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--model-dir", help="CosyVoice2-0.5B directory (cosyvoice2.yaml, llm.pt, ...)")
     src.add_argument("--random-weights", action="store_true", help="random weights, seeded")
+    p.add_argument("--family", choices=["cosyvoice2", "cosyvoice3"],
+                   help="with --random-weights: the family (default cosyvoice2); with "
+                        "--model-dir: detected (cosyvoice3.yaml or cosyvoice2.yaml)")
     p.add_argument("--size", choices=["tiny", "real"], default="tiny",
                    help="with --random-weights: tiny widths for tests, or the real dimensions")
     p.add_argument("--seed", type=int, default=0)
@@ -74,9 +79,27 @@ def _load_state(module, path):
         print(f"{path}: ignored {len(result.unexpected_keys)} keys, e.g. {result.unexpected_keys[:3]}")
 
 
-def build_modules(args, ref):
+# CosyVoice3's fixed noise table (SineGen2.sine_waves, 300 s upstream, 259 MB) is kept for this
+# many seconds of audio; past them its rows are read again (docs/cosyvoice-bundle.md).
+NOISE_TABLE_SECONDS = {"tiny": 10, "real": 60}
+SILENT_TOKENS = [1, 2, 28, 29, 55, 248, 494, 2241, 2242, 2322, 2323]
+
+
+def model_family(args):
     if args.model_dir:
-        yaml_path = os.path.join(args.model_dir, "cosyvoice2.yaml")
+        found = [f for f in ("cosyvoice3", "cosyvoice2")
+                 if os.path.exists(os.path.join(args.model_dir, f"{f}.yaml"))]
+        if not found:
+            sys.exit(f"{args.model_dir}: neither cosyvoice3.yaml nor cosyvoice2.yaml")
+        if args.family and args.family != found[0]:
+            sys.exit(f"--family {args.family}, but {args.model_dir} holds {found[0]}.yaml")
+        return found[0]
+    return args.family or "cosyvoice2"
+
+
+def build_modules(args, ref, family):
+    if args.model_dir:
+        yaml_path = os.path.join(args.model_dir, f"{family}.yaml")
         qwen_json = os.path.join(args.model_dir, "CosyVoice-BlankEN", "config.json")
         import json
         with open(qwen_json) as f:
@@ -89,7 +112,7 @@ def build_modules(args, ref):
         hift.load_state_dict({k.replace("generator.", "", 1) if k.startswith("generator.") else k:
                               v for k, v in state.items()})
         return config, llm, flow, hift
-    yaml_path = os.path.join(ref, "examples", "libritts", "cosyvoice2", "conf", "cosyvoice2.yaml")
+    yaml_path = os.path.join(ref, "examples", "libritts", family, "conf", f"{family}.yaml")
     return upstream_modules.build(yaml_path, args.size, args.seed)
 
 
@@ -130,7 +153,14 @@ def main():
             shutil.rmtree(args.out)
         return
     ref = upstream_modules.import_upstream()
-    config, llm, flow, hift = build_modules(args, ref)
+    family = model_family(args)
+    v3 = family == "cosyvoice3"
+    config, llm, flow, hift = build_modules(args, ref, family)
+    if v3:
+        from standins import x_transformers_rotary
+        rotary = sys.modules["x_transformers.x_transformers"].RotaryEmbedding
+        if rotary is x_transformers_rotary.RotaryEmbedding:  # the stand-in, not the package
+            x_transformers_rotary.self_check()
     out = args.out
     if os.path.exists(out):
         shutil.rmtree(out)
@@ -142,15 +172,17 @@ def main():
     # Upstream's trained-only graphs: copied, or stand-ins with their signatures.
     campplus = tokenizer = None
     estimator_path = os.path.join(out, "flow.decoder.estimator.fp32.onnx")
+    # CosyVoice3's speech tokenizer v3 keeps v2's signature (frontend.py's one code path).
+    speech_tokenizer = "speech_tokenizer_v3.onnx" if v3 else "speech_tokenizer_v2.onnx"
     if args.model_dir:
-        for name in ("campplus.onnx", "speech_tokenizer_v2.onnx"):
+        for name in ("campplus.onnx", speech_tokenizer):
             shutil.copy(os.path.join(args.model_dir, name), os.path.join(out, name))
         origin = "upstream"
     else:
         torch.manual_seed(args.seed + 1)
         campplus, tokenizer = prompt_standins.CampplusStandin(), prompt_standins.SpeechTokenizerStandin()
         prompt_standins.export_campplus(campplus, os.path.join(out, "campplus.onnx"))
-        prompt_standins.export_speech_tokenizer(tokenizer, os.path.join(out, "speech_tokenizer_v2.onnx"))
+        prompt_standins.export_speech_tokenizer(tokenizer, os.path.join(out, speech_tokenizer))
         origin = "stand-in"
     # The estimator: upstream's own file only where asked for as it is (fixed rows); otherwise
     # exported from the checkpoint's weights (the same module upstream exported).
@@ -162,9 +194,16 @@ def main():
         graphs.export_estimator(flow.decoder.estimator, estimator_path,
                                 dynamic_batch=args.estimator_batch == "dynamic")
     g["campplus"] = manifest.graph_entry(out, "campplus.onnx", origin)
-    g["speech_tokenizer"] = manifest.graph_entry(out, "speech_tokenizer_v2.onnx", origin)
+    g["speech_tokenizer"] = manifest.graph_entry(out, speech_tokenizer, origin)
     g["flow_estimator"] = manifest.graph_entry(out, "flow.decoder.estimator.fp32.onnx",
                                                estimator_origin)
+    if v3:
+        # The DiT's chunk-masked attention for the streaming hops (docs/cosyvoice-bundle.md).
+        graphs.export_estimator(flow.decoder.estimator,
+                                os.path.join(out, "flow_estimator_stream.onnx"),
+                                dynamic_batch=args.estimator_batch == "dynamic", streaming=True)
+        g["flow_estimator_stream"] = manifest.graph_entry(out, "flow_estimator_stream.onnx",
+                                                          "export")
 
     # The rotary tables hold the positions a KV cache row can reach: Qwen2's own limit (tiny
     # bundles: 8192, enough for the benchmarks' largest capacity, at a fraction of the size).
@@ -184,22 +223,28 @@ def main():
     # Optional role: the chunk-causal encoder of the streaming hops (docs/cosyvoice-bundle.md).
     graphs.export_flow_stream_encoder(flow, os.path.join(out, "flow_encoder_stream.onnx"))
     g["flow_encoder_stream"] = manifest.graph_entry(out, "flow_encoder_stream.onnx", "export")
-    graphs.export_hift(hift, os.path.join(out, "hift_f0.onnx"), os.path.join(out, "hift_decoder.onnx"))
+    (graphs.export_causal_hift if v3 else graphs.export_hift)(
+        hift, os.path.join(out, "hift_f0.onnx"), os.path.join(out, "hift_decoder.onnx"))
     g["hift_f0"] = manifest.graph_entry(out, "hift_f0.onnx", "export")
     g["hift_decoder"] = manifest.graph_entry(out, "hift_decoder.onnx", "export")
 
     for module in (llm, flow, hift):
         module.eval()
     t = {}
+    size_name = "real" if args.model_dir else args.size
     with torch.no_grad():
-        for name, array in (
-                ("embed_tokens", qwen.model.embed_tokens.weight),
-                ("speech_embedding", llm.speech_embedding.weight),
-                ("llm_embedding", llm.llm_embedding.weight),
-                ("rand_noise", flow.decoder.rand_noise),
-                ("hift_source_linear_weight", hift.m_source.l_linear.weight),
-                ("hift_source_linear_bias", hift.m_source.l_linear.bias),
-                ("hift_stft_window", hift.stft_window)):
+        arrays = [("embed_tokens", qwen.model.embed_tokens.weight),
+                  ("speech_embedding", llm.speech_embedding.weight),
+                  ("rand_noise", flow.decoder.rand_noise),
+                  ("hift_source_linear_weight", hift.m_source.l_linear.weight),
+                  ("hift_source_linear_bias", hift.m_source.l_linear.bias),
+                  ("hift_stft_window", hift.stft_window)]
+        if v3:  # sos and task_id are speech_embedding rows; the causal source's noise table
+            rows = NOISE_TABLE_SECONDS[size_name] * config["sample_rate"]
+            arrays.append(("hift_noise_table", hift.m_source.l_sin_gen.sine_waves[0, :rows]))
+        else:
+            arrays.append(("llm_embedding", llm.llm_embedding.weight))
+        for name, array in arrays:
             t[name] = manifest.tensor_entry(out, f"tensors/{name}.npy",
                                             array.detach().to(torch.float32).numpy())
 
@@ -216,7 +261,7 @@ def main():
     sampling = config["llm"]["sampling"]
     doc = {
         "format": manifest.FORMAT, "format_version": manifest.FORMAT_VERSION,
-        "family": "cosyvoice2",
+        "family": family,
         "source": {"kind": "checkpoint" if args.model_dir else "random-weights",
                    "size": "real" if args.model_dir else args.size, "seed": args.seed,
                    **({"fingerprint": fingerprint} if fingerprint else {})},
@@ -231,10 +276,12 @@ def main():
         "vocab": {"text_vocab_size": c.vocab_size,
                   "speech_token_size": config["llm"]["speech_token_size"],
                   "speech_embedding_rows": llm.speech_embedding.num_embeddings,
-                  "llm_embedding_rows": llm.llm_embedding.num_embeddings,
+                  "llm_embedding_rows": 0 if v3 else llm.llm_embedding.num_embeddings,
                   "head_outputs": llm.llm_decoder.out_features},
         "special_ids": {"sos": llm.sos, "task_id": llm.task_id, "eos": llm.eos_token,
-                        "stop_tokens": list(llm.stop_token_ids), "endofprompt": 151646},
+                        "stop_tokens": list(llm.stop_token_ids), "endofprompt": 151646,
+                        # CosyVoice3Model.silent_tokens (cli/model.py:423), dropped past a run of 5
+                        **({"silent_tokens": SILENT_TOKENS} if v3 else {})},
         "llm": {"hidden_size": c.hidden_size, "num_layers": c.num_hidden_layers,
                 "num_attention_heads": c.num_attention_heads,
                 "num_kv_heads": c.num_key_value_heads, "head_dim": c.head_dim,
@@ -245,7 +292,9 @@ def main():
         "flow": {"n_timesteps": 10, "inference_cfg_rate":
                  float(flow_cfg["decoder"]["cfm_params"]["content"]["inference_cfg_rate"]),
                  "t_scheduler": "cosine", "pre_lookahead_len": flow_cfg["pre_lookahead_len"],
-                 "static_chunk_size": flow_cfg["encoder"]["static_chunk_size"]},
+                 # CosyVoice3's flow has no encoder; its DiT chunks by the yaml's chunk_size
+                 "static_chunk_size": config["chunk_size"] if v3 else
+                 flow_cfg["encoder"]["static_chunk_size"]},
         "streaming": {"token_hop_len": 25, "token_max_hop_len": 100, "stream_scale_factor": 2,
                       "mel_cache_len": 8, "source_cache_len": 3840},
         "hift": {"n_fft": hift_cfg["istft_params"]["n_fft"],
@@ -253,13 +302,17 @@ def main():
                  "nb_harmonics": hift_cfg["nb_harmonics"], "upsample_scale": 480,
                  "sine_amp": hift_cfg["nsf_alpha"], "noise_std": hift_cfg["nsf_sigma"],
                  "voiced_threshold": hift_cfg["nsf_voiced_threshold"],
-                 "audio_limit": hift_cfg["audio_limit"]},
+                 "audio_limit": hift_cfg["audio_limit"],
+                 **({"conv_pre_look_right": hift_cfg["conv_pre_look_right"]} if v3 else {})},
         "graphs": g, "tensors": t,
         "tokenizer": {"dir": "tokenizer", "files": files},
     }
     exported = time.time()
     if not args.no_goldens:
-        goldens.write(out, llm, flow, hift, campplus, tokenizer, args.seed)
+        if v3:
+            goldens.write_cosyvoice3(out, llm, flow, hift, args.seed)
+        else:
+            goldens.write(out, llm, flow, hift, campplus, tokenizer, args.seed)
         doc["goldens"] = {"index": "goldens/index.json"}
     manifest.write(out, doc)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)

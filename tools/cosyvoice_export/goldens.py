@@ -361,3 +361,94 @@ def flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
     finally:
         if not dit:
             del flow.decoder.forward
+
+
+ENDOFPROMPT = 151646  # <|endofprompt|> (reference/model-interfaces.md 3.5)
+
+
+@torch.no_grad()
+def write_cosyvoice3(bundle, llm, flow, hift, seed=0):
+    """CosyVoice3's goldens: upstream's LLM (prefill, decode, greedy) on a zero-shot prompt as
+    upstream's callers write it, the DiT flow (whole, one CFG pair full and chunk-masked, the
+    streaming hops as CosyVoice3Model.token2wav runs them) and the causal HiFT (f0 in float64,
+    the source on a voiced contour, the whole mel, the streaming hops). The audio frontend's
+    stages are CosyVoice2's only (CosyVoice3's prompt mel has no 8 kHz fmax: not written yet)."""
+    w = Writer(bundle)
+    os.makedirs(os.path.join(bundle, "goldens"), exist_ok=True)
+    torch.manual_seed(seed + 1)
+    # Zero-shot: the system text, <|endofprompt|>, then the transcript (llm.py:476-479 asserts
+    # the token).
+    prompt_ids = torch.tensor(tokenizer_files.encode("You are a helpful assistant.") +
+                              [ENDOFPROMPT] + tokenizer_files.encode(PROMPT_TEXT),
+                              dtype=torch.int32)
+    prompt_tokens = torch.randint(0, 6561, (20,), dtype=torch.int32)
+    for n, text in enumerate(TEXTS):
+        ids = torch.tensor(tokenizer_files.encode(text), dtype=torch.int32)
+        _llm(w, n, llm, prompt_ids, ids, prompt_tokens)
+        _llm_greedy(w, n, llm, prompt_ids, ids, prompt_tokens)
+    torch.manual_seed(seed + 2)
+    # 30 prompt tokens: prompt + first hop spans the DiT's 50-frame chunks unevenly.
+    prompt_tokens = torch.randint(0, 6561, (30,), dtype=torch.int32)
+    prompt_mel = torch.randn(2 * len(prompt_tokens), 80)
+    embedding = torch.randn(192)
+    for n, count in enumerate((12, 40)):
+        speech = torch.randint(0, 6561, (count,), dtype=torch.int32)
+        _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding)
+    flow_stream(w, flow, prompt_tokens, prompt_mel, embedding)
+    hop_mels = [torch.from_numpy(np.load(os.path.join(bundle, s["outputs"]["mel"])))
+                for s in w.stages if s["name"].startswith("flow.stream/")]
+    _causal_hift(w, hift, hop_mels)
+    w.finish({"family": "cosyvoice3", "prompt_text": PROMPT_TEXT, "texts": TEXTS})
+
+
+def _causal_hift(w, hift, hop_mels):
+    """CausalHiFTGenerator on the streaming flow's mels: vocoded whole and as token2wav streams
+    them (cli/model.py:436-453: the mel accumulated, all of it vocoded each hop, the audio from
+    the last offset on). Moves the f0 predictor to float64, as inference() does: export the graphs
+    first."""
+    from graphs import CausalHiftDecoder
+    sin_gen = hift.m_source.l_sin_gen
+    mel = torch.cat(hop_mels, dim=1).unsqueeze(0)  # [1, 80, T]
+    lookahead = hift.f0_predictor.condnet[0].causal_padding
+    predictor = hift.f0_predictor.to(torch.float64)
+    for n, finalize in enumerate((True, False)):
+        body, context = (mel, torch.zeros(1, 80, lookahead)) if finalize else \
+            (mel[:, :, :-lookahead], mel[:, :, -lookahead:])
+        f0 = predictor(mel.to(torch.float64), finalize=finalize)
+        w.stage(f"hift.f0/{n}", {"mel": body, "context": context}, {"f0": f0}, 1e-3,
+                "upstream's float64 predictor; finalize" if finalize else
+                "upstream's float64 predictor; the last 3 frames as context")
+    # A voiced contour (the random predictor never reaches the 10 Hz threshold): 90-310 Hz with
+    # an unvoiced gap, through upstream's f0_upsamp and source module (fixed tables).
+    frames = 60
+    f0 = 200 + 110 * torch.sin(torch.arange(frames, dtype=torch.float32) / 7)
+    f0[20:28] = 0
+    s = hift.f0_upsamp(f0[None, None]).transpose(1, 2)
+    sines, uv, _ = sin_gen(s)
+    source, _, _ = hift.m_source(s)
+    w.stage("hift.source/0", {"f0": f0[None]},
+            {"sines": sines[0], "uv": uv[0, :, 0], "source": source[0, :, 0]}, 1e-3,
+            "causal SineGen2: phase upsampled nearest, the fixed noise table from sample 0")
+    f0 = predictor(mel.to(torch.float64), finalize=True).to(mel)
+    source, _, _ = hift.m_source(hift.f0_upsamp(f0[:, None]).transpose(1, 2))
+    source = source.transpose(1, 2)
+    real, imag = hift._stft(source.squeeze(1))
+    source_stft = torch.cat([real, imag], dim=1)
+    padded = torch.cat([mel, torch.zeros(1, 80, hift.conv_pre_look_right)], dim=2)
+    magnitude, phase = CausalHiftDecoder(hift)(padded, source_stft)
+    w.stage("hift.decoder/0", {"mel": padded, "source_stft": source_stft},
+            {"magnitude": magnitude, "phase": phase}, 1e-3, "finalize: 4 zero frames of context")
+    speech, _ = hift.inference(speech_feat=mel, finalize=True)
+    w.stage("hift.full/0", {"mel": mel[0]}, {"speech": speech[0]}, 1e-3,
+            "inference(finalize=True): f0 in float64, source, decode, clamp")
+    accumulated, offset = None, 0
+    for n, hop in enumerate(hop_mels):
+        finalize = n == len(hop_mels) - 1
+        accumulated = hop[None] if accumulated is None else torch.cat([accumulated, hop[None]], 2)
+        speech, _ = hift.inference(speech_feat=accumulated, finalize=finalize)
+        emitted = speech[0, offset:]
+        offset += emitted.shape[0]
+        w.stage(f"hift.stream/{n}", {"mel": hop, "finalize": torch.tensor([int(finalize)])},
+                {"audio": emitted}, 1e-3,
+                f"hop {n}: the accumulated mel vocoded {'finally' if finalize else 'non-final'}"
+                f", audio from sample {offset - emitted.shape[0]}")

@@ -49,6 +49,40 @@ absl::StatusOr<double> FullStage(const HiftVocoder& v, const GoldenStage& g) {
   return MaxAbsError(*audio, *speech, g.name + " speech");
 }
 
+// CosyVoice3's causal source: no random draws (the bundle's noise table), so every output is
+// compared.
+absl::StatusOr<double> CausalSourceStage(const HiftVocoder& v, const GoldenStage& g) {
+  auto f0 = g.Input("f0");
+  auto sines = g.Output("sines");
+  auto source = g.Output("source");
+  for (const auto* a : {&f0, &sines, &source}) {
+    if (!a->ok()) return a->status();
+  }
+  NoNoise unused;
+  auto excitation = v.sine_source().Excite(f0->floats, unused);
+  if (!excitation.ok()) return excitation.status();
+  auto sines_error = MaxAbsError(excitation->sines, *sines, g.name + " sines");
+  if (!sines_error.ok()) return sines_error.status();
+  auto merged = v.sine_source().Merge(excitation->sines);
+  if (!merged.ok()) return merged.status();
+  auto source_error = MaxAbsError(*merged, *source, g.name + " source");
+  if (!source_error.ok()) return source_error.status();
+  return std::max(*sines_error, *source_error);
+}
+
+// CosyVoice3's whole-mel inference (finalize=True): f0, source, decoder, iSTFT.
+absl::StatusOr<double> CausalFullStage(const HiftVocoder& v, const GoldenStage& g) {
+  auto mel = g.Input("mel");
+  auto speech = g.Output("speech");
+  for (const auto* a : {&mel, &speech}) {
+    if (!a->ok()) return a->status();
+  }
+  if (mel->shape.empty()) return core::InvalidArgument(g.name + ": mel has no shape");
+  auto audio = v.VocodeCausal({mel->floats, mel->shape.back()}, /*finalize=*/true);
+  if (!audio.ok()) return audio.status();
+  return MaxAbsError(*audio, *speech, g.name + " speech");
+}
+
 }  // namespace
 
 absl::Status AddHiftStages(BundleVerifier& verifier) {
@@ -56,6 +90,12 @@ absl::Status AddHiftStages(BundleVerifier& verifier) {
       HiftVocoder::Create(verifier.manifest(), verifier.bundle_dir(), verifier.session_config());
   if (!vocoder.ok()) return vocoder.status();
   std::shared_ptr<const HiftVocoder> v(std::move(*vocoder));
+  if (v->causal()) {
+    verifier.AddStage("hift.source",
+                      [v](const GoldenStage& g) { return CausalSourceStage(*v, g); });
+    verifier.AddStage("hift.full", [v](const GoldenStage& g) { return CausalFullStage(*v, g); });
+    return absl::OkStatus();
+  }
   verifier.AddStage("hift.source", [v](const GoldenStage& g) { return SourceStage(*v, g); });
   verifier.AddStage("hift.full", [v](const GoldenStage& g) { return FullStage(*v, g); });
   return absl::OkStatus();

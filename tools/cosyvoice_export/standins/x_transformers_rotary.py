@@ -51,3 +51,20 @@ def apply_rotary_pos_emb(t, freqs, scale=1):
     t, t_unrotated = t[..., :rot_dim], t[..., rot_dim:]
     t = (t * freqs.cos() * scale) + (rotate_half(t) * freqs.sin() * scale)
     return torch.cat((t, t_unrotated), dim=-1).type(orig_dtype)
+
+
+def self_check():
+    """The goldens are only as good as the stand-in the DiT runs on here: hold it to the rotation
+    x-transformers 2.11.24 defines, written independently as complex products: channel pairs
+    (2k, 2k+1) of the first `dim` channels turn by position x base^(-2k/dim), the rest pass."""
+    dim, seq, width = 16, 7, 64
+    freqs, scale = RotaryEmbedding(dim).forward_from_seq_len(seq)
+    t = torch.randn(2, seq, width)
+    got = apply_rotary_pos_emb(t, freqs, scale)
+    angle = torch.arange(seq)[:, None] * 10000.0 ** (-torch.arange(0, dim, 2) / dim)
+    pairs = torch.view_as_complex(t[..., :dim].reshape(2, seq, dim // 2, 2).contiguous())
+    turned = torch.view_as_real(pairs * torch.polar(torch.ones_like(angle), angle)).reshape(2, seq, dim)
+    want = torch.cat([turned, t[..., dim:]], dim=-1)
+    error = (got - want).abs().max().item()
+    if error > 1e-5:
+        raise AssertionError(f"the x-transformers rotary stand-in is off by {error}")

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <set>
+
+#include "engine/cosyvoice/bundle_verifier.h"
+#include "engine/cosyvoice/hift_stages.h"
 #include "unit/engine/cosyvoice_bundle/tiny_bundle.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -208,6 +212,40 @@ TEST(BundleCheck, ACosyVoice3BundleIsCheckedAgainstItsOwnRolesAndTensors) {
   BrokenBundle cv2("cv2-no-llm-embedding", [](json& m) { m["tensors"].erase("llm_embedding"); });
   EXPECT_THAT(CheckBundle(cv2.dir()).problems,
               Contains("tensors.llm_embedding: missing (a cosyvoice2 bundle needs it)"));
+}
+
+TEST(BundleCheck, TheExportedCosyVoice3BundleIsValidAndVerifiesAgainstUpstream) {
+  const std::string cv3 =
+      testing::FixturePath("VOXSERVE_COSYVOICE3_TINY", test_paths::kCosyVoice3Tiny);
+  if (!std::filesystem::exists(cv3 + "/manifest.json")) {
+    GTEST_SKIP() << "no CosyVoice3 bundle (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF)";
+  }
+  BundleReport report = CheckBundle(cv3);
+  EXPECT_TRUE(report.ok()) << report.Summary();
+  EXPECT_THAT(report.Summary(), HasSubstr("valid cosyvoice3 bundle"));
+  onnx::OnnxSessionConfig config;
+  config.intra_op_threads = 1;
+  auto verifier = BundleVerifier::Create(cv3, config);
+  ASSERT_TRUE(verifier.ok()) << verifier.status();
+  for (auto add : {AddFrontendStages, AddOnnxStages, AddFlowStages, AddHiftStages, AddLlmStages}) {
+    ASSERT_TRUE(add(**verifier).ok());  // verify-bundle's set (server/model_commands.cc)
+  }
+  const std::vector<BundleVerifier::Result> results = (*verifier)->Run();
+  const std::string table = FormatResults(results);
+  EXPECT_TRUE(AllPassed(results)) << table;
+  std::set<std::string> passed;
+  for (const auto& r : results) {
+    if (r.outcome.kind == StageOutcome::Kind::kPassed) {
+      passed.insert(r.stage.substr(0, r.stage.find('/')));
+    }
+  }
+  for (const char* stage :
+       {"llm.prefill", "llm.decode", "flow.encoder", "flow.estimator", "flow.estimator_stream",
+        "flow.full", "flow.stream", "flow.stream_encoder", "hift.f0", "hift.decoder", "hift.source",
+        "hift.full"}) {
+    EXPECT_TRUE(passed.contains(stage)) << stage << " did not pass:\n" << table;
+  }
+  std::printf("%s", table.c_str());
 }
 
 TEST(BundleCheck, NoDirectoryOrNoManifestIsNamed) {

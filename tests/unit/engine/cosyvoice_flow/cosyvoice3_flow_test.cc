@@ -1,10 +1,9 @@
 // CosyVoice3's flow (upstream's CausalMaskedDiffWithDiT: token embedding + pre-lookahead layer,
 // no encoder, and a DiT estimator) through FlowMatcher, against upstream's own results on the same
-// tiny random weights (fixture cosyvoice3_tiny, make_cosyvoice3_tiny.py): the encoder graph's mu
+// tiny random weights (fixture cosyvoice3_tiny, export.py --family cosyvoice3): the encoder's mu
 // and spks, one CFG pair through the full and the chunk-masked estimator, the whole flow, and the
 // streaming hops as CosyVoice3Model.token2wav runs them (the stream encoder on non-final hops, the
-// chunk-masked estimator on every hop). The manifest is the CosyVoice2 tiny bundle's with the
-// flow's graphs and noise taken from the fixture's folder.
+// chunk-masked estimator on every hop), on the bundle's own manifest.
 //
 // Tolerance: kTiny = 1e-4 as for CosyVoice2's flow (flow_matcher_test.cc); the printed figures
 // are the measured errors. A wrong mask, rotary pairing or lookahead moves the mel by O(1).
@@ -61,12 +60,11 @@ struct GoldenRequest {
 class CosyVoice3FlowTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!testing::HaveTinyBundle() || !std::filesystem::exists(Parts() + "/flow_encoder.onnx")) {
-      return;
-    }
-    auto manifest = LoadBundleManifest(TinyBundle());
+    if (!std::filesystem::exists(Parts() + "/manifest.json")) return;
+    auto manifest = LoadCheckedBundle(Parts());
     ASSERT_TRUE(manifest.ok()) << manifest.status();
-    manifest_ = new BundleManifest(AsCosyVoice3Flow(*manifest));
+    ASSERT_EQ(manifest->family, Family::kCosyVoice3);
+    manifest_ = new BundleManifest(*manifest);
     auto flow = FlowMatcher::Create(*manifest_, Parts(), Config());
     ASSERT_TRUE(flow.ok()) << flow.status();
     flow_ = flow->release();
@@ -85,7 +83,7 @@ class CosyVoice3FlowTest : public ::testing::Test {
   void SetUp() override {
     if (flow_ == nullptr) {
       GTEST_SKIP() << "no CosyVoice3 parts at " << Parts()
-                   << " (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF) or no tiny bundle";
+                   << " (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF)";
     }
   }
 
@@ -94,21 +92,6 @@ class CosyVoice3FlowTest : public ::testing::Test {
     config.intra_op_threads = 1;
     config.execution_provider = testing::TestExecutionProvider();
     return config;
-  }
-
-  // The flow's part of a CosyVoice3 manifest: its graphs and noise in the fixture's folder.
-  static BundleManifest AsCosyVoice3Flow(BundleManifest m) {
-    m.family = Family::kCosyVoice3;
-    for (auto [role, file] : {std::pair{"flow_encoder", "flow_encoder.onnx"},
-                              {"flow_encoder_stream", "flow_encoder_stream.onnx"},
-                              {"flow_estimator", "flow.decoder.estimator.fp32.onnx"},
-                              {"flow_estimator_stream", "flow_estimator_stream.onnx"}}) {
-      m.graphs[role] = m.graphs.at("flow_encoder");
-      m.graphs[role].file = file;
-    }
-    m.tensors.at("rand_noise").file = "tensors/rand_noise.npy";
-    m.goldens_index = "goldens/index.json";
-    return m;
   }
 
   static const GoldenStage* Find(const std::string& name) {

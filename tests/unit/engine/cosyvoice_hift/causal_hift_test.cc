@@ -1,9 +1,8 @@
 // CosyVoice3's causal HiFT (CausalHiFTGenerator) against upstream's own results on the same tiny
-// random weights (fixture cosyvoice3_tiny, make_cosyvoice3_tiny.py): the f0 graph against
+// random weights (fixture cosyvoice3_tiny, export.py --family cosyvoice3): the f0 graph against
 // upstream's float64 predictor, the causal source (nearest phase, fixed noise table) on a voiced
-// contour, the whole vocoder, and the streaming hops as CosyVoice3Model.token2wav runs them. The
-// manifest is the CosyVoice2 tiny bundle's with HiFT's graphs and tensors taken from the
-// fixture's folder.
+// contour, the whole vocoder, and the streaming hops as CosyVoice3Model.token2wav runs them, on
+// the bundle's own manifest.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,12 +41,10 @@ double Error(const std::vector<float>& found, const NpyArray& want, const std::s
 class CausalHiftTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!testing::HaveTinyBundle() || !std::filesystem::exists(Parts() + "/hift_f0.onnx")) {
-      return;
-    }
-    auto manifest = LoadBundleManifest(TinyBundle());
+    if (!std::filesystem::exists(Parts() + "/manifest.json")) return;
+    auto manifest = LoadCheckedBundle(Parts());
     ASSERT_TRUE(manifest.ok()) << manifest.status();
-    manifest_ = new BundleManifest(AsCosyVoice3Hift(*manifest));
+    manifest_ = new BundleManifest(*manifest);
     onnx::OnnxSessionConfig config;
     config.intra_op_threads = 1;
     config.execution_provider = testing::TestExecutionProvider();
@@ -69,22 +66,8 @@ class CausalHiftTest : public ::testing::Test {
   void SetUp() override {
     if (vocoder_ == nullptr) {
       GTEST_SKIP() << "no CosyVoice3 parts at " << Parts()
-                   << " (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF) or no tiny bundle";
+                   << " (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF)";
     }
-  }
-
-  static BundleManifest AsCosyVoice3Hift(BundleManifest m) {
-    m.family = Family::kCosyVoice3;
-    m.graphs.at("hift_f0").file = "hift_f0.onnx";
-    m.graphs.at("hift_decoder").file = "hift_decoder.onnx";
-    for (const char* name : {"hift_source_linear_weight", "hift_source_linear_bias",
-                             "hift_stft_window", "hift_noise_table"}) {
-      m.tensors[name] = m.tensors.at("hift_stft_window");
-      m.tensors[name].file = std::string("tensors/") + name + ".npy";
-    }
-    m.hift.conv_pre_look_right = 4;  // cosyvoice3.yaml
-    m.goldens_index = "goldens/index.json";
-    return m;
   }
 
   static const GoldenStage& Stage(const std::string& name) {

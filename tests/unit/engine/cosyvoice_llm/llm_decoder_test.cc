@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 
+#include "engine/cosyvoice/bundle_check.h"
 #include "engine/cosyvoice/bundle_verifier.h"
 #include "engine/cosyvoice/npy.h"
 #include "support/test_paths.h"
@@ -270,18 +271,17 @@ TEST_F(LlmDecoderTest, CosyVoice3MasksIndex6561DuringMinLengthAsUpstreamAndItsEo
 TEST_F(LlmDecoderTest, CosyVoice3PrefillDecodeAndGreedyTokensMatchUpstream) {
   const std::string dir =
       testing::FixturePath("VOXSERVE_COSYVOICE3_TINY", test_paths::kCosyVoice3Tiny);
-  if (!std::filesystem::exists(dir + "/llm_step.onnx")) {
-    GTEST_SKIP() << "no CosyVoice3 LLM (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF)";
+  if (!std::filesystem::exists(dir + "/manifest.json")) {
+    GTEST_SKIP() << "no CosyVoice3 bundle (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF)";
   }
-  BundleManifest v3 = AsCosyVoice3(manifest_);
-  v3.vocab.speech_embedding_rows = v3.vocab.head_outputs = 6761;  // 6561 + 200 (llm.py:687, :696)
-  v3.vocab.llm_embedding_rows = 0;
-  v3.special_ids.stop_tokens.clear();
-  for (int64_t id = 6561; id < 6761; ++id) v3.special_ids.stop_tokens.push_back(id);  // :703
-  v3.graphs = {{"llm_step", manifest_.graphs.at("llm_step")}};
-  v3.graphs.at("llm_step").file = "llm_step.onnx";
-  v3.tensors.at("embed_tokens").file = "tensors/embed_tokens.npy";
-  v3.tensors.at("speech_embedding").file = "tensors/speech_embedding.npy";
+  // The bundle's own manifest, as export.py writes it from upstream's CosyVoice3LM.
+  auto loaded = LoadCheckedBundle(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  BundleManifest v3 = *loaded;
+  EXPECT_EQ(v3.vocab.speech_embedding_rows, 6761);  // 6561 + 200 (llm.py:687, :696)
+  EXPECT_EQ(v3.vocab.head_outputs, 6761);
+  EXPECT_EQ(v3.special_ids.stop_tokens.size(), 200u);   // 6561..6760 (:703)
+  EXPECT_EQ(v3.special_ids.silent_tokens.size(), 11u);  // cli/model.py:423
   auto golden = [&](const std::string& stage, const std::string& key) {
     auto array = ReadNpy(dir + "/goldens/" + stage + "/" + key + ".npy");
     EXPECT_TRUE(array.ok()) << stage << "/" << key << ": " << array.status();
