@@ -214,22 +214,26 @@ class HiftDecoder(nn.Module):
         self.hift = hift
 
     def forward(self, mel, source_stft):
-        h = self.hift
-        x = h.conv_pre(mel)
-        for i in range(h.num_upsamples):
-            x = F.leaky_relu(x, h.lrelu_slope)
-            x = h.ups[i](x)
-            if i == h.num_upsamples - 1:
-                x = h.reflection_pad(x)
-            x = x + h.source_resblocks[i](h.source_downs[i](source_stft))
-            xs = None
-            for j in range(h.num_kernels):
-                y = h.resblocks[i * h.num_kernels + j](x)
-                xs = y if xs is None else xs + y
-            x = xs / h.num_kernels
-        x = h.conv_post(F.leaky_relu(x))  # default slope 0.01 (generator.py:530)
-        bins = h.istft_params["n_fft"] // 2 + 1
-        return torch.exp(x[:, :bins, :]), torch.sin(x[:, bins:, :])
+        return _decode_after_conv_pre(self.hift, self.hift.conv_pre(mel), source_stft)
+
+
+def _decode_after_conv_pre(h, x, source_stft):
+    """decode() from conv_pre's output to magnitude and phase, the same in HiFTGenerator
+    (generator.py:512-536) and CausalHiFTGenerator (:682-700)."""
+    for i in range(h.num_upsamples):
+        x = F.leaky_relu(x, h.lrelu_slope)
+        x = h.ups[i](x)
+        if i == h.num_upsamples - 1:
+            x = h.reflection_pad(x)
+        x = x + h.source_resblocks[i](h.source_downs[i](source_stft))
+        xs = None
+        for j in range(h.num_kernels):
+            y = h.resblocks[i * h.num_kernels + j](x)
+            xs = y if xs is None else xs + y
+        x = xs / h.num_kernels
+    x = h.conv_post(F.leaky_relu(x))  # default slope 0.01 (generator.py:530)
+    bins = h.istft_params["n_fft"] // 2 + 1
+    return torch.exp(x[:, :bins, :]), torch.sin(x[:, bins:, :])
 
 
 def export_hift(hift, f0_path, decoder_path):
@@ -278,21 +282,8 @@ class CausalHiftDecoder(nn.Module):
     def forward(self, mel, source_stft):
         h = self.hift
         look = h.conv_pre_look_right
-        x = h.conv_pre(mel[:, :, :-look], mel[:, :, -look:])
-        for i in range(h.num_upsamples):
-            x = F.leaky_relu(x, h.lrelu_slope)
-            x = h.ups[i](x)
-            if i == h.num_upsamples - 1:
-                x = h.reflection_pad(x)
-            x = x + h.source_resblocks[i](h.source_downs[i](source_stft))
-            xs = None
-            for j in range(h.num_kernels):
-                y = h.resblocks[i * h.num_kernels + j](x)
-                xs = y if xs is None else xs + y
-            x = xs / h.num_kernels
-        x = h.conv_post(F.leaky_relu(x))
-        bins = h.istft_params["n_fft"] // 2 + 1
-        return torch.exp(x[:, :bins, :]), torch.sin(x[:, bins:, :])
+        return _decode_after_conv_pre(h, h.conv_pre(mel[:, :, :-look], mel[:, :, -look:]),
+                                      source_stft)
 
 
 def is_causal_hift(hift):
