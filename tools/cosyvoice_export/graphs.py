@@ -26,6 +26,12 @@ def _export(module, args, path, inputs, outputs, dynamic):
                       **TORCHSCRIPT)
 
 
+def _speaker(flow, embedding):
+    """The x-vector as both flows project it: L2-normalised, then Linear 192 -> 80
+    (flow.py:248-249, :382-383)."""
+    return flow.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+
+
 class FlowEncoder(nn.Module):
     """CausalMaskedDiffWithXvec.inference up to mu, non-streaming, finalize=True
     (cosyvoice/flow/flow.py:246-263): tokens are prompt ++ new, one row."""
@@ -36,7 +42,7 @@ class FlowEncoder(nn.Module):
 
     def forward(self, token, embedding):
         f = self.flow
-        spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+        spks = _speaker(f, embedding)
         # From the input's shape at run time (torch.full would bake the traced length in).
         token_len = torch.ones_like(token).sum(dim=1).to(torch.int32)
         x = f.input_embedding(torch.clamp(token, min=0))
@@ -69,7 +75,7 @@ class FlowStreamEncoder(nn.Module):
 
     def forward(self, token, context, embedding):
         f = self.flow
-        spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+        spks = _speaker(f, embedding)
         # flow.py:261 passes the length with the context (prompt + N + 3); the encoder's pad masks
         # (make_pad_mask against the shorter T, upsample_encoder.py:276, :292) are then all true,
         # as they are with the tokens' own length.
@@ -92,7 +98,7 @@ class DiTFlowEncoder(nn.Module):
 
     def forward(self, token, embedding):
         f = self.flow
-        spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+        spks = _speaker(f, embedding)
         h = f.pre_lookahead_layer(f.input_embedding(torch.clamp(token, min=0)))
         return _repeat_frames(h, f.token_mel_ratio).transpose(1, 2), spks
 
@@ -108,7 +114,7 @@ class DiTFlowStreamEncoder(nn.Module):
 
     def forward(self, token, context, embedding):
         f = self.flow
-        spks = f.spk_embed_affine_layer(F.normalize(embedding, dim=1))
+        spks = _speaker(f, embedding)
         h = f.pre_lookahead_layer(f.input_embedding(torch.clamp(token, min=0)),
                                   context=f.input_embedding(torch.clamp(context, min=0)))
         return _repeat_frames(h, f.token_mel_ratio).transpose(1, 2), spks

@@ -414,6 +414,10 @@ const GraphEntry* BundleManifest::graph(std::string_view role) const {
 const std::vector<RoleContract>& RoleContracts(Family family) {
   // CosyVoice3 declares the same roles (docs/cosyvoice-bundle.md); its DiT estimator keeps the
   // estimator's signature, and its causal HiFT's f0 graph takes a second input, the right context.
+  // x, mask, mu, t, spks, cond (upstream's export_onnx.py signature).
+  static const std::vector<std::pair<std::string_view, size_t>> kEstimatorInputs = {
+      {"float32", 3}, {"float32", 3}, {"float32", 3},
+      {"float32", 1}, {"float32", 2}, {"float32", 3}};
   static const std::vector<RoleContract> kCosyVoice2 = {
       {"campplus", {{"float32", 3}}, {{"float32", 2}}},
       // Upstream flattens the tokenizer's output (frontend.py:103): its rank is not relied on.
@@ -443,27 +447,10 @@ const std::vector<RoleContract>& RoleContracts(Family family) {
        false,
        "float32",
        true},
-      {"flow_estimator",
-       {{"float32", 3},
-        {"float32", 3},
-        {"float32", 3},
-        {"float32", 1},
-        {"float32", 2},
-        {"float32", 3}},
-       {{"float32", 3}}},
+      {"flow_estimator", kEstimatorInputs, {{"float32", 3}}},
       // CosyVoice3's DiT with its chunk-masked attention, for the streaming hops: the
       // estimator's signature (tools/cosyvoice_export/graphs.py StreamingEstimator).
-      {"flow_estimator_stream",
-       {{"float32", 3},
-        {"float32", 3},
-        {"float32", 3},
-        {"float32", 1},
-        {"float32", 2},
-        {"float32", 3}},
-       {{"float32", 3}},
-       false,
-       "float32",
-       true},
+      {"flow_estimator_stream", kEstimatorInputs, {{"float32", 3}}, false, "float32", true},
       {"hift_f0", {{"float32", 3}}, {{"float32", 2}}},
       {"hift_decoder", {{"float32", 3}, {"float32", 3}}, {{"float32", 3}, {"float32", 3}}},
   };

@@ -9,16 +9,6 @@
 namespace voxserve::engine::cosyvoice {
 namespace {
 
-// Frames [first, first + count) of a [bins, frames] row-major mel.
-std::vector<float> Frames(const std::vector<float>& mel, int bins, int64_t frames, int64_t first,
-                          int64_t count) {
-  std::vector<float> out(static_cast<size_t>(bins * count));
-  for (int b = 0; b < bins; ++b) {
-    std::copy_n(mel.begin() + b * frames + first, count, out.begin() + b * count);
-  }
-  return out;
-}
-
 // The f0 predictor's receptive field to the left: its 4 left-causal convolutions of kernel 3
 // after the first (f0_predictor.py:76-91), 2 frames each.
 constexpr int64_t kF0LeftFrames = 8;
@@ -70,7 +60,7 @@ absl::StatusOr<std::vector<float>> CausalHiftStream::Push(MelView mel, bool fina
     const auto have = static_cast<int64_t>(f0.size());
     const int64_t from = std::max<int64_t>(0, have - kF0LeftFrames);
     auto more = vocoder_->CausalF0(
-        {Frames(all, bins, window, from - mel_first_, total - from), total - from}, finalize);
+        {MelFrames({all, window}, bins, from - mel_first_, total - from), total - from}, finalize);
     if (!more.ok()) return more.status();
     f0.insert(f0.end(), more->begin() + (have - from), more->begin() + (f0_end - from));
     // The decode window: the frames not returned and the left context before them.
@@ -81,7 +71,7 @@ absl::StatusOr<std::vector<float>> CausalHiftStream::Push(MelView mel, bool fina
     if (!source.ok()) return source.status();
     const int64_t decoded = (finalize ? total : end + 1) - first;
     auto audio = vocoder_->DecodeCausal(
-        {Frames(all, bins, window, first - mel_first_, total - first), total - first}, *source,
+        {MelFrames({all, window}, bins, first - mel_first_, total - first), total - first}, *source,
         decoded, finalize);
     if (!audio.ok()) return audio.status();
     const auto skip = static_cast<size_t>((returned_ - first) * vocoder_->samples_per_frame());
@@ -98,7 +88,7 @@ absl::StatusOr<std::vector<float>> CausalHiftStream::Push(MelView mel, bool fina
   const int64_t keep_from = std::max<int64_t>(
       mel_first_,
       std::min(next_returned - left_context_, static_cast<int64_t>(f0.size()) - kF0LeftFrames));
-  mel_ = Frames(all, bins, window, keep_from - mel_first_, total - keep_from);
+  mel_ = MelFrames({all, window}, bins, keep_from - mel_first_, total - keep_from);
   mel_first_ = keep_from;
   frames_ = total;
   f0_ = std::move(f0);

@@ -128,32 +128,30 @@ absl::StatusOr<std::unique_ptr<FlowMatcher>> FlowMatcher::Create(
     const std::vector<int64_t>& x_shape = est.FindInput("x")->shape;
     return x_shape.empty() || x_shape[0] < 0 ? int64_t{0} : x_shape[0];
   };
-  for (const char* role : {"flow_estimator", "flow_estimator_stream"}) {
-    const bool main = std::string_view(role) == "flow_estimator";
-    if (!main) {
-      const GraphEntry* graph = manifest.graph(role);
-      if (graph == nullptr) break;
-      auto opened =
-          OnnxSession::Create((fs::path(bundle_dir) / graph->file).string(), session_config);
-      if (!opened.ok()) return opened.status();
-      flow->stream_estimator_ = std::move(*opened);
-    }
-    const OnnxSession& est = main ? *flow->estimator_ : *flow->stream_estimator_;
+  auto check_estimator = [](const OnnxSession& est, const std::string& role) -> absl::Status {
     for (const char* name : {"x", "mask", "mu", "t", "spks", "cond"}) {
       if (absl::Status s = NeedInput(est, role, name); !s.ok()) return s;
     }
     if (est.outputs().size() != 1) {
-      return core::InvalidArgument("graph " + std::string(role) + " (" + est.path() +
-                                   "): expected 1 output");
+      return core::InvalidArgument("graph " + role + " (" + est.path() + "): expected 1 output");
     }
-    if (main) {
-      flow->estimator_out_ = est.outputs()[0].name;
-      flow->estimator_batch_ = batch_axis(est);
-    } else if (est.outputs()[0].name != flow->estimator_out_ ||
-               batch_axis(est) != flow->estimator_batch_) {
+    return absl::OkStatus();
+  };
+  if (absl::Status s = check_estimator(*flow->estimator_, "flow_estimator"); !s.ok()) return s;
+  flow->estimator_out_ = flow->estimator_->outputs()[0].name;
+  flow->estimator_batch_ = batch_axis(*flow->estimator_);
+  if (const GraphEntry* graph = manifest.graph("flow_estimator_stream")) {
+    auto opened =
+        OnnxSession::Create((fs::path(bundle_dir) / graph->file).string(), session_config);
+    if (!opened.ok()) return opened.status();
+    const OnnxSession& est = **opened;
+    if (absl::Status s = check_estimator(est, "flow_estimator_stream"); !s.ok()) return s;
+    if (est.outputs()[0].name != flow->estimator_out_ ||
+        batch_axis(est) != flow->estimator_batch_) {
       return core::InvalidArgument("graph flow_estimator_stream (" + est.path() +
                                    "): its output name and rows axis must be flow_estimator's");
     }
+    flow->stream_estimator_ = std::move(*opened);
   }
   const OnnxSession& est = *flow->estimator_;
   // Buckets only with a dynamic batch axis: with a fixed one, padding would only add frames.

@@ -58,8 +58,7 @@ absl::StatusOr<double> CausalSourceStage(const HiftVocoder& v, const GoldenStage
   for (const auto* a : {&f0, &sines, &source}) {
     if (!a->ok()) return a->status();
   }
-  NoNoise unused;
-  auto excitation = v.sine_source().Excite(f0->floats, unused);
+  auto excitation = v.sine_source().ExciteFrom(f0->floats, 0);
   if (!excitation.ok()) return excitation.status();
   auto sines_error = MaxAbsError(excitation->sines, *sines, g.name + " sines");
   if (!sines_error.ok()) return sines_error.status();

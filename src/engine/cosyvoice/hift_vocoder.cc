@@ -307,15 +307,6 @@ absl::StatusOr<std::vector<VocodedAudio>> HiftVocoder::VocodeOf(
   return out;
 }
 
-namespace {
-
-// In the causal path the table stands in for the noise (SineSourceParams::noise_table).
-class NoDraws final : public SourceNoise {
- public:
-  void FillNormal(std::span<float>) override {}
-};
-
-// Frames [first, first + count) of a bin-major mel, zeros past its end: [bins, count].
 std::vector<float> MelFrames(MelView mel, int bins, int64_t first, int64_t count) {
   std::vector<float> out(static_cast<size_t>(bins * count), 0.0f);
   const int64_t copied = std::clamp<int64_t>(mel.frames - first, 0, count);
@@ -324,8 +315,6 @@ std::vector<float> MelFrames(MelView mel, int bins, int64_t first, int64_t count
   }
   return out;
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<float>> HiftVocoder::CausalF0(MelView mel, bool finalize) const {
   if (!causal()) return absl::FailedPreconditionError("HiFT: not CosyVoice3's causal vocoder");
@@ -359,8 +348,10 @@ absl::StatusOr<std::vector<float>> HiftVocoder::VocodeCausal(MelView mel, bool f
   if (!finalize && decoded <= 1) return std::vector<float>{};  // the last frame is dropped too
   auto f0 = CausalF0(mel, finalize);
   if (!f0.ok()) return f0.status();
-  NoDraws unused;
-  auto source = source_.Source(*f0, unused);
+  // The causal source draws nothing (its noise table stands in): all of it, from frame 0.
+  auto excitation = source_.ExciteFrom(*f0, 0);
+  if (!excitation.ok()) return excitation.status();
+  auto source = source_.Merge(excitation->sines);
   if (!source.ok()) return source.status();
   return DecodeCausal(mel, *source, decoded, finalize);
 }

@@ -136,6 +136,10 @@ class HiftVocoder {
   int64_t conv_pre_lookahead_ = 0;  // causal: the manifest's hift.conv_pre_look_right (4)
 };
 
+// Frames [first, first + count) of a mel [bins, frames] row-major, zeros past its end:
+// [bins, count] row-major (the causal vocoder's windows and right contexts).
+std::vector<float> MelFrames(MelView mel, int bins, int64_t first, int64_t count);
+
 // Speed change for non-streaming synthesis (CosyVoice2Model.token2wav, cli/model.py:319-321):
 // F.interpolate(mel, size=int(frames / speed), mode="linear") over time. InvalidArgument for a
 // speed that is not finite and > 0, or one that leaves no frame or more than kMaxFrames.
