@@ -212,7 +212,11 @@ absl::Status TtsService::ResolveClonedVoice(SynthesisRequest& request) {
         absl::UnimplementedError("model '" + stored->metadata.model +
                                  "' cannot synthesize with cloned voice '" + stored->metadata.id +
                                  "' (profile family '" + (*profile)->family +
-                                 "'): its engine speaks no cloned voices of that family"),
+                                 "'): its engine speaks " +
+                                 (host->engine().info().cloned_voices.family.empty()
+                                      ? std::string("no cloned voices")
+                                      : "'" + host->engine().info().cloned_voices.family +
+                                            "' voices; register the voice again for this model")),
         stored->metadata.model);
   }
   auto mode = ResolveVoiceMode(request, !stored->metadata.transcript.empty());

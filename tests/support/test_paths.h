@@ -17,6 +17,7 @@ extern const char kFlowStreamOracles[];      // the fixture cosyvoice_flow_strea
 extern const char kHiftOracles[];            // the fixture cosyvoice_hift_oracles
 extern const char kModeCases[];              // the fixture cosyvoice_mode_cases
 extern const char kCosyVoice3Tiny[];         // the fixture cosyvoice3_tiny
+extern const char kCosyVoice3TinyFp16[];     // the fixture cosyvoice3_tiny_fp16
 extern const char kFrontendCases[];          // the fixture cosyvoice_frontend_cases
 extern const char kTestModels[];             // the fixture onnx_test_models
 extern const char kFeatureOracles[];         // the fixture feature_oracles

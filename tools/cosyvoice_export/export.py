@@ -310,7 +310,8 @@ def main():
     exported = time.time()
     if not args.no_goldens:
         if v3:
-            goldens.write_cosyvoice3(out, llm, flow, hift, args.seed)
+            goldens.write_cosyvoice3(out, llm, flow, hift, campplus, tokenizer,
+                                     doc["audio"]["prompt_mel_fmax"], args.seed)
         else:
             goldens.write(out, llm, flow, hift, campplus, tokenizer, args.seed)
         doc["goldens"] = {"index": "goldens/index.json"}

@@ -57,6 +57,28 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
     torch.manual_seed(seed)
     w = Writer(bundle)
     os.makedirs(os.path.join(bundle, "goldens"), exist_ok=True)
+    embedding, prompt_tokens, prompt_mel = _prompt_frontend(w, bundle, campplus, tokenizer, 8000.0)
+
+    prompt_ids = torch.tensor(tokenizer_files.encode(PROMPT_TEXT), dtype=torch.int32)
+    w.stage("text.tokens/prompt", {}, {"ids": prompt_ids}, 0.0, PROMPT_TEXT)
+    for n, text in enumerate(TEXTS):
+        ids = torch.tensor(tokenizer_files.encode(text), dtype=torch.int32)
+        w.stage(f"text.tokens/{n}", {}, {"ids": ids}, 0.0, text)
+        _llm(w, n, llm, prompt_ids, ids, prompt_tokens)
+        _llm_greedy(w, n, llm, prompt_ids, ids, prompt_tokens)
+        speech = torch.randint(0, 6561, (2 * len(ids),), dtype=torch.int32)
+        mel_out = _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding)
+        _hift(w, n, hift, mel_out)
+    flow_stream(w, flow, prompt_tokens, prompt_mel, embedding)
+    _llm_ras(w, llm)
+    w.finish({"prompt_wav": "goldens/prompt.wav", "prompt_text": PROMPT_TEXT, "texts": TEXTS})
+
+
+def _prompt_frontend(w, bundle, campplus, tokenizer, fmax):
+    """The audio frontend's stages on an espeak-ng prompt (goldens/prompt.wav): decode and
+    resample, fbank, Whisper log-mel, the prompt mel (fmax: 8 kHz for CosyVoice2, the Nyquist rate
+    for CosyVoice3: feat_extractor in their yamls), CAM++, the speech tokenizer, the 2:1
+    alignment. Returns the profile it makes: embedding, prompt tokens, prompt mel."""
     wav_path = prompt_recording(os.path.join(bundle, "goldens", "prompt.wav"))
     import soundfile  # here, not at the top: an export with --no-goldens runs where it is missing
 
@@ -74,7 +96,7 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
     w.stage("audio.fbank", {"wav": wav16}, {"fbank": fbank}, 1e-3)
     logmel = features.whisper_log_mel(wav16)
     w.stage("audio.whisper_logmel", {"wav": wav16}, {"logmel": logmel}, 1e-3)
-    mel = features.prompt_mel(wav24)
+    mel = features.prompt_mel(wav24, fmax=fmax)
     w.stage("audio.prompt_mel", {"wav": wav24}, {"mel": mel}, 1e-3)
 
     if campplus is not None:
@@ -88,25 +110,12 @@ def write(bundle, llm, flow, hift, campplus, tokenizer, seed=0):
         w.stage("speech_tokenizer", {"logmel": logmel}, {"tokens": tokens}, 0.0)
     else:
         tokens = torch.randint(0, 6561, (logmel.shape[1] // 4,), dtype=torch.int32)
-    # CosyVoice2's 2:1 alignment of prompt mel and tokens (cosyvoice/cli/frontend.py, zero-shot).
+    # The 2:1 alignment of prompt mel and tokens (cosyvoice/cli/frontend.py, zero-shot).
     token_len = min(mel.shape[0] // 2, tokens.shape[0])
     prompt_mel, prompt_tokens = mel[:2 * token_len], tokens[:token_len]
     w.stage("frontend.align", {"mel": mel, "tokens": tokens},
             {"prompt_mel": prompt_mel, "prompt_tokens": prompt_tokens}, 0.0)
-
-    prompt_ids = torch.tensor(tokenizer_files.encode(PROMPT_TEXT), dtype=torch.int32)
-    w.stage("text.tokens/prompt", {}, {"ids": prompt_ids}, 0.0, PROMPT_TEXT)
-    for n, text in enumerate(TEXTS):
-        ids = torch.tensor(tokenizer_files.encode(text), dtype=torch.int32)
-        w.stage(f"text.tokens/{n}", {}, {"ids": ids}, 0.0, text)
-        _llm(w, n, llm, prompt_ids, ids, prompt_tokens)
-        _llm_greedy(w, n, llm, prompt_ids, ids, prompt_tokens)
-        speech = torch.randint(0, 6561, (2 * len(ids),), dtype=torch.int32)
-        mel_out = _flow(w, n, flow, prompt_tokens, speech, prompt_mel, embedding)
-        _hift(w, n, hift, mel_out)
-    flow_stream(w, flow, prompt_tokens, prompt_mel, embedding)
-    _llm_ras(w, llm)
-    w.finish({"prompt_wav": "goldens/prompt.wav", "prompt_text": PROMPT_TEXT, "texts": TEXTS})
+    return embedding, prompt_tokens, prompt_mel
 
 
 def _llm(w, n, llm, prompt_ids, ids, prompt_tokens):
@@ -306,9 +315,10 @@ def flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
     `streaming` input: full attention, reference/model-interfaces.md 3.5): the exported estimator
     graph cannot be chunk-masked. flow.stream_encoder/N: the encoder graph's own inputs and
     outputs (flow.py:253-261) for the non-final hops.
-    CosyVoice3's DiT flow: every hop, the final one too, runs as CosyVoice3Model.token2wav calls
-    it (streaming=True, finalize only on the last, cli/model.py:425-435), so the estimator's
-    attention is chunk-masked throughout (the flow_estimator_stream graph)."""
+    CosyVoice3's DiT flow: the non-final hops run as CosyVoice3Model.token2wav calls them
+    (streaming=True, cli/model.py:357, :434), so the estimator's attention is chunk-masked (the
+    flow_estimator_stream graph); the final call passes no `stream` (model.py:367-373): full
+    attention, as CosyVoice2's."""
     from graphs import DiTFlowStreamEncoder, FlowStreamEncoder, is_dit
     dit = is_dit(flow)
     hop, max_hop, scale, lookahead = 25, 100, 2, flow.pre_lookahead_len
@@ -335,7 +345,7 @@ def flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
                 prompt_token_len=torch.tensor([prompt], dtype=torch.int32),
                 prompt_feat=prompt_mel.unsqueeze(0),
                 prompt_feat_len=torch.tensor([prompt_mel.shape[0]], dtype=torch.int32),
-                embedding=embedding.unsqueeze(0), streaming=dit or not finalize,
+                embedding=embedding.unsqueeze(0), streaming=not finalize,
                 finalize=finalize)
             w.stage(f"flow.stream/{n}",
                     {"token": speech[:end], "prompt_token": prompt_tokens, "prompt_mel": prompt_mel,
@@ -346,7 +356,7 @@ def flow_stream(w, flow, prompt_tokens, prompt_mel, embedding, hops=3):
                     f"hop {n}: tokens [{offset}, {end}) of {total}, "
                     f"{'finalize' if finalize else 'streaming, last 3 as lookahead context'}; "
                     f"mel [80, frames from 2 x token_offset], estimator "
-                    f"{'chunk-masked' if dit else 'full'} attention")
+                    f"{'chunk-masked' if dit and not finalize else 'full'} attention")
             if not finalize:
                 all_tokens = torch.cat([prompt_tokens, speech[:end]]).to(torch.int64).unsqueeze(0)
                 encoder = DiTFlowStreamEncoder(flow) if dit else FlowStreamEncoder(flow)
@@ -367,14 +377,17 @@ ENDOFPROMPT = 151646  # <|endofprompt|> (reference/model-interfaces.md 3.5)
 
 
 @torch.no_grad()
-def write_cosyvoice3(bundle, llm, flow, hift, seed=0):
-    """CosyVoice3's goldens: upstream's LLM (prefill, decode, greedy) on a zero-shot prompt as
+def write_cosyvoice3(bundle, llm, flow, hift, campplus, tokenizer, prompt_mel_fmax, seed=0):
+    """CosyVoice3's goldens: the audio frontend's (as CosyVoice2's, the prompt mel up to
+    prompt_mel_fmax: the Nyquist rate), upstream's LLM (prefill, decode, greedy) on a zero-shot prompt as
     upstream's callers write it, the DiT flow (whole, one CFG pair full and chunk-masked, the
     streaming hops as CosyVoice3Model.token2wav runs them) and the causal HiFT (f0 in float64,
-    the source on a voiced contour, the whole mel, the streaming hops). The audio frontend's
-    stages are CosyVoice2's only (CosyVoice3's prompt mel has no 8 kHz fmax: not written yet)."""
+    the source on a voiced contour, the whole mel, the streaming hops) and upstream's
+    CosyVoice3Model.tts end to end on fixed LLM tokens, whole and streaming."""
     w = Writer(bundle)
     os.makedirs(os.path.join(bundle, "goldens"), exist_ok=True)
+    torch.manual_seed(seed)
+    _prompt_frontend(w, bundle, campplus, tokenizer, prompt_mel_fmax)
     torch.manual_seed(seed + 1)
     # Zero-shot: the system text, <|endofprompt|>, then the transcript (llm.py:476-479 asserts
     # the token).
@@ -398,7 +411,52 @@ def write_cosyvoice3(bundle, llm, flow, hift, seed=0):
     hop_mels = [torch.from_numpy(np.load(os.path.join(bundle, s["outputs"]["mel"])))
                 for s in w.stages if s["name"].startswith("flow.stream/")]
     _causal_hift(w, hift, hop_mels)
-    w.finish({"family": "cosyvoice3", "prompt_text": PROMPT_TEXT, "texts": TEXTS})
+    _token2wav(w, llm, flow, hift, prompt_tokens, prompt_mel, embedding)
+    w.finish({"family": "cosyvoice3", "prompt_wav": "goldens/prompt.wav", "prompt_text": PROMPT_TEXT,
+              "texts": TEXTS})
+
+
+# CosyVoice3Model.silent_tokens (cli/model.py:423).
+SILENT_TOKENS = (1, 2, 28, 29, 55, 248, 494, 2241, 2242, 2322, 2323)
+
+
+def _token2wav(w, llm, flow, hift, prompt_tokens, prompt_mel, embedding, tokens=120):
+    """Speech tokens to audio end to end through upstream's own CosyVoice3Model.tts, whole and
+    streaming: its llm_job's silent-token filter, its hop schedule, token2wav's flow and causal
+    HiFT. Only the LLM's sampling is replaced: it yields a fixed token list, which the runner's
+    LLM is forced to pick. The list has a run of 8 different silent tokens (the filter drops the
+    last 3) and no token twice within 10 (RAS would resample a repeat: common.py:140-143)."""
+    from cosyvoice.cli.model import CosyVoice3Model
+    generator = torch.Generator().manual_seed(3)
+    raw = []
+    while len(raw) < tokens:
+        token = int(torch.randint(0, 6561, (1,), generator=generator))
+        if token not in SILENT_TOKENS and token not in raw[-10:]:
+            raw.append(token)
+    raw[10:18] = SILENT_TOKENS[:8]
+
+    class FixedTokens(torch.nn.Module):  # llm.inference's generator, without sampling
+        def inference(self, **_):
+            yield from raw
+
+    def run(stream):
+        model = CosyVoice3Model(FixedTokens(), flow, hift)  # fresh: tts() grows token_hop_len
+        return [c["tts_speech"][0] for c in model.tts(
+            text=torch.zeros(1, 1, dtype=torch.int32),
+            flow_embedding=embedding.unsqueeze(0),
+            flow_prompt_speech_token=prompt_tokens.to(torch.int64).unsqueeze(0),
+            prompt_speech_feat=prompt_mel.unsqueeze(0), stream=stream)]
+
+    inputs = {"raw_tokens": torch.tensor(raw, dtype=torch.int32), "prompt_token": prompt_tokens,
+              "prompt_mel": prompt_mel, "embedding": embedding}
+    whole = run(False)
+    w.stage("token2wav.whole/0", inputs, {"audio": whole[0]}, 1e-3,
+            "CosyVoice3Model.tts(stream=False) on fixed LLM tokens: silent filter, flow, causal HiFT")
+    chunks = run(True)
+    w.stage("token2wav.stream/0", {**inputs, "chunks": torch.tensor([len(c) for c in chunks])},
+            {"audio": torch.cat(chunks)}, 1e-3,
+            f"CosyVoice3Model.tts(stream=True): {len(chunks)} chunks of "
+            f"{[len(c) for c in chunks]} samples")
 
 
 def _causal_hift(w, hift, hop_mels):

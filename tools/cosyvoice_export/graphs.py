@@ -168,8 +168,8 @@ def _affine_layer_norms(module):
 
 
 class StreamingEstimator(nn.Module):
-    """CosyVoice3's DiT as a streaming hop calls it (CosyVoice3Model.token2wav passes
-    streaming=stream, cosyvoice/cli/model.py:434): attention within chunks of static_chunk_size
+    """CosyVoice3's DiT as a non-final streaming hop calls it (CosyVoice3Model.token2wav passes
+    streaming=stream, cosyvoice/cli/model.py:357, :434): attention within chunks of static_chunk_size
     frames and those before (dit.py:163-164), the mask built inside the graph from its `mask`
     input. Upstream's own ONNX/TensorRT estimator has no such input and attends fully."""
 

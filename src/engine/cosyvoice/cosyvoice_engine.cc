@@ -110,19 +110,18 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
   if (absl::Status status = config.Validate(); !status.ok()) return status;
   auto manifest = LoadCheckedBundle(config.bundle_path);
   if (!manifest.ok()) return manifest.status();
-  if (manifest->family != Family::kCosyVoice2) {
-    return core::InvalidArgument("bundle " + config.bundle_path + " is a " +
-                                 std::string(FamilyName(manifest->family)) +
-                                 " bundle; this voxserve runs cosyvoice2 bundles only");
-  }
   std::unique_ptr<CosyVoiceEngine> engine(new CosyVoiceEngine());
   engine->config_ = config;
   engine->manifest_ = std::move(*manifest);
   auto encoder = PromptEncoder::Create(engine->manifest_, config.bundle_path, config.session);
   if (!encoder.ok()) return encoder.status();
   engine->prompt_encoder_ = std::move(*encoder);
+  // Upstream's CosyVoice3 tokenizer adds its own special tokens after CosyVoice2's
+  // (tokenizer.py:277-308): the ids of CosyVoice2's stay where they were.
   auto tokenizer = LoadTokenizer(config.bundle_path + "/" + engine->manifest_.tokenizer_dir,
-                                 TokenizerVersion::kCosyVoice2);
+                                 engine->manifest_.family == Family::kCosyVoice3
+                                     ? TokenizerVersion::kCosyVoice3
+                                     : TokenizerVersion::kCosyVoice2);
   if (!tokenizer.ok()) {
     return core::InvalidArgument("bundle " + config.bundle_path +
                                  ": tokenizer: " + std::string(tokenizer.status().message()));
@@ -142,10 +141,10 @@ absl::StatusOr<std::unique_ptr<CosyVoiceEngine>> CosyVoiceEngine::Create(
         "upstream's chunk-causal flow (re-export the bundle for the exact one)",
         config.bundle_path);
   }
-  if (absl::Status schedule = engine->CheckHopSchedule(); !schedule.ok()) return schedule;
   auto hift = HiftVocoder::Create(engine->manifest_, config.bundle_path, config.session);
   if (!hift.ok()) return hift.status();
   engine->hift_ = std::move(*hift);
+  if (absl::Status schedule = engine->CheckHopSchedule(); !schedule.ok()) return schedule;
   auto vocoder = VocoderPool::Create(config.vocoder_threads, engine->flow_.get());
   if (!vocoder.ok()) return vocoder.status();
   engine->vocoder_ = std::move(*vocoder);
@@ -273,13 +272,17 @@ absl::StatusOr<std::unique_ptr<StreamRunner>> CosyVoiceEngine::CreateRunner() {
 
 absl::Status CosyVoiceEngine::CheckHopSchedule() const {
   const BundleManifest::Streaming& s = manifest_.streaming;
-  // HiFT holds mel_cache_len frames back for its cross-fade: a first hop must make more.
-  const int min_first = s.mel_cache_len / manifest_.tokens.token_mel_ratio + 1;
+  // A hop's HiFT holds mel frames back: CosyVoice2's mel_cache_len for its cross-fade,
+  // CosyVoice3's its lookaheads and the frame upstream drops (CausalHiftStream::Push). A first
+  // hop must make more.
+  const int64_t held_back =
+      hift_->causal() ? hift_->f0_lookahead() + hift_->conv_pre_lookahead() + 1 : s.mel_cache_len;
+  const auto min_first = static_cast<int>(held_back / manifest_.tokens.token_mel_ratio + 1);
   if (config_.stream_first_hop != 0 && config_.stream_first_hop < min_first) {
     return core::InvalidArgument(
         "cosyvoice option stream_first_hop = " + std::to_string(config_.stream_first_hop) +
         " must be 0 or at least " + std::to_string(min_first) + " tokens (HiFT holds back " +
-        std::to_string(s.mel_cache_len) + " mel frames)");
+        std::to_string(held_back) + " mel frames)");
   }
   const int first = config_.stream_first_hop > 0 ? config_.stream_first_hop : s.token_hop_len;
   if (config_.stream_max_hop != 0 && config_.stream_max_hop < first) {

@@ -33,10 +33,14 @@ uint64_t MixSeed(uint64_t seed, uint64_t piece) {
 
 }  // namespace
 
+// A streaming piece's HiFT state: CosyVoice2's HiftStream with its source noise, or
+// CosyVoice3's CausalHiftStream (its noise is the bundle's fixed table).
 struct CosyVoiceRunner::PieceStream {
   PieceStream(HiftStream stream, uint64_t noise_seed)
       : hift(std::move(stream)), noise(noise_seed) {}
-  HiftStream hift;
+  explicit PieceStream(CausalHiftStream stream) : causal(std::move(stream)), noise(0) {}
+  std::optional<HiftStream> hift;
+  std::optional<CausalHiftStream> causal;
   SeededSourceNoise noise;
 };
 
@@ -201,11 +205,17 @@ absl::Status CosyVoiceRunner::AdmitNextPiece(Segment& segment) {
   // Streaming pieces at speed 1 only: upstream changes speed on a whole mel (model.py:319).
   if (stages_.streaming && segment.speed == 1.0) {
     const BundleManifest& m = *stages_.manifest;
-    auto stream =
-        HiftStream::Create(*stages_.hift, m.streaming.mel_cache_len, m.streaming.source_cache_len);
-    if (!stream.ok()) return stream.status();
-    segment.stream = std::make_shared<PieceStream>(
-        *std::move(stream), MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece));
+    if (stages_.hift->causal()) {
+      auto stream = CausalHiftStream::Create(*stages_.hift);
+      if (!stream.ok()) return stream.status();
+      segment.stream = std::make_shared<PieceStream>(*std::move(stream));
+    } else {
+      auto stream = HiftStream::Create(*stages_.hift, m.streaming.mel_cache_len,
+                                       m.streaming.source_cache_len);
+      if (!stream.ok()) return stream.status();
+      segment.stream = std::make_shared<PieceStream>(
+          *std::move(stream), MixSeed(segment.seed ^ 0x68696674ULL, segment.next_piece));
+    }
     segment.token_offset = 0;
     if (stages_.first_hop > 0) {  // a schedule of one's own: the first hop as asked, unpadded
       segment.base_hop = stages_.first_hop;
@@ -404,8 +414,12 @@ void CosyVoiceRunner::PostNext(SequenceId id, Segment& segment) {
     };
     if (job->stream) {
       flow.hop = FlowHopAt{job->token_offset, job->finalize};
-      flow.hift = &job->stream->hift;
-      flow.noise = &job->stream->noise;
+      if (job->stream->causal) {
+        flow.causal_hift = &*job->stream->causal;
+      } else {
+        flow.hift = &*job->stream->hift;
+        flow.noise = &job->stream->noise;
+      }
       flow.finish_hop = [rate = stages_.manifest->audio.sample_rate,
                          report](absl::StatusOr<std::vector<float>> samples) {
         if (!samples.ok()) return report(samples.status());
@@ -493,7 +507,10 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::HopAudio(const GenerationStages
                                                           const FlowMel& mel) {
   audio::PcmAudio pcm;
   pcm.sample_rate = stages.manifest->audio.sample_rate;
-  auto audio = job.stream->hift.Push({mel.values, mel.frames}, job.finalize, job.stream->noise);
+  PieceStream& stream = *job.stream;
+  auto audio = stream.causal
+                   ? stream.causal->Push({mel.values, mel.frames}, job.finalize)
+                   : stream.hift->Push({mel.values, mel.frames}, job.finalize, stream.noise);
   if (!audio.ok()) return audio.status();
   pcm.samples = *std::move(audio);
   return pcm;
@@ -527,6 +544,7 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::Vocode(const GenerationStages& 
 
 absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeMel(const GenerationStages& stages,
                                                            const VocodeJob& job, ProviderMel mel) {
+  if (stages.hift->causal()) return VocodeCausalMel(stages, job, mel);
   SeededSourceNoise noise(job.noise_seed);
   absl::StatusOr<VocodedAudio> vocoded;
   if (job.speed == 1.0) {
@@ -545,6 +563,28 @@ absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeMel(const GenerationStage
   if (!vocoded.ok()) return vocoded.status();
   audio::PcmAudio pcm;
   pcm.samples = std::move(vocoded->audio);
+  pcm.sample_rate = stages.manifest->audio.sample_rate;
+  return pcm;
+}
+
+absl::StatusOr<audio::PcmAudio> CosyVoiceRunner::VocodeCausalMel(const GenerationStages& stages,
+                                                                 const VocodeJob& job,
+                                                                 const ProviderMel& mel) {
+  // CosyVoice3Model.token2wav with finalize (cli/model.py:447-451): speed changes the whole mel,
+  // then the causal HiFT vocodes all of it. Its f0 and source are made on the host.
+  auto host = stages.flow->Download(mel);
+  if (!host.ok()) return host.status();
+  int64_t frames = host->frames;
+  std::vector<float> values = std::move(host->values);
+  if (job.speed != 1.0) {
+    auto changed = ChangeMelSpeed({values, frames}, host->bins, job.speed, &frames);
+    if (!changed.ok()) return changed.status();
+    values = *std::move(changed);
+  }
+  auto audio = stages.hift->VocodeCausal({values, frames}, /*finalize=*/true);
+  if (!audio.ok()) return audio.status();
+  audio::PcmAudio pcm;
+  pcm.samples = *std::move(audio);
   pcm.sample_rate = stages.manifest->audio.sample_rate;
   return pcm;
 }

@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/cosyvoice/bundle_manifest.h"
+#include "engine/cosyvoice/causal_hift_stream.h"
 #include "engine/cosyvoice/flow_matcher.h"
 #include "engine/cosyvoice/hift_source.h"
 #include "engine/cosyvoice/hift_stream.h"
@@ -189,6 +190,10 @@ class CosyVoiceRunner final : public StreamRunner {
   // A whole piece's HiFT (+ speed) on its flow's mel.
   static absl::StatusOr<audio::PcmAudio> VocodeMel(const GenerationStages& stages,
                                                    const VocodeJob& job, ProviderMel mel);
+  // The same through CosyVoice3's causal HiFT (HiftVocoder::VocodeCausal, on the host).
+  static absl::StatusOr<audio::PcmAudio> VocodeCausalMel(const GenerationStages& stages,
+                                                         const VocodeJob& job,
+                                                         const ProviderMel& mel);
   // The flow's view of a job: its tokens and its profile's prompt (the job owns them).
   static FlowRequest FlowInput(const VocodeJob& job);
   // Ends a segment now (not before its output was reported): frees its LLM row and drops its

@@ -577,15 +577,16 @@ std::vector<absl::StatusOr<FlowMel>> FlowMatcher::RunPrefixBatch(std::span<const
     }
     // The final hop is Run's path (token2wav's finalize call, model.py:364-369). Without the
     // stream graph a non-final hop is approximated by it too, without the lookahead's frames.
-    // With the chunk-masked estimator (CosyVoice3) every hop, the final one too, runs it, as
-    // CosyVoice3Model.token2wav passes streaming=stream to each (model.py:425-435).
+    // With the chunk-masked estimator (CosyVoice3) the non-final hops run it: token2wav passes
+    // them streaming=stream (model.py:357, :434); the final call passes none, so streaming=False
+    // and full attention (model.py:367-373).
     const bool stream = !hop.finalize && stream_encoder_ != nullptr;
     auto p = Prepare(hop.request, stream);
     if (!p.ok()) {
       errors[i] = p.status();
       continue;
     }
-    p->chunk_masked = stream_estimator_ != nullptr;
+    p->chunk_masked = !hop.finalize && stream_estimator_ != nullptr;
     const int first = p->prompt_frames + static_cast<int>(hop.token_offset) * token_mel_ratio_;
     const int end = stream ? p->frames : p->frames - static_cast<int>(lookahead) * token_mel_ratio_;
     planned[i] = Planned{*std::move(p), first, end};

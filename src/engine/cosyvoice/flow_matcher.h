@@ -94,8 +94,9 @@ class FlowMatcher {
   // noise is the same prefix of rand_noise every time. Without the stream graph a non-final hop
   // falls back to Run's encoder over all N tokens with the lookahead frames dropped (an
   // approximation: earlier frames move slightly in later hops).
-  // With the optional chunk-masked estimator (flow_estimator_stream: CosyVoice3's DiT) every
-  // hop's Euler loop, the final one's too, runs it instead, as CosyVoice3Model.token2wav does.
+  // With the optional chunk-masked estimator (flow_estimator_stream: CosyVoice3's DiT) the
+  // non-final hops' Euler loops run it instead, as CosyVoice3Model.token2wav does with
+  // streaming=True; the final hop attends fully (tts() passes it no `stream`, model.py:367-373).
   // InvalidArgument as Run, and for a non-final hop of no more than pre_lookahead_len tokens or an
   // offset at or past the end.
   absl::StatusOr<FlowMel> RunPrefix(const FlowRequest& request, size_t token_offset,

@@ -153,6 +153,11 @@ void VocoderPool::RunFlows(FlowJob first) {
         live[k]->finish_hop(mels[k].status());
         continue;
       }
+      if (live[k]->causal_hift != nullptr) {
+        live[k]->finish_hop(
+            live[k]->causal_hift->Push({mels[k]->values, mels[k]->frames}, live[k]->hop->finalize));
+        continue;
+      }
       pushes.push_back({live[k]->hift,
                         {mels[k]->values, mels[k]->frames},
                         live[k]->hop->finalize,

@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "absl/status/statusor.h"
+#include "engine/cosyvoice/causal_hift_stream.h"
 #include "engine/cosyvoice/flow_matcher.h"
 #include "engine/cosyvoice/hift_stream.h"
 
@@ -45,11 +46,13 @@ struct JobPriority {
 struct FlowJob {
   FlowRequest request;  // views into what `keeps` owns
   // Set: a streaming hop (FlowMatcher::RunPrefixBatch). Its mel comes to the host and goes
-  // through the piece's HiftStream (`hift`, with its `noise`: owned through `keeps`, used by
-  // this job alone); `finish_hop` gets the hop's audio or the flow's (HiFT's) error.
+  // through the piece's HiftStream (`hift`, with its `noise`) or, CosyVoice3, its
+  // CausalHiftStream (`causal_hift`): owned through `keeps`, used by this job alone;
+  // `finish_hop` gets the hop's audio or the flow's (HiFT's) error.
   std::optional<FlowHopAt> hop;
   HiftStream* hift = nullptr;
   SourceNoise* noise = nullptr;
+  CausalHiftStream* causal_hift = nullptr;
   std::function<void(absl::StatusOr<std::vector<float>>)> finish_hop;
   std::shared_ptr<const void> keeps;  // the request's tokens and voice profile
   std::function<bool()> dropped;      // true: its segment is gone; `skip` runs instead
@@ -84,7 +87,8 @@ class VocoderPool {
   // Queues a piece's (or a hop's) flow. A pool thread takes the waiting job that goes first and,
   // when the flow batches, every other waiting piece (hop) of the same length (up to
   // kMaxFlowBatch), runs their flows in one RunBatchOnProvider (RunPrefixBatch), then each
-  // piece's finish in turn, or all the hops' HiFT in one HiftStream::PushBatch.
+  // piece's finish in turn, or all the hops' HiFT in one HiftStream::PushBatch (CosyVoice3's
+  // causal streams push in turn).
   void PostFlow(FlowJob job);
   // Whether PostFlow shares estimator calls (the estimator's batch axis is dynamic).
   bool batches_flows() const;

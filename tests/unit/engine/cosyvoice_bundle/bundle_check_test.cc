@@ -214,12 +214,9 @@ TEST(BundleCheck, ACosyVoice3BundleIsCheckedAgainstItsOwnRolesAndTensors) {
               Contains("tensors.llm_embedding: missing (a cosyvoice2 bundle needs it)"));
 }
 
-TEST(BundleCheck, TheExportedCosyVoice3BundleIsValidAndVerifiesAgainstUpstream) {
-  const std::string cv3 =
-      testing::FixturePath("VOXSERVE_COSYVOICE3_TINY", test_paths::kCosyVoice3Tiny);
-  if (!std::filesystem::exists(cv3 + "/manifest.json")) {
-    GTEST_SKIP() << "no CosyVoice3 bundle (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF)";
-  }
+// check-model and every verify-bundle stage on an exported CosyVoice3 bundle (or its fp16 copy,
+// whose goldens carry fp16.py's tolerances).
+void ExpectCosyVoice3BundleVerifies(const std::string& cv3) {
   BundleReport report = CheckBundle(cv3);
   EXPECT_TRUE(report.ok()) << report.Summary();
   EXPECT_THAT(report.Summary(), HasSubstr("valid cosyvoice3 bundle"));
@@ -240,12 +237,34 @@ TEST(BundleCheck, TheExportedCosyVoice3BundleIsValidAndVerifiesAgainstUpstream) 
     }
   }
   for (const char* stage :
-       {"llm.prefill", "llm.decode", "flow.encoder", "flow.estimator", "flow.estimator_stream",
-        "flow.full", "flow.stream", "flow.stream_encoder", "hift.f0", "hift.decoder", "hift.source",
+       {"audio.prompt_mel", "campplus", "speech_tokenizer", "frontend.align", "llm.prefill",
+        "llm.decode", "flow.encoder", "flow.estimator", "flow.estimator_stream", "flow.full",
+        "flow.stream", "flow.stream_encoder", "hift.f0", "hift.decoder", "hift.source",
         "hift.full"}) {
     EXPECT_TRUE(passed.contains(stage)) << stage << " did not pass:\n" << table;
   }
   std::printf("%s", table.c_str());
+}
+
+TEST(BundleCheck, TheExportedCosyVoice3BundleIsValidAndVerifiesAgainstUpstream) {
+  const std::string cv3 =
+      testing::FixturePath("VOXSERVE_COSYVOICE3_TINY", test_paths::kCosyVoice3Tiny);
+  if (!std::filesystem::exists(cv3 + "/manifest.json")) {
+    GTEST_SKIP() << "no CosyVoice3 bundle (fixture cosyvoice3_tiny, VOXSERVE_COSYVOICE_REF)";
+  }
+  ExpectCosyVoice3BundleVerifies(cv3);
+}
+
+// fp16.py's copy: the DiT's (both estimators') and the causal HiFT decoder's MatMul/Gemm/Conv in
+// float16, LayerNorm, Softmax and the rotary in float32 (upstream warns of fp16 DiT); held to the
+// float32 goldens with FP16_ATOL.
+TEST(BundleCheck, TheFp16CopyOfACosyVoice3BundleVerifiesWithinItsTolerances) {
+  const std::string fp16 =
+      testing::FixturePath("VOXSERVE_COSYVOICE3_TINY_FP16", test_paths::kCosyVoice3TinyFp16);
+  if (!std::filesystem::exists(fp16 + "/manifest.json")) {
+    GTEST_SKIP() << "no fp16 CosyVoice3 bundle (fixture cosyvoice3_tiny_fp16)";
+  }
+  ExpectCosyVoice3BundleVerifies(fp16);
 }
 
 TEST(BundleCheck, NoDirectoryOrNoManifestIsNamed) {

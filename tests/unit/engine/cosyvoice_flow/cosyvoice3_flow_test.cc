@@ -2,8 +2,8 @@
 // no encoder, and a DiT estimator) through FlowMatcher, against upstream's own results on the same
 // tiny random weights (fixture cosyvoice3_tiny, export.py --family cosyvoice3): the encoder's mu
 // and spks, one CFG pair through the full and the chunk-masked estimator, the whole flow, and the
-// streaming hops as CosyVoice3Model.token2wav runs them (the stream encoder on non-final hops, the
-// chunk-masked estimator on every hop), on the bundle's own manifest.
+// streaming hops as CosyVoice3Model.token2wav runs them (the stream encoder and the chunk-masked
+// estimator on non-final hops, the full one on the final hop), on the bundle's own manifest.
 //
 // Tolerance: kTiny = 1e-4 as for CosyVoice2's flow (flow_matcher_test.cc); the printed figures
 // are the measured errors. A wrong mask, rotary pairing or lookahead moves the mel by O(1).
