@@ -28,7 +28,10 @@
 # LLM alone per precision, its optimized graph's Memcpy count, the upstream PyTorch peer),
 # flow-bench.jsonl,
 # cosyvoice-bench.jsonl (served, with streaming and stream_first_hop 15, and upstream's own
-# streaming CosyVoice2Model beside it), log.txt.
+# streaming CosyVoice2Model beside it; upstream's CosyVoice3Model whole and streaming), log.txt
+# (every step's output, cosyvoice_rtf_bench's CosyVoice2 / CosyVoice3 table among them).
+# CosyVoice3's steps come last in each part (its tiny bundle after the oracle checks, its real
+# one after the CosyVoice2 figures), so a --budget-s run drops them first.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -131,7 +134,8 @@ assemble() {
 
 # --- preparing (here) -------------------------------------------------------------------------
 
-GPU_BINARIES="voxserve cosyvoice_llm_bench cosyvoice_flow_bench unit_engine_cosyvoice_llm_tests
+GPU_BINARIES="voxserve cosyvoice_llm_bench cosyvoice_flow_bench cosyvoice_rtf_bench
+  unit_engine_cosyvoice_llm_tests
   unit_engine_cosyvoice_flow_tests unit_engine_cosyvoice_bundle_tests"
 
 prepare() {
@@ -335,6 +339,21 @@ run_checks() {
       step "$binary" "$o/unit-tests.txt" timeout 300 "${env_tests[@]}" "$bin/$binary" \
         --gtest_filter="$filter"
     done
+    # CosyVoice3 (issue 43), on the device only: its tiny bundle exported there (30 s, nothing
+    # more to carry), verified, and the engine against upstream's CosyVoice3Model.tts end to end.
+    if [ "$quick" = 0 ] && [ -n "$export_ref" ]; then
+      local tiny3="$STASH/cosyvoice3-tiny"
+      step export-tiny-cv3 "$logf" timeout 300 env VOXSERVE_COSYVOICE_REF="$export_ref" "$py" \
+        "$root/tools/cosyvoice_export/export.py" --random-weights --size tiny \
+        --family cosyvoice3 --llm-precisions fp32 --out "$tiny3"
+      if [ -f "$tiny3/manifest.json" ]; then
+        step verify-tiny-cv3 "$o/verify.txt" timeout 300 "$bin/voxserve" verify-bundle "$tiny3" \
+          --execution-provider "$provider"
+        step cv3-engine-tests "$o/unit-tests.txt" timeout 300 env \
+          VOXSERVE_TEST_EXECUTION_PROVIDER="$provider" VOXSERVE_COSYVOICE3_TINY="$tiny3" \
+          "$bin/unit_engine_cosyvoice_bundle_tests" --gtest_filter='CosyVoice3Engine.*'
+      fi
+    fi
   fi
   # The real-dimension bundle is exported here, after the oracle checks, so that a run cut short
   # by the device's time limit has those first.
@@ -383,6 +402,28 @@ run_checks() {
       step flow-bench "$logf" timeout 300 sh -c "'$bin/cosyvoice_flow_bench' '$real' \
         batches=1,4,16 estimator='$real/estimator-dynamic-batch.onnx' provider='$provider' \
         >'$o/flow-bench.jsonl'"
+    fi
+    # CosyVoice3 beside CosyVoice2 (issue 43): its real-dimension bundle, both end to end on the
+    # same forced length (the table goes to log.txt: the tool returns 8 files), and upstream's
+    # own CosyVoice3Model in PyTorch on the same weights, whole and streaming, as the peer.
+    local real3="${real%/*}/cosyvoice3-random-real"
+    if [ ! -f "$real3/manifest.json" ] && [ -n "$export_ref" ]; then
+      step export-real-cv3 "$logf" timeout 420 env VOXSERVE_COSYVOICE_REF="$export_ref" "$py" \
+        "$root/tools/cosyvoice_export/export.py" --random-weights --size real \
+        --family cosyvoice3 --llm-precisions fp32 --no-goldens --out "$real3"
+    fi
+    if [ -f "$real3/manifest.json" ] && [ -x "$bin/cosyvoice_rtf_bench" ]; then
+      step rtf-bench-cv2-cv3 "$logf" timeout 420 "$bin/cosyvoice_rtf_bench" "$real" "$real3" \
+        tokens=100 repeats=2 provider="$provider"
+    fi
+    if [ -n "$ref" ]; then
+      local whole
+      for whole in --whole ""; do
+        step "cv3-peer${whole}" "$logf" timeout 420 sh -c "'$(command -v "${py:-/usr/bin/python3}")' \
+          '$root/bench/cosyvoice_stream_peer.py' --ref '$ref' --size real --device $device \
+          --family cosyvoice3 $whole --concurrency 1,4 --requests 2 --text-ids 5 \
+          --prompt-speech 75 >>'$o/cosyvoice-bench.jsonl'"
+      done
     fi
   fi
 }
