@@ -22,18 +22,23 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXPORT = os.path.join(ROOT, "tools", "cosyvoice_export", "export.py")
 
 
-@pytest.fixture(scope="module")
-def bundle(voxserve_bin, tmp_path_factory):
+def tiny_bundle(voxserve_bin, tmp_path_factory, name, *export_args):
+    """The tiny bundle a unit-test CTest fixture wrote (build/test-models/NAME), or one exported
+    here with export_args."""
     if not os.environ.get("VOXSERVE_COSYVOICE_REF"):
         pytest.skip("VOXSERVE_COSYVOICE_REF is unset: no upstream CosyVoice to build a bundle from")
-    built = os.path.join(os.path.dirname(os.path.dirname(voxserve_bin)), "test-models",
-                         "cosyvoice-tiny")
+    built = os.path.join(os.path.dirname(os.path.dirname(voxserve_bin)), "test-models", name)
     if os.path.exists(os.path.join(built, "manifest.json")):
         return built
-    out = str(tmp_path_factory.mktemp("cosyvoice") / "tiny")
-    subprocess.run(["/usr/bin/python3", EXPORT, "--random-weights", "--size", "tiny",
+    out = str(tmp_path_factory.mktemp(name) / "tiny")
+    subprocess.run(["/usr/bin/python3", EXPORT, "--random-weights", "--size", "tiny", *export_args,
                     "--out", out], check=True, stdout=subprocess.DEVNULL)
     return out
+
+
+@pytest.fixture(scope="module")
+def bundle(voxserve_bin, tmp_path_factory):
+    return tiny_bundle(voxserve_bin, tmp_path_factory, "cosyvoice-tiny")
 
 
 def run(voxserve_bin, *args):

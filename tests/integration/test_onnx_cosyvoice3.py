@@ -20,7 +20,7 @@ import websockets
 
 from audio_check import decode
 from conftest import VoxServer
-from test_onnx_cosyvoice import EXPORT, ROOT, bundle, run  # noqa: F401 (bundle: the fixture)
+from test_onnx_cosyvoice import EXPORT, ROOT, bundle, run, tiny_bundle  # noqa: F401 (bundle)
 from test_onnx_cosyvoice_modes import sentences_of, ws_session
 from wyoming_support import reference, synthesize
 from wyoming_support import run as run_wyoming
@@ -32,17 +32,8 @@ TEXT = "Hi."  # random weights run the LLM to max_len: a short text keeps reques
 
 @pytest.fixture(scope="module")
 def bundle3(voxserve_bin, tmp_path_factory):
-    if not os.environ.get("VOXSERVE_COSYVOICE_REF"):
-        pytest.skip("VOXSERVE_COSYVOICE_REF is unset: no upstream CosyVoice to build a bundle from")
-    built = os.path.join(os.path.dirname(os.path.dirname(voxserve_bin)), "test-models",
-                         "cosyvoice3-tiny")
-    if os.path.exists(os.path.join(built, "manifest.json")):
-        return built
-    out = str(tmp_path_factory.mktemp("cosyvoice3") / "tiny")
-    subprocess.run(["/usr/bin/python3", EXPORT, "--random-weights", "--size", "tiny", "--family",
-                    "cosyvoice3", "--llm-precisions", "fp32", "--out", out], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return out
+    return tiny_bundle(voxserve_bin, tmp_path_factory, "cosyvoice3-tiny", "--family", "cosyvoice3",
+                       "--llm-precisions", "fp32")
 
 
 def register(server, model, bundle_dir, name):

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
+#include "engine/cosyvoice/causal_hift_stream.h"
 #include "engine/cosyvoice/hift_vocoder.h"
 
 namespace voxserve::engine::cosyvoice {
@@ -82,6 +85,33 @@ absl::StatusOr<double> CausalFullStage(const HiftVocoder& v, const GoldenStage& 
   return MaxAbsError(*audio, *speech, g.name + " speech");
 }
 
+// CosyVoice3's streaming (CausalHiftStream, upstream's token2wav loop): hift.stream/N is the
+// audio of hop N after hops 0..N-1 (read from `goldens`) went through the same stream.
+absl::StatusOr<double> CausalStreamStage(const HiftVocoder& v,
+                                         const std::vector<GoldenStage>& goldens,
+                                         const GoldenStage& g) {
+  auto stream = CausalHiftStream::Create(v);
+  if (!stream.ok()) return stream.status();
+  for (const GoldenStage& hop : goldens) {
+    if (hop.name.rfind("hift.stream/", 0) != 0) continue;
+    auto mel = hop.Input("mel");
+    auto finalize = hop.Input("finalize");
+    for (const auto* a : {&mel, &finalize}) {
+      if (!a->ok()) return a->status();
+    }
+    if (mel->shape.size() != 2 || finalize->ints.empty()) {
+      return core::InvalidArgument(hop.name + ": mel is not [80, frames] or finalize is empty");
+    }
+    auto audio = stream->Push({mel->floats, mel->shape[1]}, finalize->ints[0] != 0);
+    if (!audio.ok()) return audio.status();
+    if (hop.name != g.name) continue;
+    auto want = g.Output("audio");
+    if (!want.ok()) return want.status();
+    return MaxAbsError(*audio, *want, g.name + " audio");
+  }
+  return core::InvalidArgument(g.name + ": not among the goldens' hift.stream stages");
+}
+
 }  // namespace
 
 absl::Status AddHiftStages(BundleVerifier& verifier) {
@@ -93,6 +123,13 @@ absl::Status AddHiftStages(BundleVerifier& verifier) {
     verifier.AddStage("hift.source",
                       [v](const GoldenStage& g) { return CausalSourceStage(*v, g); });
     verifier.AddStage("hift.full", [v](const GoldenStage& g) { return CausalFullStage(*v, g); });
+    // A hop's check reads the hops before it: the stage holds the goldens' index.
+    if (auto goldens = LoadGoldens(verifier.manifest(), verifier.bundle_dir()); goldens.ok()) {
+      auto hops = std::make_shared<const std::vector<GoldenStage>>(*std::move(goldens));
+      verifier.AddStage("hift.stream", [v, hops](const GoldenStage& g) {
+        return CausalStreamStage(*v, *hops, g);
+      });
+    }
     return absl::OkStatus();
   }
   verifier.AddStage("hift.source", [v](const GoldenStage& g) { return SourceStage(*v, g); });

@@ -205,62 +205,67 @@ TEST(CosyVoice3Engine, RefusesAProfileOfAnotherFamily) {
   EXPECT_THAT(std::string(begun.message()), HasSubstr("cloned voices only"));
 }
 
+// A golden's profile and raw tokens spoken by `streams` segments at once on an engine of its own
+// (streaming or not), at `speed`; every segment must end well.
+struct GoldenRun {
+  EndToEnd golden;
+  Spoken out;
+};
+GoldenRun SpeakGolden(const std::string& stage, bool streaming, double speed, int streams = 1) {
+  GoldenRun run;
+  auto engine = Load(streaming);
+  if (!engine) return run;
+  run.golden = ReadGolden(engine->manifest(), stage);
+  if (!run.golden.profile) return run;
+  auto runner = ForcedRunner(*engine, run.golden.raw_tokens);
+  if (!runner) return run;
+  for (SequenceId id = 1; id <= static_cast<SequenceId>(streams); ++id) {
+    absl::Status begun = runner->Begin(id, {kText, "v", speed, run.golden.profile});
+    EXPECT_TRUE(begun.ok()) << begun;
+    if (!begun.ok()) return run;
+  }
+  run.out = RunToEnd(*runner);
+  for (SequenceId id = 1; id <= static_cast<SequenceId>(streams); ++id) {
+    EXPECT_TRUE(run.out.ends.contains(id) && run.out.ends.at(id).ok()) << "segment " << id;
+  }
+  return run;
+}
+
 TEST(CosyVoice3Engine, AWholePieceIsUpstreamsTtsAudio) {
   VOXSERVE_REQUIRE_COSYVOICE3();
-  auto engine = Load(/*streaming=*/false);
-  ASSERT_TRUE(engine);
-  EndToEnd e = ReadGolden(engine->manifest(), "token2wav.whole/0");
-  ASSERT_TRUE(e.profile);
-  auto runner = ForcedRunner(*engine, e.raw_tokens);
-  ASSERT_TRUE(runner);
-  ASSERT_TRUE(runner->Begin(1, {kText, "v", 1.0, e.profile}).ok());
-  Spoken out = RunToEnd(*runner);
-  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  GoldenRun run = SpeakGolden("token2wav.whole/0", /*streaming=*/false, 1.0);
+  ASSERT_TRUE(run.out.audio.contains(1));
+  const std::vector<float>& audio = run.out.audio.at(1);
   // 120 raw tokens, 3 of the run of 8 silent ones dropped: 117 x 960 samples.
-  ASSERT_EQ(out.audio.at(1).size(), e.audio.floats.size());
-  EXPECT_EQ(out.audio.at(1).size(), (e.raw_tokens.size() - 3) * 960);
-  const double error = MaxAbs(out.audio.at(1), e.audio);
+  ASSERT_EQ(audio.size(), run.golden.audio.floats.size());
+  EXPECT_EQ(audio.size(), (run.golden.raw_tokens.size() - 3) * 960);
+  const double error = MaxAbs(audio, run.golden.audio);
   EXPECT_LE(error, AudioTolerance());
-  std::printf("whole piece: %zu samples, max abs %.3g against CosyVoice3Model.tts\n",
-              out.audio.at(1).size(), error);
+  std::printf("whole piece: %zu samples, max abs %.3g against CosyVoice3Model.tts\n", audio.size(),
+              error);
 }
 
 TEST(CosyVoice3Engine, SpeedChangesTheWholeMelBeforeTheCausalVocoder) {
   VOXSERVE_REQUIRE_COSYVOICE3();
-  auto engine = Load(/*streaming=*/false);
-  ASSERT_TRUE(engine);
-  EndToEnd e = ReadGolden(engine->manifest(), "token2wav.whole/0");
-  ASSERT_TRUE(e.profile);
-  auto runner = ForcedRunner(*engine, e.raw_tokens);
-  ASSERT_TRUE(runner);
-  ASSERT_TRUE(runner->Begin(1, {kText, "v", 2.0, e.profile}).ok());
-  Spoken out = RunToEnd(*runner);
-  ASSERT_TRUE(out.ends.at(1).ok()) << out.ends.at(1);
+  GoldenRun run = SpeakGolden("token2wav.whole/0", /*streaming=*/false, 2.0);
+  ASSERT_TRUE(run.out.audio.contains(1));
   // 117 tokens = 234 frames; F.interpolate to int(234 / 2) = 117 frames (model.py:447-449).
-  EXPECT_EQ(out.audio.at(1).size(), 117u * 480u);
+  EXPECT_EQ(run.out.audio.at(1).size(), 117u * 480u);
 }
 
 TEST(CosyVoice3Engine, StreamingGivesUpstreamsChunksToTwoStreamsAtOnce) {
   VOXSERVE_REQUIRE_COSYVOICE3();
-  auto engine = Load(/*streaming=*/true);
-  ASSERT_TRUE(engine);
-  EndToEnd e = ReadGolden(engine->manifest(), "token2wav.stream/0");
-  ASSERT_TRUE(e.profile);
-  ASSERT_GE(e.chunks.size(), 3u) << "two hops and the final chunk";
-  auto runner = ForcedRunner(*engine, e.raw_tokens);
-  ASSERT_TRUE(runner);
   // Two streams on one schedule: their hops share the flow's calls (the bundle's estimator
   // batches), then each goes through its own CausalHiftStream.
-  ASSERT_TRUE(runner->Begin(1, {kText, "v", 1.0, e.profile}).ok());
-  ASSERT_TRUE(runner->Begin(2, {kText, "v", 1.0, e.profile}).ok());
-  Spoken out = RunToEnd(*runner);
+  GoldenRun run = SpeakGolden("token2wav.stream/0", /*streaming=*/true, 1.0, /*streams=*/2);
+  ASSERT_GE(run.golden.chunks.size(), 3u) << "two hops and the final chunk";
   for (SequenceId id : {1, 2}) {
-    ASSERT_TRUE(out.ends.at(id).ok()) << out.ends.at(id);
-    EXPECT_EQ(out.chunks.at(id), e.chunks) << "stream " << id;
-    const double error = MaxAbs(out.audio.at(id), e.audio);
+    ASSERT_TRUE(run.out.audio.contains(id)) << "stream " << id;
+    EXPECT_EQ(run.out.chunks.at(id), run.golden.chunks) << "stream " << id;
+    const double error = MaxAbs(run.out.audio.at(id), run.golden.audio);
     EXPECT_LE(error, AudioTolerance()) << "stream " << id;
     std::printf("stream %d: %zu chunks, max abs %.3g against CosyVoice3Model.tts(stream=True)\n",
-                static_cast<int>(id), out.chunks.at(id).size(), error);
+                static_cast<int>(id), run.out.chunks.at(id).size(), error);
   }
 }
 
